@@ -1,0 +1,216 @@
+import { isAbsolute, resolve } from 'node:path';
+import { buildCommandEnv } from './command-env';
+
+export type SessionMode = 'safe' | 'write' | 'exec';
+export type ToolPolicy = 'allow' | 'confirm' | 'deny';
+export type OnDisconnect = 'continue' | 'cancel';
+
+/** The whole environment, validated once at start-up. Nothing else reads `process.env`. */
+export interface AppConfig {
+  port: number;
+  host: string;
+  databaseUrl: string | null;
+  dataDir: string;
+  openai: { apiKey: string; baseUrl: string | null; model: string; maxRetries: number };
+  workspaceRoot: string;
+  /** secret → key name; null when auth is off. */
+  apiKeys: ReadonlyMap<string, string> | null;
+  maxIterations: number;
+  toolTimeoutMs: number;
+  approvalTimeoutMs: number;
+  onDisconnect: OnDisconnect;
+  enableRunCommand: boolean;
+  runCommandMaxTimeoutMs: number;
+  runCommandMaxConcurrent: number;
+  /** Extra variable names the operator lets through to `run_command` (dangerous ones are dropped anyway). */
+  runCommandEnv: readonly string[];
+  /** The environment `run_command` gets: allow-listed, secrets and start-up hijackers removed (buildCommandEnv). */
+  commandEnv: Readonly<Record<string, string>>;
+  toolPolicy: Readonly<Record<string, ToolPolicy>>;
+  readMaxBytes: number;
+  toolOutputMaxBytes: number;
+  bodyLimitBytes: number;
+  rateLimitRunsPerMinute: number;
+  maxActiveRunsPerKey: number;
+  maxActiveRuns: number;
+  maxOpenStreams: number;
+  corsOrigins: readonly string[];
+  /** History sent to the model: at most this many messages and about this many tokens. */
+  historyMaxMessages: number;
+  historyMaxTokens: number;
+  /** Recover `<tool_call>{…}</tool_call>` written into text by models served without a tool parser. */
+  toolCallTextRecovery: boolean;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Log prompts and tool output (off by default). */
+  logContent: boolean;
+  shutdownGraceMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    accepted: string,
+    value: string,
+  ) {
+    super(`${variable}=${JSON.stringify(value)} is not accepted: ${variable} accepts ${accepted}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** Reads and validates every variable; throws a ConfigError naming the first bad one. */
+export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
+  const read = new EnvReader(env);
+  const apiKeys = read.apiKeys('API_KEYS');
+  const host = read.string('HOST', '127.0.0.1');
+  const runCommandEnv = read.list('RUN_COMMAND_ENV', /^[A-Za-z_][A-Za-z0-9_]*$/, 'comma-separated variable names');
+  if (apiKeys === null && !isLoopbackHost(host)) {
+    throw new ConfigError(
+      'HOST',
+      'only a loopback address (127.0.0.1, ::1, localhost) while API_KEYS is unset: without keys anyone who can reach the port could drive the agent',
+      host,
+    );
+  }
+  return {
+    port: read.int('PORT', 3000, 0, 65535),
+    host,
+    databaseUrl: read.optional('DATABASE_URL', (v) => /^postgres(ql)?:\/\//.test(v), 'a postgres:// or postgresql:// URL'),
+    dataDir: resolve(cwd, read.string('DATA_DIR', './.data')),
+    openai: {
+      apiKey: read.string('OPENAI_API_KEY', 'not-set'),
+      baseUrl: read.optional('OPENAI_BASE_URL', isHttpUrl, 'an http:// or https:// URL'),
+      model: read.string('LLM_MODEL', 'gpt-4.1-mini'),
+      maxRetries: read.int('LLM_MAX_RETRIES', 2, 0, 10),
+    },
+    workspaceRoot: resolvePath(cwd, read.string('WORKSPACE_ROOT', './workspace')),
+    apiKeys,
+    maxIterations: read.int('MAX_ITERATIONS', 10, 1, 1000),
+    toolTimeoutMs: read.ms('TOOL_TIMEOUT_MS', 30_000),
+    approvalTimeoutMs: read.ms('APPROVAL_TIMEOUT_MS', 600_000),
+    onDisconnect: read.oneOf('ON_DISCONNECT', ['continue', 'cancel'] as const, 'continue'),
+    enableRunCommand: read.bool('ENABLE_RUN_COMMAND', false),
+    runCommandMaxTimeoutMs: read.ms('RUN_COMMAND_MAX_TIMEOUT_MS', 600_000),
+    runCommandMaxConcurrent: read.int('RUN_COMMAND_MAX_CONCURRENT', 4, 1, 1000),
+    runCommandEnv,
+    commandEnv: buildCommandEnv(env, runCommandEnv),
+    toolPolicy: read.toolPolicy('TOOL_POLICY'),
+    readMaxBytes: read.int('READ_MAX_BYTES', 262_144, 1024, 64 * 1024 * 1024),
+    toolOutputMaxBytes: read.int('TOOL_OUTPUT_MAX_BYTES', 262_144, 1024, 64 * 1024 * 1024),
+    bodyLimitBytes: read.int('BODY_LIMIT_BYTES', 1_048_576, 1024, 1024 * 1024 * 1024),
+    rateLimitRunsPerMinute: read.int('RATE_LIMIT_RUNS_PER_MINUTE', 120, 1, 1_000_000),
+    maxActiveRunsPerKey: read.int('MAX_ACTIVE_RUNS_PER_KEY', 16, 1, 1_000_000),
+    maxActiveRuns: read.int('MAX_ACTIVE_RUNS', 512, 1, 1_000_000),
+    maxOpenStreams: read.int('MAX_OPEN_STREAMS', 2048, 1, 1_000_000),
+    corsOrigins: read.list('CORS_ORIGINS', /^(\*|https?:\/\/[^\s,/]+)$/, 'comma-separated origins such as https://app.example.com'),
+    historyMaxMessages: read.int('HISTORY_MAX_MESSAGES', 200, 2, 100_000),
+    historyMaxTokens: read.int('HISTORY_MAX_TOKENS', 100_000, 100, 10_000_000),
+    toolCallTextRecovery: read.bool('TOOL_CALL_TEXT_RECOVERY', false),
+    logLevel: read.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
+    logContent: read.bool('LOG_CONTENT', false),
+    shutdownGraceMs: read.ms('SHUTDOWN_GRACE_MS', 10_000),
+  };
+}
+
+export function isLoopbackHost(host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h.endsWith('.localhost') || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h);
+}
+
+function isHttpUrl(v: string): boolean {
+  try {
+    const u = new URL(v);
+    return u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+function resolvePath(cwd: string, p: string): string {
+  return isAbsolute(p) ? resolve(p) : resolve(cwd, p);
+}
+
+class EnvReader {
+  constructor(private readonly env: Env) {}
+
+  private raw(name: string): string | undefined {
+    const v = this.env[name];
+    return v === undefined || v.trim() === '' ? undefined : v.trim();
+  }
+
+  string(name: string, fallback: string): string {
+    return this.raw(name) ?? fallback;
+  }
+
+  optional(name: string, ok: (v: string) => boolean, accepted: string): string | null {
+    const v = this.raw(name);
+    if (v === undefined) return null;
+    if (!ok(v)) throw new ConfigError(name, accepted, v);
+    return v;
+  }
+
+  int(name: string, fallback: number, min: number, max: number): number {
+    const v = this.raw(name);
+    if (v === undefined) return fallback;
+    const n = Number(v);
+    if (!/^\d+$/.test(v) || !Number.isSafeInteger(n) || n < min || n > max) {
+      throw new ConfigError(name, `an integer from ${min} to ${max}`, v);
+    }
+    return n;
+  }
+
+  ms(name: string, fallback: number): number {
+    return this.int(name, fallback, 1000, 2_147_483_647);
+  }
+
+  bool(name: string, fallback: boolean): boolean {
+    const v = this.raw(name);
+    if (v === undefined) return fallback;
+    if (v === 'true' || v === '1') return true;
+    if (v === 'false' || v === '0') return false;
+    throw new ConfigError(name, 'true or false', v);
+  }
+
+  oneOf<T extends string>(name: string, values: readonly T[], fallback: T): T {
+    const v = this.raw(name);
+    if (v === undefined) return fallback;
+    if (!(values as readonly string[]).includes(v)) throw new ConfigError(name, values.join(', '), v);
+    return v as T;
+  }
+
+  list(name: string, item: RegExp, accepted: string): string[] {
+    const v = this.raw(name);
+    if (v === undefined) return [];
+    const items = v.split(',').map((s) => s.trim()).filter(Boolean);
+    if (items.some((s) => !item.test(s))) throw new ConfigError(name, accepted, v);
+    return items;
+  }
+
+  apiKeys(name: string): Map<string, string> | null {
+    const v = this.raw(name);
+    if (v === undefined) return null;
+    const keys = new Map<string, string>();
+    for (const pair of v.split(',').map((s) => s.trim()).filter(Boolean)) {
+      const at = pair.indexOf(':');
+      const keyName = pair.slice(0, at);
+      const secret = pair.slice(at + 1);
+      if (at <= 0 || secret === '' || !/^[A-Za-z0-9_.@-]+$/.test(keyName) || keys.has(secret)) {
+        throw new ConfigError(name, 'comma-separated name:secret pairs with distinct secrets', '<redacted>');
+      }
+      keys.set(secret, keyName);
+    }
+    if (keys.size === 0) throw new ConfigError(name, 'comma-separated name:secret pairs', '<redacted>');
+    return keys;
+  }
+
+  toolPolicy(name: string): Record<string, ToolPolicy> {
+    const policy: Record<string, ToolPolicy> = {};
+    for (const entry of this.list(name, /^[A-Za-z0-9_-]+=(allow|confirm|deny)$/, 'tool=allow|confirm|deny, comma-separated')) {
+      const [tool, value] = entry.split('=') as [string, ToolPolicy];
+      policy[tool] = value;
+    }
+    return policy;
+  }
+}

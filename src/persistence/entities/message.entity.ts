@@ -1,0 +1,47 @@
+import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { SessionEntity } from './session.entity';
+
+export type MessageRole = 'system' | 'user' | 'assistant' | 'tool';
+
+export interface StoredToolCall {
+  id: string;
+  name: string;
+  /** The model's arguments as it wrote them (JSON text). */
+  arguments: string;
+}
+
+@Entity({ name: 'messages' })
+@Index('uq_messages_session_seq', ['sessionId', 'seq'], { unique: true })
+@Index('idx_messages_run', ['runId'])
+export class MessageEntity {
+  @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'pk_messages' })
+  id!: string;
+
+  @Column({ name: 'session_id', type: 'uuid' })
+  sessionId!: string;
+
+  @ManyToOne(() => SessionEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'session_id', foreignKeyConstraintName: 'fk_messages_session' })
+  session?: SessionEntity;
+
+  @Column({ type: 'int' })
+  seq!: number;
+
+  @Column({ type: 'text' })
+  role!: MessageRole;
+
+  @Column({ type: 'text', nullable: true })
+  content!: string | null;
+
+  @Column({ name: 'tool_calls', type: 'jsonb', nullable: true })
+  toolCalls!: StoredToolCall[] | null;
+
+  @Column({ name: 'tool_call_id', type: 'text', nullable: true })
+  toolCallId!: string | null;
+
+  @Column({ name: 'run_id', type: 'uuid', nullable: true })
+  runId!: string | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt!: Date;
+}

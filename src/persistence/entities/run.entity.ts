@@ -1,0 +1,94 @@
+import {
+  Column,
+  CreateDateColumn,
+  Entity,
+  Index,
+  JoinColumn,
+  ManyToOne,
+  PrimaryColumn,
+  UpdateDateColumn,
+} from 'typeorm';
+import { SessionEntity } from './session.entity';
+
+export type RunStatus =
+  'running' | 'requires_action' | 'completed' | 'max_iterations' | 'cancelled' | 'failed';
+
+export const ACTIVE_RUN_STATUSES: readonly RunStatus[] = ['running', 'requires_action'];
+
+export interface RunError {
+  code: string;
+  message: string;
+  retryable: boolean;
+}
+
+@Entity({ name: 'runs' })
+// One active run per session, enforced by the database across every replica.
+@Index('uq_runs_one_active_per_session', ['sessionId'], {
+  unique: true,
+  where: "status IN ('running', 'requires_action')",
+})
+@Index('idx_runs_owner_created', ['owner', 'createdAt'])
+@Index('idx_runs_active_lease', ['leaseExpiresAt'], { where: "status = 'running'" })
+export class RunEntity {
+  @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'pk_runs' })
+  id!: string;
+
+  @Column({ name: 'session_id', type: 'uuid' })
+  sessionId!: string;
+
+  @ManyToOne(() => SessionEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'session_id', foreignKeyConstraintName: 'fk_runs_session' })
+  session?: SessionEntity;
+
+  @Column({ type: 'text' })
+  owner!: string;
+
+  @Column({ type: 'text' })
+  status!: RunStatus;
+
+  @Column({ type: 'text' })
+  model!: string;
+
+  @Column({ name: 'max_iterations', type: 'int' })
+  maxIterations!: number;
+
+  /** Model calls made so far. */
+  @Column({ type: 'int', default: 0 })
+  iterations!: number;
+
+  @Column({ name: 'prompt_tokens', type: 'int', default: 0 })
+  promptTokens!: number;
+
+  @Column({ name: 'completion_tokens', type: 'int', default: 0 })
+  completionTokens!: number;
+
+  @Column({ type: 'jsonb', nullable: true })
+  error!: RunError | null;
+
+  /** The last event number stored for this run. */
+  @Column({ name: 'last_seq', type: 'int', default: 0 })
+  lastSeq!: number;
+
+  /** The stored final assistant message (`done.messageId`). */
+  @Column({ name: 'final_message_id', type: 'uuid', nullable: true })
+  finalMessageId!: string | null;
+
+  /** The process driving the run while it is `running`, and until when its lease holds. */
+  @Column({ name: 'lease_owner', type: 'text', nullable: true })
+  leaseOwner!: string | null;
+
+  @Column({ name: 'lease_expires_at', type: 'timestamptz', nullable: true })
+  leaseExpiresAt!: Date | null;
+
+  @Column({ name: 'cancel_requested', type: 'boolean', default: false })
+  cancelRequested!: boolean;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt!: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt!: Date;
+
+  @Column({ name: 'finished_at', type: 'timestamptz', nullable: true })
+  finishedAt!: Date | null;
+}

@@ -1,0 +1,49 @@
+import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import type { SessionMode } from '../../config/app-config';
+
+export interface ClientToolDefinition {
+  type: 'function';
+  function: { name: string; description?: string; parameters?: Record<string, unknown> };
+}
+
+@Entity({ name: 'sessions' })
+@Index('idx_sessions_owner_created', ['owner', 'createdAt', 'id'])
+export class SessionEntity {
+  @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'pk_sessions' })
+  id!: string;
+
+  @Column({ type: 'text' })
+  owner!: string;
+
+  @Column({ type: 'text', nullable: true })
+  title!: string | null;
+
+  @Column({ name: 'system_prompt', type: 'text', nullable: true })
+  systemPrompt!: string | null;
+
+  @Column({ type: 'text', nullable: true })
+  model!: string | null;
+
+  @Column({ type: 'text', default: 'safe' })
+  mode!: SessionMode;
+
+  /** Names of server tools this session may use; null = all the mode allows. */
+  @Column({ type: 'jsonb', nullable: true })
+  tools!: string[] | null;
+
+  @Column({ name: 'client_tools', type: 'jsonb', default: () => "'[]'" })
+  clientTools!: ClientToolDefinition[];
+
+  @Column({ name: 'max_iterations', type: 'int', nullable: true })
+  maxIterations!: number | null;
+
+  /** The next message's position in the session; messages are ordered by it. */
+  @Column({ name: 'next_message_seq', type: 'int', default: 1 })
+  nextMessageSeq!: number;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt!: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt!: Date;
+}
