@@ -1,0 +1,73 @@
+import type { Usage } from '../agent/run-events';
+
+/** A message of the conversation as the model sees it (OpenAI Chat Completions shape, our names). */
+export type ModelMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string | null; toolCalls?: ModelToolCall[] }
+  | { role: 'tool'; toolCallId: string; content: string };
+
+export interface ModelToolCall {
+  id: string;
+  name: string;
+  /** The arguments exactly as the model wrote them (a JSON text, possibly broken). */
+  arguments: string;
+  /**
+   * Opaque provider data that must go back with this call in later requests, e.g. Gemini's
+   * `extra_content.google.thought_signature` (Gemini 3 rejects a history without it).
+   */
+  extraContent?: Record<string, unknown>;
+}
+
+export interface ModelToolDefinition {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+export interface ModelRequest {
+  model: string;
+  messages: ModelMessage[];
+  /** Omitted from the upstream request when empty. */
+  tools: ModelToolDefinition[];
+  /** `none` on the last allowed model call of a run. */
+  toolChoice?: 'auto' | 'none';
+}
+
+/** What a model stream yields, in order; exactly one `finish` ends a stream that did not throw. */
+export type ModelStreamEvent =
+  | { type: 'text'; delta: string }
+  | { type: 'reasoning'; delta: string }
+  | { type: 'tool_call_delta'; index: number; id?: string; name?: string; argumentsDelta?: string }
+  | { type: 'finish'; finishReason: string; usage: Usage; toolCalls: ModelToolCall[] };
+
+/** Why a model call failed; `retryable` follows the contract (429, 5xx and network failures). */
+export class ModelError extends Error {
+  constructor(
+    readonly code:
+      | 'UPSTREAM_RATE_LIMITED'
+      | 'UPSTREAM_UNAVAILABLE'
+      | 'UPSTREAM_CONNECTION'
+      | 'UPSTREAM_TIMEOUT'
+      | 'UPSTREAM_AUTH'
+      | 'UPSTREAM_BAD_REQUEST'
+      | 'UPSTREAM_MALFORMED'
+      | 'UPSTREAM_ERROR',
+    message: string,
+    readonly retryable: boolean,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'ModelError';
+  }
+}
+
+/**
+ * A chat model that streams. Implementations turn their wire format into ModelStreamEvents, throw
+ * ModelError for upstream failures, and stop promptly (throwing or returning) when `signal` aborts.
+ */
+export interface ModelProvider {
+  stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelStreamEvent>;
+}
+
+export const MODEL_PROVIDER = Symbol('MODEL_PROVIDER');

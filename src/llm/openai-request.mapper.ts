@@ -1,0 +1,78 @@
+import type {
+  ChatCompletionCreateParamsStreaming,
+  ChatCompletionFunctionTool,
+  ChatCompletionMessageFunctionToolCall,
+  ChatCompletionMessageParam,
+} from 'openai/resources/chat/completions';
+import type { ModelMessage, ModelRequest, ModelToolCall, ModelToolDefinition } from './model-provider';
+
+/** A tool call as sent back, with the opaque provider data some upstreams require (Gemini's thought signature). */
+type ToolCallParam = ChatCompletionMessageFunctionToolCall & { extra_content?: Record<string, unknown> };
+
+/** Our request in Chat Completions terms: streamed, with usage, and `tools`/`tool_choice` only when there are tools. */
+export function toChatCompletionParams(request: ModelRequest): ChatCompletionCreateParamsStreaming {
+  const params: ChatCompletionCreateParamsStreaming = {
+    model: request.model,
+    messages: request.messages.map(toMessageParam),
+    stream: true,
+    stream_options: { include_usage: true },
+  };
+  if (request.tools.length > 0) {
+    params.tools = request.tools.map(toToolParam);
+    if (request.toolChoice !== undefined) params.tool_choice = request.toolChoice;
+  }
+  return params;
+}
+
+/** Ids of the tool calls already in the conversation, so the provider never hands out one of them again. */
+export function toolCallIdsIn(messages: readonly ModelMessage[]): Set<string> {
+  const ids = new Set<string>();
+  for (const message of messages) {
+    if (message.role === 'assistant' && message.toolCalls !== undefined) {
+      for (const call of message.toolCalls) ids.add(call.id);
+    }
+  }
+  return ids;
+}
+
+function toMessageParam(message: ModelMessage): ChatCompletionMessageParam {
+  switch (message.role) {
+    case 'system':
+      return { role: 'system', content: message.content };
+    case 'user':
+      return { role: 'user', content: message.content };
+    case 'tool':
+      return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
+    case 'assistant': {
+      const calls = message.toolCalls;
+      if (calls === undefined || calls.length === 0) return { role: 'assistant', content: message.content ?? '' };
+      // "" next to tool calls becomes null: Anthropic-backed gateways reject empty text blocks.
+      return { role: 'assistant', content: message.content === '' ? null : message.content, tool_calls: calls.map(toToolCallParam) };
+    }
+  }
+}
+
+function toToolCallParam(call: ModelToolCall): ToolCallParam {
+  const param: ToolCallParam = {
+    id: call.id,
+    type: 'function',
+    function: { name: call.name, arguments: sendableArguments(call.arguments) },
+  };
+  if (call.extraContent !== undefined) param.extra_content = call.extraContent;
+  return param;
+}
+
+/**
+ * Servers that render history through a template (vLLM) or translate it (Anthropic gateways) parse
+ * the arguments and reject the whole request when they are not a JSON object. The usual culprits are
+ * a no-argument call's "" and JSON cut off by a length limit; those go back as "{}" (the tool result
+ * already told the model what was wrong).
+ */
+function sendableArguments(text: string): string {
+  const trimmed = text.trim();
+  return trimmed.startsWith('{') && trimmed.endsWith('}') ? text : '{}';
+}
+
+function toToolParam(tool: ModelToolDefinition): ChatCompletionFunctionTool {
+  return { type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } };
+}

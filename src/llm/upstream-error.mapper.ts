@@ -1,0 +1,57 @@
+import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
+import { ModelError } from './model-provider';
+
+const MAX_MESSAGE = 500;
+
+/** Words an upstream uses when a later attempt may well succeed. */
+const TRANSIENT = /overload|rate.?limit|too many requests|capacity|unavailable|server_error|internal server error|try again|\b(?:429|5\d\d)\b/i;
+
+/**
+ * Maps whatever the SDK (or the body stream under it) threw into a ModelError with a stable code.
+ * Aborts are the caller's business and must be recognised before calling this.
+ */
+export function mapUpstreamError(error: unknown): ModelError {
+  if (error instanceof ModelError) return error;
+  if (error instanceof APIConnectionTimeoutError) {
+    return new ModelError('UPSTREAM_TIMEOUT', 'the model upstream timed out', true);
+  }
+  if (error instanceof APIConnectionError) {
+    return new ModelError('UPSTREAM_CONNECTION', `could not reach the model upstream: ${describe(error)}`, true);
+  }
+  if (error instanceof APIError) return fromApiError(error as APIError<number | undefined>);
+  if (error instanceof SyntaxError) {
+    return new ModelError('UPSTREAM_MALFORMED', `the model upstream sent a malformed stream: ${describe(error)}`, false);
+  }
+  // Anything else was thrown while reading the body: the connection broke (undici's "terminated", ECONNRESET…).
+  return new ModelError('UPSTREAM_CONNECTION', `the model upstream connection failed: ${describe(error)}`, true);
+}
+
+function fromApiError(error: APIError): ModelError {
+  const status = error.status;
+  const message = `model upstream: ${clip(error.message)}`;
+  if (status === undefined) {
+    // An error object inside a 200 stream: only its words say whether trying again could help.
+    const code: unknown = error.code;
+    const retryable =
+      (typeof code === 'number' && (code === 429 || code >= 500)) ||
+      TRANSIENT.test(`${error.message} ${String(error.type)} ${String(code)}`);
+    return new ModelError('UPSTREAM_ERROR', message, retryable);
+  }
+  if (status === 429) return new ModelError('UPSTREAM_RATE_LIMITED', message, true, status);
+  if (status >= 500) return new ModelError('UPSTREAM_UNAVAILABLE', message, true, status);
+  if (status === 401 || status === 403) return new ModelError('UPSTREAM_AUTH', message, false, status);
+  if (status === 408) return new ModelError('UPSTREAM_TIMEOUT', message, true, status);
+  if (status >= 400) return new ModelError('UPSTREAM_BAD_REQUEST', message, false, status);
+  return new ModelError('UPSTREAM_ERROR', message, false, status);
+}
+
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return clip(String(error));
+  const cause: unknown = error.cause;
+  const detail = cause instanceof Error && cause.message !== '' ? ` (${cause.message})` : '';
+  return clip(error.message + detail);
+}
+
+function clip(text: string): string {
+  return text.length > MAX_MESSAGE ? `${text.slice(0, MAX_MESSAGE)}…` : text;
+}
