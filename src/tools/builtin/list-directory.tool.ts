@@ -1,0 +1,87 @@
+import { Injectable } from '@nestjs/common';
+import { stat } from 'node:fs/promises';
+import { AgentTool } from '../agent-tool.decorator';
+import { walkWorkspace, type WalkEntry } from '../fs/workspace-walker';
+import { realWorkspaceRoot, resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
+import { ToolError, type Tool, type ToolContext, type ToolResult } from '../tool';
+
+export interface ListDirectoryArgs {
+  path?: string;
+  depth?: number;
+  include_hidden?: boolean;
+}
+
+const MAX_ENTRIES = 1000;
+
+@Injectable()
+@AgentTool()
+export class ListDirectoryTool implements Tool<ListDirectoryArgs> {
+  readonly name = 'list_directory';
+  readonly kind = 'read';
+  readonly description =
+    'List the files and folders in a workspace folder. Folders end with "/". Paths in the answer are relative to the workspace root and can be passed to the other tools as they are.';
+  readonly parameters = {
+    type: 'object',
+    properties: {
+      path: {
+        type: 'string',
+        description: 'Folder to list, relative to the workspace root. Default: the root (".").',
+      },
+      depth: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 10,
+        description:
+          'How many levels to list: 1 (default) lists only the folder itself, 2 also the folders inside it, and so on.',
+      },
+      include_hidden: { type: 'boolean', description: 'Also list names starting with "." (default false).' },
+    },
+    additionalProperties: false,
+  };
+
+  async execute(args: ListDirectoryArgs, ctx: ToolContext): Promise<ToolResult> {
+    const root = await realWorkspaceRoot(ctx.workspaceRoot);
+    const dir = await resolveInWorkspace(root, args.path ?? '.');
+    if (!(await stat(dir)).isDirectory()) {
+      throw new ToolError(
+        'INVALID_ARGUMENTS',
+        `${args.path ?? '.'}: is a file, not a folder; use read_file to read it.`,
+      );
+    }
+    const lines: string[] = [];
+    let capped = false;
+    for await (const entry of walkWorkspace({
+      root,
+      start: dir,
+      maxDepth: args.depth ?? 1,
+      includeHidden: args.include_hidden ?? false,
+      respectGitignore: false,
+      signal: ctx.signal,
+    })) {
+      if (lines.length === MAX_ENTRIES) {
+        capped = true;
+        break;
+      }
+      lines.push(formatEntry(entry));
+    }
+    const where = toWorkspaceRelative(root, dir);
+    if (lines.length === 0) return { content: `${where}: (empty folder)` };
+    if (capped) {
+      lines.push(`[listing capped at ${MAX_ENTRIES} entries; list a subfolder or use a smaller depth]`);
+    }
+    return { content: lines.join('\n') };
+  }
+}
+
+function formatEntry(entry: WalkEntry): string {
+  switch (entry.kind) {
+    case 'directory':
+      return `${entry.path}/`;
+    case 'file':
+      return entry.path;
+    case 'link-outside':
+      return `${entry.path} (symbolic link leading outside the workspace; not reachable)`;
+    case 'special':
+      return `${entry.path} (special file or broken link; not readable)`;
+  }
+}

@@ -1,0 +1,99 @@
+import { Injectable } from '@nestjs/common';
+import { open, stat } from 'node:fs/promises';
+import { AgentTool } from '../agent-tool.decorator';
+import { readLineRange, type LineRange } from '../fs/line-range-reader';
+import { looksBinary } from '../fs/text-file';
+import { realWorkspaceRoot, resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
+import { ToolError, type Tool, type ToolContext, type ToolResult } from '../tool';
+
+export interface ReadFileArgs {
+  path: string;
+  start_line?: number;
+  end_line?: number;
+}
+
+@Injectable()
+@AgentTool()
+export class ReadFileTool implements Tool<ReadFileArgs> {
+  readonly name = 'read_file';
+  readonly kind = 'read';
+  readonly description =
+    "Read a text file from the workspace, exactly as stored. Large files are cut at a size limit: the answer then ends with a note giving the file's size and line count, and you can read further with start_line/end_line.";
+  readonly parameters = {
+    type: 'object',
+    properties: {
+      path: { type: 'string', description: 'File to read, relative to the workspace root.' },
+      start_line: { type: 'integer', minimum: 1, description: 'First line to return (1-based). Default: 1.' },
+      end_line: {
+        type: 'integer',
+        minimum: 1,
+        description: 'Last line to return (inclusive). Default: the end of the file.',
+      },
+    },
+    required: ['path'],
+    additionalProperties: false,
+  };
+
+  async execute(args: ReadFileArgs, ctx: ToolContext): Promise<ToolResult> {
+    const root = await realWorkspaceRoot(ctx.workspaceRoot);
+    const file = await resolveInWorkspace(root, args.path);
+    const shown = toWorkspaceRelative(root, file);
+    const stats = await stat(file);
+    if (stats.isDirectory()) {
+      throw new ToolError(
+        'INVALID_ARGUMENTS',
+        `${shown}: is a folder; use list_directory to see what it holds.`,
+      );
+    }
+    const startLine = args.start_line ?? 1;
+    const endLine = args.end_line ?? Number.POSITIVE_INFINITY;
+    if (endLine < startLine) {
+      throw new ToolError('INVALID_ARGUMENTS', `end_line (${endLine}) is before start_line (${startLine}).`);
+    }
+    if (await startsBinary(file)) {
+      return { content: `${shown}: binary file (${stats.size} bytes); its content is not shown.` };
+    }
+    const range = await readLineRange(file, {
+      startLine,
+      endLine,
+      maxBytes: ctx.config.readMaxBytes,
+      signal: ctx.signal,
+    });
+    if (range.totalBytes === 0) return { content: `${shown}: (empty file)` };
+    if (startLine > range.totalLines) {
+      throw new ToolError(
+        'INVALID_ARGUMENTS',
+        `start_line ${startLine} is past the end: ${shown} has ${range.totalLines} lines.`,
+      );
+    }
+    const ranged = args.start_line !== undefined || args.end_line !== undefined;
+    if (!range.cut && !ranged) return { content: range.text };
+    return { content: withTrailingNewline(range.text) + footer(range, startLine), truncated: range.cut };
+  }
+}
+
+async function startsBinary(file: string): Promise<boolean> {
+  const handle = await open(file, 'r');
+  try {
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(8000), 0, 8000, 0);
+    return looksBinary(buffer.subarray(0, bytesRead));
+  } finally {
+    await handle.close();
+  }
+}
+
+function withTrailingNewline(text: string): string {
+  return text.endsWith('\n') ? text : `${text}\n`;
+}
+
+function footer(range: LineRange, startLine: number): string {
+  const lines = `lines ${startLine}-${range.lastLine} of ${range.totalLines}`;
+  if (!range.cut) return `[${lines}]`;
+  const bytes = `${Buffer.byteLength(range.text)} of ${range.totalBytes} bytes`;
+  const more = range.lastLine < range.totalLines;
+  const next = range.cutMidLine
+    ? `line ${range.lastLine} is longer than the read limit and was cut` +
+      (more ? `; read from start_line=${range.lastLine + 1} for what follows it` : '')
+    : `read on with start_line=${range.lastLine + 1}`;
+  return `[truncated: showing ${lines} (${bytes}); ${next}]`;
+}

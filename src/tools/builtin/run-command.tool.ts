@@ -1,0 +1,144 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { stat } from 'node:fs/promises';
+import { APP_CONFIG } from '../../config/config.module';
+import type { AppConfig } from '../../config/app-config';
+import { AgentTool } from '../agent-tool.decorator';
+import { HeadTailCollector } from '../exec/head-tail-collector';
+import { OutputCoalescer } from '../exec/output-coalescer';
+import { runInProcessGroup, type ProcessGroupExit } from '../exec/process-group';
+import { Semaphore } from '../exec/semaphore';
+import { realWorkspaceRoot, resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
+import { ToolError, type Tool, type ToolContext, type ToolResult } from '../tool';
+
+export interface RunCommandArgs {
+  command: string;
+  cwd?: string;
+  timeout_ms?: number;
+}
+
+/** Live output reaches the client at most this often per stream, or sooner once this much piles up. */
+const STREAM_INTERVAL_MS = 100;
+const STREAM_MAX_BYTES = 8 * 1024;
+const KILL_GRACE_MS = 1000;
+/** Room kept under TOOL_OUTPUT_MAX_BYTES for the header lines, so the runner's own cap never cuts the tail. */
+const HEADER_ROOM_BYTES = 1024;
+
+@Injectable()
+@AgentTool()
+export class RunCommandTool implements Tool<RunCommandArgs> {
+  readonly name = 'run_command';
+  readonly kind = 'exec';
+  readonly description =
+    'Run a shell command line (/bin/sh -c) in the workspace and return its exit code and combined output (stdout and stderr; long output keeps its start and end). There is no input: commands that wait for a person will get end-of-file. Processes it starts are stopped when it ends or times out.';
+  readonly parameters: Record<string, unknown>;
+  private readonly slots: Semaphore;
+
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
+    this.slots = new Semaphore(config.runCommandMaxConcurrent);
+    this.parameters = {
+      type: 'object',
+      properties: {
+        command: {
+          type: 'string',
+          minLength: 1,
+          description: 'The command line, e.g. "npm test -- --runInBand".',
+        },
+        cwd: {
+          type: 'string',
+          description: 'Folder to run in, relative to the workspace root. Default: the root.',
+        },
+        timeout_ms: {
+          type: 'integer',
+          minimum: 1000,
+          maximum: config.runCommandMaxTimeoutMs,
+          description: `Time limit in milliseconds (default ${config.toolTimeoutMs}, at most ${config.runCommandMaxTimeoutMs}). Ask for more for long builds or test runs.`,
+        },
+      },
+      required: ['command'],
+      additionalProperties: false,
+    };
+  }
+
+  isEnabled(config: AppConfig): boolean {
+    return config.enableRunCommand;
+  }
+
+  timeoutMs(args: RunCommandArgs, config: AppConfig): number {
+    return Math.min(args.timeout_ms ?? config.toolTimeoutMs, config.runCommandMaxTimeoutMs);
+  }
+
+  async describeForApproval(args: RunCommandArgs, ctx: Pick<ToolContext, 'config'>): Promise<string> {
+    const seconds = Math.round(this.timeoutMs(args, ctx.config) / 1000);
+    return `Run in ${args.cwd ?? '.'} (time limit ${seconds} s):\n$ ${args.command}`;
+  }
+
+  async execute(args: RunCommandArgs, ctx: ToolContext): Promise<ToolResult> {
+    const root = await realWorkspaceRoot(ctx.workspaceRoot);
+    const cwd = await resolveInWorkspace(root, args.cwd ?? '.');
+    if (!(await stat(cwd)).isDirectory()) {
+      throw new ToolError('INVALID_ARGUMENTS', `cwd: ${args.cwd ?? '.'} is a file, not a folder.`);
+    }
+
+    const release = await this.slots.acquire(ctx.signal);
+    try {
+      const budget = Math.max(1024, ctx.config.toolOutputMaxBytes - HEADER_ROOM_BYTES);
+      const output = new HeadTailCollector(Math.floor(budget / 2), Math.ceil(budget / 2));
+      const live = {
+        stdout: new OutputCoalescer((chunk) => ctx.emitOutput('stdout', chunk), {
+          intervalMs: STREAM_INTERVAL_MS,
+          maxBytes: STREAM_MAX_BYTES,
+        }),
+        stderr: new OutputCoalescer((chunk) => ctx.emitOutput('stderr', chunk), {
+          intervalMs: STREAM_INTERVAL_MS,
+          maxBytes: STREAM_MAX_BYTES,
+        }),
+      };
+      let exit: ProcessGroupExit;
+      try {
+        exit = await runInProcessGroup({
+          command: args.command,
+          cwd,
+          // Only the start-up snapshot of allowed variables: the server's own environment never reaches a command.
+          env: this.config.commandEnv,
+          signal: ctx.signal,
+          killGraceMs: KILL_GRACE_MS,
+          onOutput: (stream, data) => {
+            output.push(data);
+            live[stream].push(data);
+          },
+        });
+      } finally {
+        live.stdout.end();
+        live.stderr.end();
+      }
+      const where = toWorkspaceRelative(root, cwd);
+      const body = output.size === 0 ? '(no output)' : output.text();
+      if (exit.aborted) return this.stoppedResult(args, ctx, where, body);
+      return {
+        content: `$ ${args.command}\n(in ${where}) ${describeExit(exit)}\n${body}`,
+        truncated: output.truncated,
+      };
+    } finally {
+      release();
+    }
+  }
+
+  private stoppedResult(args: RunCommandArgs, ctx: ToolContext, where: string, body: string): ToolResult {
+    const reason: unknown = ctx.signal.reason;
+    const timedOut = reason instanceof ToolError && reason.code === 'TIMEOUT';
+    const why = timedOut
+      ? `The command did not finish within ${this.timeoutMs(args, ctx.config) / 1000} s; it and every process it started were stopped. If it needs longer, ask for a larger timeout_ms (at most ${ctx.config.runCommandMaxTimeoutMs}).`
+      : `The command was stopped (${reason instanceof ToolError ? reason.message : 'the run was cancelled'}); every process it started was stopped too.`;
+    const code = reason instanceof ToolError ? reason.code : 'CANCELLED';
+    return {
+      content: `$ ${args.command}\n(in ${where}) ${why}\nOutput so far:\n${body}`,
+      isError: true,
+      errorCode: code,
+    };
+  }
+}
+
+function describeExit(exit: ProcessGroupExit): string {
+  if (exit.exitCode !== null) return `exit code ${exit.exitCode}`;
+  return `terminated by ${exit.signal ?? 'a signal'}`;
+}

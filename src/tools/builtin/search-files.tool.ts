@@ -1,0 +1,154 @@
+import { Injectable } from '@nestjs/common';
+import { stat } from 'node:fs/promises';
+import picomatch from 'picomatch';
+import { AgentTool } from '../agent-tool.decorator';
+import { walkWorkspace } from '../fs/workspace-walker';
+import { realWorkspaceRoot, resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
+import { searchInWorker, type SearchOutcome } from '../search/search-worker';
+import { ToolError, type Tool, type ToolContext, type ToolResult } from '../tool';
+
+export interface SearchFilesArgs {
+  query: string;
+  regex?: boolean;
+  case_sensitive?: boolean;
+  path?: string;
+  glob?: string;
+  max_results?: number;
+}
+
+const DEFAULT_MAX_RESULTS = 200;
+const MAX_FILES = 50_000;
+const MAX_FILE_BYTES = 2 * 1024 * 1024;
+const MAX_LINE_CHARS = 300;
+
+@Injectable()
+@AgentTool()
+export class SearchFilesTool implements Tool<SearchFilesArgs> {
+  readonly name = 'search_files';
+  readonly kind = 'read';
+  readonly description =
+    'Search the text of the workspace files for a string or a regular expression, line by line. Answers one "path:line: text" per matching line. Skips files listed in .gitignore, hidden files and folders, binary files and files over 2 MB.';
+  readonly parameters = {
+    type: 'object',
+    properties: {
+      query: {
+        type: 'string',
+        minLength: 1,
+        description: 'Text to look for; a JavaScript regular expression when regex is true.',
+      },
+      regex: {
+        type: 'boolean',
+        description: 'Treat query as a regular expression (default false: literal text).',
+      },
+      case_sensitive: { type: 'boolean', description: 'Match letter case exactly (default true).' },
+      path: {
+        type: 'string',
+        description:
+          'Folder (or single file) to search, relative to the workspace root. Default: the whole workspace.',
+      },
+      glob: {
+        type: 'string',
+        description:
+          'Only search files matching this glob, e.g. "*.ts" (matched against the file name) or "src/**/*.test.ts" (matched against the path).',
+      },
+      max_results: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 1000,
+        description: `Most matching lines to return (default ${DEFAULT_MAX_RESULTS}).`,
+      },
+    },
+    required: ['query'],
+    additionalProperties: false,
+  };
+
+  async execute(args: SearchFilesArgs, ctx: ToolContext): Promise<ToolResult> {
+    const root = await realWorkspaceRoot(ctx.workspaceRoot);
+    const start = await resolveInWorkspace(root, args.path ?? '.');
+    const pattern = compilePattern(args);
+    const matchesGlob = args.glob === undefined ? () => true : globFilter(args.glob);
+    const { files, tooMany } = await this.collectFiles(root, start, matchesGlob, ctx.signal);
+    const maxMatches = args.max_results ?? DEFAULT_MAX_RESULTS;
+    const outcome = await searchInWorker(
+      {
+        files,
+        source: pattern.source,
+        flags: pattern.flags,
+        maxMatches,
+        maxFileBytes: MAX_FILE_BYTES,
+        maxLineChars: MAX_LINE_CHARS,
+      },
+      ctx.signal,
+    );
+    return {
+      content: formatOutcome(args.query, outcome, maxMatches, tooMany),
+      truncated: outcome.capped || tooMany,
+    };
+  }
+
+  private async collectFiles(
+    root: string,
+    start: string,
+    matchesGlob: (path: string) => boolean,
+    signal: AbortSignal,
+  ): Promise<{ files: { path: string; absPath: string }[]; tooMany: boolean }> {
+    if ((await stat(start)).isFile()) {
+      return { files: [{ path: toWorkspaceRelative(root, start), absPath: start }], tooMany: false };
+    }
+    const files: { path: string; absPath: string }[] = [];
+    const walk = walkWorkspace({
+      root,
+      start,
+      maxDepth: Number.POSITIVE_INFINITY,
+      includeHidden: false,
+      respectGitignore: true,
+      signal,
+    });
+    for await (const entry of walk) {
+      if (entry.kind !== 'file' || !matchesGlob(entry.path)) continue;
+      if (files.length === MAX_FILES) return { files, tooMany: true };
+      files.push({ path: entry.path, absPath: entry.absPath });
+    }
+    return { files, tooMany: false };
+  }
+}
+
+/** "*.ts" matches file names anywhere (as grep users expect); a glob with a "/" matches the path from the root. */
+function globFilter(glob: string): (path: string) => boolean {
+  // picomatch's basename option would also apply to globs with a slash, so choose here.
+  return picomatch(glob, { basename: !glob.includes('/'), dot: true });
+}
+
+function compilePattern(args: SearchFilesArgs): RegExp {
+  const flags = args.case_sensitive === false ? 'i' : '';
+  if (!args.regex) return new RegExp(args.query.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'), flags);
+  try {
+    return new RegExp(args.query, `${flags}u`);
+  } catch {
+    try {
+      // Outside unicode mode JavaScript accepts more escapes (e.g. "\-"), as grep users expect.
+      return new RegExp(args.query, flags);
+    } catch (err) {
+      throw new ToolError(
+        'INVALID_ARGUMENTS',
+        `query: not a valid regular expression (${(err as Error).message}).`,
+      );
+    }
+  }
+}
+
+function formatOutcome(query: string, outcome: SearchOutcome, maxMatches: number, tooMany: boolean): string {
+  const lines = outcome.matches.map((match) => `${match.path}:${match.line}: ${match.text}`);
+  const notes: string[] = [];
+  if (lines.length === 0) {
+    notes.push(`No matches for ${JSON.stringify(query)} in ${outcome.filesSearched} files.`);
+  }
+  if (outcome.capped) {
+    notes.push(`[results capped at ${maxMatches} matches; narrow the query, path or glob to see the rest]`);
+  }
+  if (tooMany) notes.push(`[only the first ${MAX_FILES} files were searched; narrow the path or glob]`);
+  if (outcome.skippedLarge > 0) {
+    notes.push(`[${outcome.skippedLarge} files over ${MAX_FILE_BYTES} bytes were skipped]`);
+  }
+  return [...lines, ...notes].join('\n');
+}

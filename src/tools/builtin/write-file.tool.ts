@@ -1,0 +1,88 @@
+import { Injectable } from '@nestjs/common';
+import { readFile, stat } from 'node:fs/promises';
+import { AgentTool } from '../agent-tool.decorator';
+import { errnoCode } from '../fs/errno';
+import { commitChanges, describePlanned, type PlannedChange } from '../fs/file-change-plan';
+import { detectLineEnding, matchLineEnding } from '../fs/line-endings';
+import { EDIT_MAX_BYTES } from '../fs/text-file';
+import { realWorkspaceRoot, resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
+import { ToolError, type Tool, type ToolContext, type ToolResult } from '../tool';
+
+export interface WriteFileArgs {
+  path: string;
+  content: string;
+  overwrite?: boolean;
+}
+
+@Injectable()
+@AgentTool()
+export class WriteFileTool implements Tool<WriteFileArgs> {
+  readonly name = 'write_file';
+  readonly kind = 'write';
+  readonly description =
+    'Create a file with the given content, creating missing folders. An existing file is only replaced when overwrite is true; to change part of a file use edit_file or apply_patch instead. An existing file keeps its line endings (CRLF stays CRLF).';
+  readonly parameters = {
+    type: 'object',
+    properties: {
+      path: { type: 'string', description: 'File to write, relative to the workspace root.' },
+      content: { type: 'string', description: 'The complete new content of the file.' },
+      overwrite: { type: 'boolean', description: 'Replace the file if it exists (default false: refuse).' },
+    },
+    required: ['path', 'content'],
+    additionalProperties: false,
+  };
+
+  async describeForApproval(args: WriteFileArgs, ctx: Pick<ToolContext, 'workspaceRoot'>): Promise<string> {
+    return describePlanned(
+      `write_file ${args.path}${args.overwrite ? ' (overwrite allowed)' : ''}`,
+      async () => [await this.plan(args, ctx.workspaceRoot)],
+    );
+  }
+
+  async execute(args: WriteFileArgs, ctx: ToolContext): Promise<ToolResult> {
+    const change = await this.plan(args, ctx.workspaceRoot);
+    const changes = await commitChanges([change]);
+    const bytes = change.after?.length ?? 0;
+    const verb = change.before === null ? 'Created' : 'Replaced';
+    return {
+      content: `${verb} ${change.path}: wrote ${bytes} bytes (sha256 ${changes[0]?.afterSha256 ?? ''}).`,
+      changes,
+    };
+  }
+
+  private async plan(args: WriteFileArgs, workspaceRoot: string): Promise<PlannedChange> {
+    const root = await realWorkspaceRoot(workspaceRoot);
+    const absPath = await resolveInWorkspace(root, args.path, { allowCreate: true });
+    const path = toWorkspaceRelative(root, absPath);
+    const existing = await readExisting(absPath, path);
+    if (existing === null) return { path, absPath, before: null, after: Buffer.from(args.content, 'utf8') };
+    if (!args.overwrite) {
+      throw new ToolError(
+        'CONFLICT',
+        `${path}: already exists (${existing.bytes.length} bytes). Set overwrite to true to replace it, or use edit_file to change part of it.`,
+      );
+    }
+    const ending = detectLineEnding(existing.bytes.toString('utf8'));
+    const after = Buffer.from(matchLineEnding(args.content, ending), 'utf8');
+    return { path, absPath, before: existing.bytes, after, mode: existing.mode };
+  }
+}
+
+async function readExisting(absPath: string, path: string): Promise<{ bytes: Buffer; mode: number } | null> {
+  try {
+    const stats = await stat(absPath);
+    if (stats.isDirectory()) {
+      throw new ToolError('INVALID_ARGUMENTS', `${path}: is a folder; give a file path.`);
+    }
+    if (stats.size > EDIT_MAX_BYTES) {
+      throw new ToolError(
+        'SIZE_LIMIT',
+        `${path}: is ${stats.size} bytes; files above ${EDIT_MAX_BYTES} bytes cannot be replaced.`,
+      );
+    }
+    return { bytes: await readFile(absPath), mode: stats.mode & 0o7777 };
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return null;
+    throw err;
+  }
+}

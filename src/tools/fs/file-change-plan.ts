@@ -1,0 +1,98 @@
+import { unlink } from 'node:fs/promises';
+import { createTwoFilesPatch } from 'diff';
+import { capHead } from '../output-cap';
+import { ToolError, type FileChange } from '../tool';
+import { errnoCode } from './errno';
+import { stageWrite, type StagedWrite } from './atomic-write';
+import { sha256 } from './sha256';
+
+/**
+ * One file a write tool means to change, worked out completely before anything is written: the same
+ * plan renders the approval diff and is committed, so a person approves exactly what happens.
+ */
+export interface PlannedChange {
+  /** Workspace-relative path, as the model and the person see it. */
+  path: string;
+  /** Real absolute path, from the path guard. */
+  absPath: string;
+  /** null: the file does not exist yet. */
+  before: Buffer | null;
+  /** null: the file is deleted. */
+  after: Buffer | null;
+  /** Permission bits to keep when rewriting. */
+  mode?: number;
+}
+
+export function toFileChange(change: PlannedChange): FileChange {
+  return {
+    path: change.path,
+    beforeSha256: change.before === null ? null : sha256(change.before),
+    afterSha256: change.after === null ? null : sha256(change.after),
+  };
+}
+
+/**
+ * Writes every change or none: all new contents are staged (where a full disk or a permission
+ * problem shows up) before the first rename, and deletions come last.
+ */
+export async function commitChanges(changes: readonly PlannedChange[]): Promise<FileChange[]> {
+  const staged: StagedWrite[] = [];
+  try {
+    for (const change of changes) {
+      if (change.after !== null) staged.push(await stageWrite(change.absPath, change.after, change.mode));
+    }
+  } catch (err) {
+    await Promise.all(staged.map((write) => write.discard()));
+    throw err;
+  }
+  for (const write of staged) await write.commit();
+  for (const change of changes) {
+    if (change.after === null && change.before !== null) await unlink(change.absPath);
+  }
+  return changes.map(toFileChange);
+}
+
+/** Enough for a person to review; beyond it a change is too big to approve from a diff anyway. */
+export const APPROVAL_DIFF_MAX_BYTES = 64 * 1024;
+
+/** A unified diff of the plan for the approval prompt, capped so a huge rewrite stays readable. */
+export function renderChangesDiff(
+  changes: readonly PlannedChange[],
+  maxBytes = APPROVAL_DIFF_MAX_BYTES,
+): string {
+  const parts = changes.map((change) => {
+    const before = change.before?.toString('utf8') ?? '';
+    const after = change.after?.toString('utf8') ?? '';
+    const diff = createTwoFilesPatch(
+      change.before === null ? '/dev/null' : `a/${change.path}`,
+      change.after === null ? '/dev/null' : `b/${change.path}`,
+      before,
+      after,
+      undefined,
+      undefined,
+      { context: 3 },
+    );
+    const body = diff.replace(/^=+\n/, '').replace(/\r$/gm, '');
+    const crlf = /\r\n/.test(after) ? '(the file keeps its CRLF line endings)\n' : '';
+    return crlf + body;
+  });
+  return capHead(parts.join('\n'), maxBytes).text;
+}
+
+/** For describeForApproval: a call that will fail says so instead of showing a diff. */
+export async function describePlanned(
+  title: string,
+  plan: () => Promise<readonly PlannedChange[]>,
+): Promise<string> {
+  try {
+    const changes = await plan();
+    if (changes.length === 0) return `${title}\n(no change: the files already have this content)`;
+    return `${title}\n${renderChangesDiff(changes)}`;
+  } catch (err) {
+    const reason =
+      err instanceof ToolError
+        ? err.message
+        : `the files cannot be prepared (${errnoCode(err) ?? 'unexpected error'})`;
+    return `${title}\nThis call will fail: ${reason}`;
+  }
+}

@@ -1,0 +1,81 @@
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import { errorMessage } from './fs/errno';
+
+export type SchemaCheck = { ok: true } | { ok: false; message: string };
+
+// strict:false because tool schemas written for models carry keywords ajv does not know (e.g. "title" on odd places, vendor extensions).
+const ajv = new Ajv({ strict: false, allErrors: true });
+addFormats(ajv);
+
+/**
+ * Compiles a JSON Schema into a validator. The schema is dropped from ajv's cache right away: client
+ * schemas arrive per request, and keeping each would grow memory forever (and a reused `$id` would clash).
+ * Throws when the schema itself is not valid.
+ */
+export function compileSchema(schema: Record<string, unknown>): ValidateFunction {
+  try {
+    return ajv.compile(schema);
+  } finally {
+    ajv.removeSchema(schema);
+  }
+}
+
+/** Whether `schema` is a usable JSON Schema for tool parameters (an object schema ajv can compile). */
+export function validateJsonSchema(schema: unknown): SchemaCheck {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
+    return { ok: false, message: 'parameters: must be a JSON Schema object' };
+  }
+  const record = schema as Record<string, unknown>;
+  if (record.type !== undefined && record.type !== 'object') {
+    return { ok: false, message: 'parameters: the schema must describe an object ("type": "object")' };
+  }
+  if (!ajv.validateSchema(record)) {
+    return { ok: false, message: `parameters: ${formatSchemaErrors(ajv.errors ?? [])}` };
+  }
+  try {
+    compileSchema(record);
+    return { ok: true };
+  } catch (err) {
+    return { ok: false, message: `parameters: ${errorMessage(err)}` };
+  }
+}
+
+/** Validates `value` and says which field is wrong, in words a model can act on. */
+export function checkAgainst(validate: ValidateFunction, value: unknown): SchemaCheck {
+  if (validate(value)) return { ok: true };
+  return { ok: false, message: formatSchemaErrors(validate.errors ?? []) };
+}
+
+/** `/path must be string` becomes `path: must be string`; required and unknown fields are named. */
+export function formatSchemaErrors(errors: readonly ErrorObject[]): string {
+  const messages = errors.map(formatOne);
+  return [...new Set(messages)].join('; ') || 'invalid arguments';
+}
+
+function formatOne(error: ErrorObject): string {
+  const at = fieldName(error.instancePath);
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return `${join(at, String(params.missingProperty))}: is required`;
+    case 'additionalProperties':
+      return `${join(at, String(params.additionalProperty))}: is not a known parameter`;
+    case 'enum':
+      return `${at || 'arguments'}: must be one of ${JSON.stringify(params.allowedValues)}`;
+    default:
+      return `${at || 'arguments'}: ${error.message ?? 'is invalid'}`;
+  }
+}
+
+function fieldName(instancePath: string): string {
+  return instancePath
+    .split('/')
+    .slice(1)
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .join('.');
+}
+
+function join(parent: string, child: string): string {
+  return parent === '' ? child : `${parent}.${child}`;
+}

@@ -1,0 +1,186 @@
+import { lstat, realpath, stat } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { errnoCode } from './fs/errno';
+import { ToolError } from './tool';
+
+export interface ResolveOptions {
+  /** Refuse a path that does not exist (NOT_FOUND). The default unless `allowCreate`. */
+  mustExist?: boolean;
+  /**
+   * Accept a path that does not exist yet, as long as its nearest existing ancestor is a real folder
+   * inside the root; the returned path is that ancestor's real path plus the missing segments.
+   */
+  allowCreate?: boolean;
+}
+
+/** Whether `child` is `parent` itself or lies below it (both absolute and normalised). */
+export function isInside(parent: string, child: string): boolean {
+  const rel = relative(parent, child);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
+/** The real path of the workspace root; a missing root is reported the way a model can understand. */
+export async function realWorkspaceRoot(root: string): Promise<string> {
+  try {
+    return await realpath(root);
+  } catch (err) {
+    throw new ToolError('NOT_FOUND', `The workspace folder does not exist (${describeErrno(err)}).`);
+  }
+}
+
+/** A path as the model should see it: relative to the root, `/`-separated, `.` for the root itself. */
+export function toWorkspaceRelative(root: string, absolutePath: string): string {
+  const rel = relative(root, absolutePath);
+  if (rel === '') return '.';
+  return sep === '/' ? rel : rel.split(sep).join('/');
+}
+
+/**
+ * The one gate between a model-supplied path and the file system. Returns the real absolute path
+ * inside the (real) root, or throws a ToolError. Symbolic links are resolved everywhere along the
+ * path, so a link anywhere that leads out is refused; device files, sockets and FIFOs are refused
+ * because reading one can block forever or touch hardware.
+ *
+ * There is an unavoidable window between this check and the later open; writers narrow it by
+ * renaming a temporary file into place, which replaces a link instead of following it.
+ */
+export async function resolveInWorkspace(
+  root: string,
+  userPath: string,
+  options: ResolveOptions = {},
+): Promise<string> {
+  const allowCreate = options.allowCreate ?? false;
+  const mustExist = options.mustExist ?? !allowCreate;
+  if (typeof userPath !== 'string' || userPath.trim() === '') {
+    throw new ToolError('INVALID_ARGUMENTS', 'path: must be a non-empty path relative to the workspace.');
+  }
+  if (userPath.includes('\0')) {
+    throw new ToolError('INVALID_ARGUMENTS', 'path: must not contain NUL bytes.');
+  }
+  const realRoot = await realWorkspaceRoot(root);
+  const lexical = lexicalPath(resolve(root), realRoot, userPath);
+
+  const existing = await realpathOrMissing(lexical, userPath);
+  if (existing !== null) {
+    assertInside(realRoot, existing, userPath);
+    await assertOrdinary(existing, userPath);
+    return existing;
+  }
+  if (mustExist) {
+    throw new ToolError('NOT_FOUND', `${userPath}: no such file or folder in the workspace.`);
+  }
+  return resolveForCreate(realRoot, lexical, userPath);
+}
+
+/** Resolves `..` without touching the disk; anything that lands outside the root is refused. */
+function lexicalPath(givenRoot: string, realRoot: string, userPath: string): string {
+  if (isAbsolute(userPath)) {
+    const abs = resolve(userPath);
+    // The model may have seen the root through either spelling (e.g. a symlinked WORKSPACE_ROOT).
+    if (isInside(realRoot, abs)) return abs;
+    if (isInside(givenRoot, abs)) return join(realRoot, relative(givenRoot, abs));
+    throw new ToolError(
+      'PERMISSION_DENIED',
+      `${userPath}: is outside the workspace; use a path relative to it.`,
+    );
+  }
+  const abs = resolve(realRoot, userPath);
+  if (!isInside(realRoot, abs)) {
+    throw new ToolError(
+      'PERMISSION_DENIED',
+      `${userPath}: leads outside the workspace; use a path inside it.`,
+    );
+  }
+  return abs;
+}
+
+async function realpathOrMissing(path: string, userPath: string): Promise<string | null> {
+  try {
+    return await realpath(path);
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    if (code === 'ELOOP') throw new ToolError('PERMISSION_DENIED', `${userPath}: symbolic links loop.`);
+    if (code === 'EACCES' || code === 'EPERM') {
+      throw new ToolError('PERMISSION_DENIED', `${userPath}: the server may not access it.`);
+    }
+    throw err;
+  }
+}
+
+function assertInside(realRoot: string, realPath: string, userPath: string): void {
+  if (!isInside(realRoot, realPath)) {
+    throw new ToolError(
+      'PERMISSION_DENIED',
+      `${userPath}: a symbolic link leads outside the workspace; only files inside it are reachable.`,
+    );
+  }
+}
+
+async function assertOrdinary(realPath: string, userPath: string): Promise<void> {
+  const stats = await stat(realPath);
+  const special = specialKind(stats);
+  if (special !== null) {
+    throw new ToolError(
+      'PERMISSION_DENIED',
+      `${userPath}: is a ${special}; only regular files and folders are allowed.`,
+    );
+  }
+}
+
+export function specialKind(stats: Stats): string | null {
+  if (stats.isFIFO()) return 'FIFO (named pipe)';
+  if (stats.isSocket()) return 'socket';
+  if (stats.isCharacterDevice() || stats.isBlockDevice()) return 'device file';
+  return null;
+}
+
+/**
+ * A path to be created: the nearest existing ancestor must be a real folder inside the root, and
+ * nothing below it may exist — in particular not a dangling symlink, which a later write would
+ * follow to wherever it points.
+ */
+async function resolveForCreate(realRoot: string, lexical: string, userPath: string): Promise<string> {
+  const missing: string[] = [];
+  let current = lexical;
+  for (;;) {
+    if (await existsWithoutFollowing(current)) {
+      const real = await realpathOrMissing(current, userPath);
+      if (real === null) {
+        throw new ToolError(
+          'PERMISSION_DENIED',
+          `${userPath}: passes through a symbolic link whose target does not exist; refusing to create through it.`,
+        );
+      }
+      assertInside(realRoot, real, userPath);
+      const stats = await stat(real);
+      if (!stats.isDirectory()) {
+        throw new ToolError(
+          'INVALID_ARGUMENTS',
+          `${userPath}: cannot be created because ${toWorkspaceRelative(realRoot, real)} is a file, not a folder.`,
+        );
+      }
+      return join(real, ...missing.reverse());
+    }
+    const parent = dirname(current);
+    if (parent === current) throw new ToolError('NOT_FOUND', `${userPath}: no existing folder above it.`);
+    missing.push(relative(parent, current));
+    current = parent;
+  }
+}
+
+async function existsWithoutFollowing(path: string): Promise<boolean> {
+  try {
+    await lstat(path);
+    return true;
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === 'ENOENT' || code === 'ENOTDIR') return false;
+    throw err;
+  }
+}
+
+function describeErrno(err: unknown): string {
+  return errnoCode(err) ?? 'unreadable';
+}

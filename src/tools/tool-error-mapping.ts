@@ -1,0 +1,35 @@
+import { errnoCode, errorMessage } from './fs/errno';
+import { ToolError, type ToolErrorCode } from './tool';
+
+const ERRNO_CODES: Readonly<Record<string, ToolErrorCode>> = {
+  ENOENT: 'NOT_FOUND',
+  ENOTDIR: 'NOT_FOUND',
+  EACCES: 'PERMISSION_DENIED',
+  EPERM: 'PERMISSION_DENIED',
+  EROFS: 'PERMISSION_DENIED',
+  EISDIR: 'INVALID_ARGUMENTS',
+  EEXIST: 'CONFLICT',
+  ENOTEMPTY: 'CONFLICT',
+  ENOSPC: 'SIZE_LIMIT',
+  EFBIG: 'SIZE_LIMIT',
+};
+
+/**
+ * Turns whatever a tool threw into a ToolError. File-system errors keep their meaning (a model can act
+ * on "not found" or "permission denied") and lose the server's absolute paths.
+ */
+export function toToolError(err: unknown, toolName: string, workspaceRoot: string): ToolError {
+  if (err instanceof ToolError) return err;
+  const message = errorMessage(err);
+  const code = errnoCode(err);
+  const mapped = code === undefined ? undefined : ERRNO_CODES[code];
+  return new ToolError(
+    mapped ?? 'EXECUTION_ERROR',
+    `${toolName} failed: ${hideRoot(message, workspaceRoot)}`,
+  );
+}
+
+function hideRoot(message: string, workspaceRoot: string): string {
+  if (workspaceRoot === '' || workspaceRoot === '/') return message;
+  return message.split(`${workspaceRoot}/`).join('').split(workspaceRoot).join('.');
+}

@@ -1,0 +1,76 @@
+import type { AppConfig } from '../config/app-config';
+
+export type ToolKind = 'read' | 'write' | 'exec';
+
+/** Stable codes a client can rely on in `tool_call_result.errorCode`. */
+export type ToolErrorCode =
+  | 'UNKNOWN_TOOL'
+  | 'INVALID_ARGUMENTS'
+  | 'NOT_FOUND'
+  | 'PERMISSION_DENIED'
+  | 'TIMEOUT'
+  | 'SIZE_LIMIT'
+  | 'REJECTED'
+  | 'EXPIRED'
+  | 'CANCELLED'
+  | 'REPEATED_CALL'
+  | 'MAX_ITERATIONS'
+  | 'CONFLICT'
+  | 'EXECUTION_ERROR';
+
+/** A tool failure with a message the model can act on. Thrown from `execute`. */
+export class ToolError extends Error {
+  constructor(
+    readonly code: ToolErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ToolError';
+  }
+}
+
+/** One file a write tool changed: what was there before and after (sha256, null when absent). */
+export interface FileChange {
+  path: string;
+  beforeSha256: string | null;
+  afterSha256: string | null;
+}
+
+export interface ToolResult {
+  content: string;
+  isError?: boolean;
+  errorCode?: ToolErrorCode;
+  truncated?: boolean;
+  changes?: FileChange[];
+}
+
+export interface ToolContext {
+  /** Absolute, real path of WORKSPACE_ROOT. Reach files only through the path guard. */
+  workspaceRoot: string;
+  /** Aborted on cancel, on the tool's timeout, and on shutdown. */
+  signal: AbortSignal;
+  runId: string;
+  sessionId: string;
+  toolCallId: string;
+  /** Stream live output (stdout/stderr) of a long tool to the client. */
+  emitOutput(stream: 'stdout' | 'stderr', chunk: string): void;
+  config: AppConfig;
+}
+
+/**
+ * A tool is a contract: a name, a description, a JSON Schema for its arguments, a kind for policies,
+ * and `execute`. Arguments are validated against `parameters` before `execute` is called.
+ */
+export interface Tool<Args = Record<string, unknown>> {
+  readonly name: string;
+  readonly description: string;
+  readonly parameters: Record<string, unknown>;
+  readonly kind: ToolKind;
+  /** Whether this tool is offered at all under this configuration (e.g. run_command behind a flag). */
+  isEnabled?(config: AppConfig): boolean;
+  /** Timeout for one call; defaults to TOOL_TIMEOUT_MS. */
+  timeoutMs?(args: Args, config: AppConfig): number;
+  /** A short text for the person asked to approve the call (write tools show the diff). */
+  describeForApproval?(args: Args, ctx: Omit<ToolContext, 'emitOutput'>): Promise<string>;
+  execute(args: Args, ctx: ToolContext): Promise<ToolResult>;
+}

@@ -1,0 +1,31 @@
+import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { ApplyPatchTool } from './builtin/apply-patch.tool';
+import { EditFileTool } from './builtin/edit-file.tool';
+import { GlobTool } from './builtin/glob.tool';
+import { ListDirectoryTool } from './builtin/list-directory.tool';
+import { ReadFileTool } from './builtin/read-file.tool';
+import { RunCommandTool } from './builtin/run-command.tool';
+import { SearchFilesTool } from './builtin/search-files.tool';
+import { WriteFileTool } from './builtin/write-file.tool';
+import { ToolRegistry } from './tool-registry.service';
+import { ToolRunner } from './tool-runner.service';
+
+/** The registry, the runner and the built-in tools. A new tool: one @AgentTool() class and one line below. */
+@Module({
+  imports: [DiscoveryModule],
+  providers: [
+    ToolRegistry,
+    ToolRunner,
+    ListDirectoryTool,
+    ReadFileTool,
+    SearchFilesTool,
+    GlobTool,
+    WriteFileTool,
+    EditFileTool,
+    ApplyPatchTool,
+    RunCommandTool,
+  ],
+  exports: [ToolRegistry, ToolRunner],
+})
+export class ToolsModule {}
