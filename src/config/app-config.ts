@@ -44,6 +44,8 @@ export interface AppConfig {
   /** Log prompts and tool output (off by default). */
   logContent: boolean;
   shutdownGraceMs: number;
+  /** How long a process's claim on a running run lasts without renewal; a dead process's runs end after it. */
+  runLeaseMs: number;
 }
 
 export class ConfigError extends Error {
@@ -66,7 +68,11 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
   const read = new EnvReader(env);
   const apiKeys = read.apiKeys('API_KEYS');
   const host = read.string('HOST', '127.0.0.1');
-  const runCommandEnv = read.list('RUN_COMMAND_ENV', /^[A-Za-z_][A-Za-z0-9_]*$/, 'comma-separated variable names');
+  const runCommandEnv = read.list(
+    'RUN_COMMAND_ENV',
+    /^[A-Za-z_][A-Za-z0-9_]*$/,
+    'comma-separated variable names',
+  );
   if (apiKeys === null && !isLoopbackHost(host)) {
     throw new ConfigError(
       'HOST',
@@ -77,7 +83,11 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
   return {
     port: read.int('PORT', 3000, 0, 65535),
     host,
-    databaseUrl: read.optional('DATABASE_URL', (v) => /^postgres(ql)?:\/\//.test(v), 'a postgres:// or postgresql:// URL'),
+    databaseUrl: read.optional(
+      'DATABASE_URL',
+      (v) => /^postgres(ql)?:\/\//.test(v),
+      'a postgres:// or postgresql:// URL',
+    ),
     dataDir: resolve(cwd, read.string('DATA_DIR', './.data')),
     openai: {
       apiKey: read.string('OPENAI_API_KEY', 'not-set'),
@@ -104,13 +114,18 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     maxActiveRunsPerKey: read.int('MAX_ACTIVE_RUNS_PER_KEY', 16, 1, 1_000_000),
     maxActiveRuns: read.int('MAX_ACTIVE_RUNS', 512, 1, 1_000_000),
     maxOpenStreams: read.int('MAX_OPEN_STREAMS', 2048, 1, 1_000_000),
-    corsOrigins: read.list('CORS_ORIGINS', /^(\*|https?:\/\/[^\s,/]+)$/, 'comma-separated origins such as https://app.example.com'),
+    corsOrigins: read.list(
+      'CORS_ORIGINS',
+      /^(\*|https?:\/\/[^\s,/]+)$/,
+      'comma-separated origins such as https://app.example.com',
+    ),
     historyMaxMessages: read.int('HISTORY_MAX_MESSAGES', 200, 2, 100_000),
     historyMaxTokens: read.int('HISTORY_MAX_TOKENS', 100_000, 100, 10_000_000),
     toolCallTextRecovery: read.bool('TOOL_CALL_TEXT_RECOVERY', false),
     logLevel: read.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
     logContent: read.bool('LOG_CONTENT', false),
     shutdownGraceMs: read.ms('SHUTDOWN_GRACE_MS', 10_000),
+    runLeaseMs: read.ms('RUN_LEASE_MS', 30_000),
   };
 }
 
@@ -183,7 +198,10 @@ class EnvReader {
   list(name: string, item: RegExp, accepted: string): string[] {
     const v = this.raw(name);
     if (v === undefined) return [];
-    const items = v.split(',').map((s) => s.trim()).filter(Boolean);
+    const items = v
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     if (items.some((s) => !item.test(s))) throw new ConfigError(name, accepted, v);
     return items;
   }
@@ -192,7 +210,10 @@ class EnvReader {
     const v = this.raw(name);
     if (v === undefined) return null;
     const keys = new Map<string, string>();
-    for (const pair of v.split(',').map((s) => s.trim()).filter(Boolean)) {
+    for (const pair of v
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)) {
       const at = pair.indexOf(':');
       const keyName = pair.slice(0, at);
       const secret = pair.slice(at + 1);
@@ -207,7 +228,11 @@ class EnvReader {
 
   toolPolicy(name: string): Record<string, ToolPolicy> {
     const policy: Record<string, ToolPolicy> = {};
-    for (const entry of this.list(name, /^[A-Za-z0-9_-]+=(allow|confirm|deny)$/, 'tool=allow|confirm|deny, comma-separated')) {
+    for (const entry of this.list(
+      name,
+      /^[A-Za-z0-9_-]+=(allow|confirm|deny)$/,
+      'tool=allow|confirm|deny, comma-separated',
+    )) {
       const [tool, value] = entry.split('=') as [string, ToolPolicy];
       policy[tool] = value;
     }

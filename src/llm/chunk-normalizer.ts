@@ -119,7 +119,13 @@ export class ChunkNormalizer {
       args = typeof raw === 'string' ? raw : isObject(raw) ? JSON.stringify(raw) : undefined;
     }
     const extra = isObject(call.extra_content) ? (call.extra_content as Record<string, unknown>) : undefined;
-    const event = this.toolCalls.delta(typeof call.index === 'number' ? call.index : undefined, id, name, args, extra);
+    const event = this.toolCalls.delta(
+      typeof call.index === 'number' ? call.index : undefined,
+      id,
+      name,
+      args,
+      extra,
+    );
     if (event !== undefined) out.push(event);
   }
 
@@ -131,7 +137,8 @@ export class ChunkNormalizer {
       if (type === 'text' && typeof text === 'string' && text !== '') {
         this.text(text, out);
       } else if (type === 'thinking') {
-        const reasoning = typeof thinking === 'string' ? thinking : Array.isArray(thinking) ? joinTexts(thinking) : '';
+        const reasoning =
+          typeof thinking === 'string' ? thinking : Array.isArray(thinking) ? joinTexts(thinking) : '';
         if (reasoning !== '') out.push({ type: 'reasoning', delta: reasoning });
       }
     }
@@ -149,7 +156,8 @@ export class ChunkNormalizer {
         const block = c.content_block as WireContentBlock;
         if (block.type === 'tool_use') {
           // `input` is `{}` when the arguments stream as input_json_delta; a gateway might put them all here instead.
-          const preset = isObject(block.input) && hasKeys(block.input) ? JSON.stringify(block.input) : undefined;
+          const preset =
+            isObject(block.input) && hasKeys(block.input) ? JSON.stringify(block.input) : undefined;
           out.push(this.toolCalls.start(blockIndex(c), nonEmpty(block.id), nonEmpty(block.name), preset));
         } else if (block.type === 'text') {
           const text = nonEmpty(block.text);
@@ -214,7 +222,8 @@ export class ChunkNormalizer {
   /** Input (with cached input) comes in message_start and may be repeated in message_delta; output is cumulative in message_delta. */
   private anthropicUsage(usage: WireUsage): void {
     if (typeof usage.input_tokens === 'number') {
-      this.promptTokens = usage.input_tokens + count(usage.cache_creation_input_tokens) + count(usage.cache_read_input_tokens);
+      this.promptTokens =
+        usage.input_tokens + count(usage.cache_creation_input_tokens) + count(usage.cache_read_input_tokens);
     }
     if (typeof usage.output_tokens === 'number') this.completionTokens = usage.output_tokens;
   }

@@ -7,7 +7,11 @@ import { OpenAiProvider } from './openai.provider';
 /** The model behind MODEL_PROVIDER: any OpenAI-compatible Chat Completions endpoint. */
 @Module({
   providers: [
-    { provide: MODEL_PROVIDER, useFactory: (config: AppConfig) => new OpenAiProvider(config), inject: [APP_CONFIG] },
+    {
+      provide: MODEL_PROVIDER,
+      useFactory: (config: AppConfig) => new OpenAiProvider(config),
+      inject: [APP_CONFIG],
+    },
   ],
   exports: [MODEL_PROVIDER],
 })

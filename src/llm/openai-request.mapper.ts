@@ -45,9 +45,14 @@ function toMessageParam(message: ModelMessage): ChatCompletionMessageParam {
       return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
     case 'assistant': {
       const calls = message.toolCalls;
-      if (calls === undefined || calls.length === 0) return { role: 'assistant', content: message.content ?? '' };
+      if (calls === undefined || calls.length === 0)
+        return { role: 'assistant', content: message.content ?? '' };
       // "" next to tool calls becomes null: Anthropic-backed gateways reject empty text blocks.
-      return { role: 'assistant', content: message.content === '' ? null : message.content, tool_calls: calls.map(toToolCallParam) };
+      return {
+        role: 'assistant',
+        content: message.content === '' ? null : message.content,
+        tool_calls: calls.map(toToolCallParam),
+      };
     }
   }
 }
@@ -74,5 +79,8 @@ function sendableArguments(text: string): string {
 }
 
 function toToolParam(tool: ModelToolDefinition): ChatCompletionFunctionTool {
-  return { type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } };
+  return {
+    type: 'function',
+    function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+  };
 }

@@ -10,7 +10,12 @@ const OPENAI_BASE_URL = 'https://api.openai.com/v1';
 function noop(): void {}
 
 /** The SDK logs to the console by default (e.g. a malformed chunk); our logs are our own. */
-const SILENT_LOGGER: NonNullable<ClientOptions['logger']> = { error: noop, warn: noop, info: noop, debug: noop };
+const SILENT_LOGGER: NonNullable<ClientOptions['logger']> = {
+  error: noop,
+  warn: noop,
+  info: noop,
+  debug: noop,
+};
 
 /**
  * Any OpenAI-compatible Chat Completions endpoint, through the official SDK. The SDK retries 429,
@@ -35,7 +40,10 @@ export class OpenAiProvider implements ModelProvider {
     this.recoverToolCallsFromText = config.toolCallTextRecovery;
   }
 
-  async *stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ModelStreamEvent, void, undefined> {
+  async *stream(
+    request: ModelRequest,
+    signal: AbortSignal,
+  ): AsyncGenerator<ModelStreamEvent, void, undefined> {
     const normalizer = new ChunkNormalizer({
       recoverToolCallsFromText: this.recoverToolCallsFromText,
       reservedToolCallIds: toolCallIdsIn(request.messages),

@@ -77,7 +77,12 @@ export class ToolCallAccumulator {
   }
 
   /** Starts a call that is known to be new (Anthropic `content_block_start` of a `tool_use`). */
-  start(key: number, id: string | undefined, name: string | undefined, presetArguments?: string): ToolCallDeltaEvent {
+  start(
+    key: number,
+    id: string | undefined,
+    name: string | undefined,
+    presetArguments?: string,
+  ): ToolCallDeltaEvent {
     const call = this.open(key, id);
     this.last = call;
     if (name !== undefined) call.name = name;
@@ -98,7 +103,13 @@ export class ToolCallAccumulator {
   append(key: number, args: string): ToolCallDeltaEvent | undefined {
     const call = this.last?.key === key ? this.last : this.byKey.get(key);
     if (call === undefined || args === '') return undefined;
-    return { type: 'tool_call_delta', index: call.position, id: undefined, name: undefined, argumentsDelta: this.appendTo(call, args) };
+    return {
+      type: 'tool_call_delta',
+      index: call.position,
+      id: undefined,
+      name: undefined,
+      argumentsDelta: this.appendTo(call, args),
+    };
   }
 
   /** Adds a call that arrived whole (recovered from text). */
@@ -106,7 +117,13 @@ export class ToolCallAccumulator {
     const call = this.open(-2, undefined);
     call.name = name;
     call.arguments = args;
-    return { type: 'tool_call_delta', index: call.position, id: call.id, name, argumentsDelta: args === '' ? undefined : args };
+    return {
+      type: 'tool_call_delta',
+      index: call.position,
+      id: call.id,
+      name,
+      argumentsDelta: args === '' ? undefined : args,
+    };
   }
 
   /** The complete calls in the order first seen; a call with neither name nor arguments is noise and dropped. */
@@ -169,7 +186,12 @@ export function generateToolCallId(): string {
  * call: a different upstream id, or — for upstreams that send neither index nor id — a name arriving
  * once the current call's arguments already form a whole JSON value.
  */
-function startsNewCall(call: PendingCall, id: string | undefined, name: string | undefined, args: string | undefined): boolean {
+function startsNewCall(
+  call: PendingCall,
+  id: string | undefined,
+  name: string | undefined,
+  args: string | undefined,
+): boolean {
   if (id !== undefined) return call.wireId !== '' ? id !== call.wireId : call.arguments !== '';
   if (name === undefined || call.name === '') return false;
   if (name !== call.name) return call.arguments === '' || isWholeJson(call.arguments);

@@ -94,9 +94,14 @@ function parseBlock(body: string): RecoveredToolCall | undefined {
     return undefined;
   }
   if (typeof value !== 'object' || value === null) return undefined;
-  const { name, arguments: args, parameters } = value as { name?: unknown; arguments?: unknown; parameters?: unknown };
+  const {
+    name,
+    arguments: args,
+    parameters,
+  } = value as { name?: unknown; arguments?: unknown; parameters?: unknown };
   if (typeof name !== 'string' || name === '') return undefined;
   const given = args !== undefined ? args : parameters;
-  const text = typeof given === 'string' ? given : given === undefined || given === null ? '' : JSON.stringify(given);
+  const text =
+    typeof given === 'string' ? given : given === undefined || given === null ? '' : JSON.stringify(given);
   return { name, arguments: text };
 }

@@ -4,7 +4,8 @@ import { ModelError } from './model-provider';
 const MAX_MESSAGE = 500;
 
 /** Words an upstream uses when a later attempt may well succeed. */
-const TRANSIENT = /overload|rate.?limit|too many requests|capacity|unavailable|server_error|internal server error|try again|\b(?:429|5\d\d)\b/i;
+const TRANSIENT =
+  /overload|rate.?limit|too many requests|capacity|unavailable|server_error|internal server error|try again|\b(?:429|5\d\d)\b/i;
 
 /**
  * Maps whatever the SDK (or the body stream under it) threw into a ModelError with a stable code.
@@ -16,14 +17,26 @@ export function mapUpstreamError(error: unknown): ModelError {
     return new ModelError('UPSTREAM_TIMEOUT', 'the model upstream timed out', true);
   }
   if (error instanceof APIConnectionError) {
-    return new ModelError('UPSTREAM_CONNECTION', `could not reach the model upstream: ${describe(error)}`, true);
+    return new ModelError(
+      'UPSTREAM_CONNECTION',
+      `could not reach the model upstream: ${describe(error)}`,
+      true,
+    );
   }
   if (error instanceof APIError) return fromApiError(error as APIError<number | undefined>);
   if (error instanceof SyntaxError) {
-    return new ModelError('UPSTREAM_MALFORMED', `the model upstream sent a malformed stream: ${describe(error)}`, false);
+    return new ModelError(
+      'UPSTREAM_MALFORMED',
+      `the model upstream sent a malformed stream: ${describe(error)}`,
+      false,
+    );
   }
   // Anything else was thrown while reading the body: the connection broke (undici's "terminated", ECONNRESET…).
-  return new ModelError('UPSTREAM_CONNECTION', `the model upstream connection failed: ${describe(error)}`, true);
+  return new ModelError(
+    'UPSTREAM_CONNECTION',
+    `the model upstream connection failed: ${describe(error)}`,
+    true,
+  );
 }
 
 function fromApiError(error: APIError): ModelError {

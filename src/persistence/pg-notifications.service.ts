@@ -48,6 +48,10 @@ export class PgNotifications implements OnModuleInit, OnApplicationShutdown {
     });
     client.on('end', () => this.reconnectSoon());
     await client.connect();
+    if (this.closed) {
+      await client.end();
+      return;
+    }
     for (const channel of this.listeners.keys()) await client.query(`LISTEN ${channel}`);
     this.client = client;
   }
@@ -57,6 +61,7 @@ export class PgNotifications implements OnModuleInit, OnApplicationShutdown {
     this.reconnecting = true;
     this.client = null;
     const attempt = (): void => {
+      if (this.closed) return;
       this.connect().then(
         () => {
           this.reconnecting = false;

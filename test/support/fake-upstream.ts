@@ -1,5 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
@@ -99,7 +105,9 @@ export type MidStreamFailure = 'reset' | 'malformed' | 'error-object' | 'hang';
 
 export const DEFAULT_FIXTURES_DIR = resolve(__dirname, '../../../shared/fixtures/upstream');
 
-const NO_SCRIPT = status(500, { error: { message: 'no scripted response', type: 'server_error', code: null } });
+const NO_SCRIPT = status(500, {
+  error: { message: 'no scripted response', type: 'server_error', code: null },
+});
 
 export class FakeUpstream {
   readonly requests: RecordedRequest[] = [];
@@ -174,7 +182,11 @@ export class FakeUpstream {
       };
       const timer = setTimeout(() => {
         this.waiters.delete(check);
-        fail(new Error(`FakeUpstream: waited ${timeoutMs} ms for ${what}; have ${this.requests.length} request(s), ${this.aborted} aborted`));
+        fail(
+          new Error(
+            `FakeUpstream: waited ${timeoutMs} ms for ${what}; have ${this.requests.length} request(s), ${this.aborted} aborted`,
+          ),
+        );
       }, timeoutMs);
       this.waiters.add(check);
     });
@@ -187,7 +199,13 @@ export class FakeUpstream {
   private handle(req: IncomingMessage, res: ServerResponse): void {
     const path = (req.url ?? '').split('?')[0];
     if (req.method !== 'POST' || path !== '/v1/chat/completions') {
-      sendJson(res, 404, { error: { message: `FakeUpstream: no route ${req.method} ${path}`, type: 'invalid_request_error', code: null } });
+      sendJson(res, 404, {
+        error: {
+          message: `FakeUpstream: no route ${req.method} ${path}`,
+          type: 'invalid_request_error',
+          code: null,
+        },
+      });
       return;
     }
     const parts: Buffer[] = [];
@@ -197,17 +215,30 @@ export class FakeUpstream {
       try {
         body = JSON.parse(Buffer.concat(parts).toString('utf8')) as ChatCompletionCreateParams;
       } catch {
-        sendJson(res, 400, { error: { message: 'FakeUpstream: the body is not JSON', type: 'invalid_request_error', code: null } });
+        sendJson(res, 400, {
+          error: { message: 'FakeUpstream: the body is not JSON', type: 'invalid_request_error', code: null },
+        });
         return;
       }
-      const request: RecordedRequest = { index: this.requests.length, body, headers: req.headers, aborted: false };
+      const request: RecordedRequest = {
+        index: this.requests.length,
+        body,
+        headers: req.headers,
+        aborted: false,
+      };
       this.requests.push(request);
       this.changed();
       let plan: Plan;
       try {
         plan = resolveResponse(this.queue.shift() ?? this.fallback, request).plan(request);
       } catch (error) {
-        sendJson(res, 500, { error: { message: `FakeUpstream: the script threw: ${String(error)}`, type: 'server_error', code: null } });
+        sendJson(res, 500, {
+          error: {
+            message: `FakeUpstream: the script threw: ${String(error)}`,
+            type: 'server_error',
+            code: null,
+          },
+        });
         return;
       }
       this.play(plan, request, res);
@@ -230,7 +261,11 @@ export class FakeUpstream {
       res.end(plan.body);
       return;
     }
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...plan.headers });
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      ...plan.headers,
+    });
     res.flushHeaders();
     const finish = (): void => {
       if (plan.then === 'end') {
@@ -271,7 +306,12 @@ export function text(content: string, options: TextOptions = {}): ScriptedRespon
     const frames = [sseData(chatChunk({ role: 'assistant', content: '', refusal: null }, null, envelope))];
     for (const piece of pieces) frames.push(sseData(chatChunk({ content: piece }, null, envelope)));
     frames.push(sseData(chatChunk({}, options.finishReason ?? 'stop', envelope)));
-    pushUsage(frames, request, envelope, options.usage ?? { promptTokens: 10, completionTokens: pieces.length });
+    pushUsage(
+      frames,
+      request,
+      envelope,
+      options.usage ?? { promptTokens: 10, completionTokens: pieces.length },
+    );
     frames.push(SSE_DONE);
     return streamPlan(frames, options);
   });
@@ -286,7 +326,8 @@ export function toolCalls(calls: readonly FakeToolCall[], options: ToolCallsOpti
   return new ScriptedResponse(`toolCalls(${calls.map((c) => c.name).join(', ')})`, (request) => {
     const envelope = envelopeFor(request);
     const frames = [sseData(chatChunk({ role: 'assistant', content: null }, null, envelope))];
-    for (const piece of splitText(options.text ?? '')) frames.push(sseData(chatChunk({ content: piece }, null, envelope)));
+    for (const piece of splitText(options.text ?? ''))
+      frames.push(sseData(chatChunk({ content: piece }, null, envelope)));
     let fragments = 0;
     calls.forEach((call, index) => {
       const id = call.id ?? `call_fake_${request.index}_${index}`;
@@ -294,12 +335,19 @@ export function toolCalls(calls: readonly FakeToolCall[], options: ToolCallsOpti
       frames.push(sseData(chatChunk({ tool_calls: [header] }, null, envelope)));
       const args = typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments);
       for (const part of args === '' ? [] : splitEvenly(args, options.pieces ?? 3)) {
-        frames.push(sseData(chatChunk({ tool_calls: [{ index, function: { arguments: part } }] }, null, envelope)));
+        frames.push(
+          sseData(chatChunk({ tool_calls: [{ index, function: { arguments: part } }] }, null, envelope)),
+        );
         fragments += 1;
       }
     });
     frames.push(sseData(chatChunk({}, options.finishReason ?? 'tool_calls', envelope)));
-    pushUsage(frames, request, envelope, options.usage ?? { promptTokens: 10, completionTokens: fragments + calls.length });
+    pushUsage(
+      frames,
+      request,
+      envelope,
+      options.usage ?? { promptTokens: 10, completionTokens: fragments + calls.length },
+    );
     frames.push(SSE_DONE);
     return streamPlan(frames, options);
   });
@@ -311,22 +359,38 @@ export function toolCalls(calls: readonly FakeToolCall[], options: ToolCallsOpti
  */
 export function fixture(name: string, options: { appendDone?: boolean } & Timing = {}): ScriptedResponse {
   const body = readFixture(name);
-  const full = options.appendDone && !body.includes('data: [DONE]') ? `${body}${body.endsWith('\n\n') ? '' : '\n\n'}${SSE_DONE}` : body;
+  const full =
+    options.appendDone && !body.includes('data: [DONE]')
+      ? `${body}${body.endsWith('\n\n') ? '' : '\n\n'}${SSE_DONE}`
+      : body;
   // With a delay, each SSE event is its own write.
   const frames = options.delayMs || options.firstDelayMs ? full.split(/(?<=\n\n)/) : [full];
   return new ScriptedResponse(`fixture(${name})`, () => streamPlan(frames, options));
 }
 
 /** Any SSE text exactly as given, with a 200. */
-export function raw(sseText: string, options: { headers?: Record<string, string> } & Timing = {}): ScriptedResponse {
+export function raw(
+  sseText: string,
+  options: { headers?: Record<string, string> } & Timing = {},
+): ScriptedResponse {
   return new ScriptedResponse('raw', () => streamPlan([sseText], options, 'end', options.headers));
 }
 
 /** A plain HTTP answer, e.g. `status(429, undefined, { 'retry-after-ms': '10' })`. Objects are sent as JSON. */
-export function status(code: number, body?: string | object, headers: Record<string, string> = {}): ScriptedResponse {
+export function status(
+  code: number,
+  body?: string | object,
+  headers: Record<string, string> = {},
+): ScriptedResponse {
   const payload =
     body === undefined
-      ? { error: { message: `scripted status ${code}`, type: code >= 500 ? 'server_error' : 'invalid_request_error', code: null } }
+      ? {
+          error: {
+            message: `scripted status ${code}`,
+            type: code >= 500 ? 'server_error' : 'invalid_request_error',
+            code: null,
+          },
+        }
       : body;
   const isText = typeof payload === 'string';
   return new ScriptedResponse(`status(${code})`, () => ({
@@ -350,10 +414,21 @@ export function chunksThen(
 ): ScriptedResponse {
   return new ScriptedResponse(`chunksThen(${failure})`, (request) => {
     const envelope = envelopeFor(request);
-    const frames = chunks.map((c) => sseData(typeof c === 'string' ? chatChunk({ content: c }, null, envelope) : c));
-    if (failure === 'malformed') frames.push(`data: {"id":"${envelope.id}","choices":[{"index":0,"delta":{"content":"x"}\n\n`);
+    const frames = chunks.map((c) =>
+      sseData(typeof c === 'string' ? chatChunk({ content: c }, null, envelope) : c),
+    );
+    if (failure === 'malformed')
+      frames.push(`data: {"id":"${envelope.id}","choices":[{"index":0,"delta":{"content":"x"}\n\n`);
     if (failure === 'error-object') {
-      frames.push(sseData({ error: options.error ?? { message: 'The model produced invalid output', type: 'invalid_request_error', code: null } }));
+      frames.push(
+        sseData({
+          error: options.error ?? {
+            message: 'The model produced invalid output',
+            type: 'invalid_request_error',
+            code: null,
+          },
+        }),
+      );
     }
     return streamPlan(frames, options, failure === 'reset' || failure === 'hang' ? failure : 'end');
   });
@@ -371,16 +446,37 @@ function resolveResponse(response: FakeResponse, request: RecordedRequest): Scri
 }
 
 function envelopeFor(request: RecordedRequest): ChunkEnvelope {
-  return { id: `chatcmpl-fake${request.index}`, model: request.body.model || 'fake-model', created: 1_700_000_000 + request.index };
+  return {
+    id: `chatcmpl-fake${request.index}`,
+    model: request.body.model || 'fake-model',
+    created: 1_700_000_000 + request.index,
+  };
 }
 
-function pushUsage(frames: string[], request: RecordedRequest, envelope: ChunkEnvelope, usage: FakeUsage): void {
+function pushUsage(
+  frames: string[],
+  request: RecordedRequest,
+  envelope: ChunkEnvelope,
+  usage: FakeUsage,
+): void {
   if (request.body.stream_options?.include_usage !== true) return;
   frames.push(sseData(usageChunk(wireUsage(usage.promptTokens, usage.completionTokens), envelope)));
 }
 
-function streamPlan(frames: string[], timing: Timing, then: 'end' | 'reset' | 'hang' = 'end', headers: Record<string, string> = {}): Plan {
-  return { kind: 'stream', frames, delayMs: timing.delayMs ?? 0, firstDelayMs: timing.firstDelayMs ?? 0, then, headers };
+function streamPlan(
+  frames: string[],
+  timing: Timing,
+  then: 'end' | 'reset' | 'hang' = 'end',
+  headers: Record<string, string> = {},
+): Plan {
+  return {
+    kind: 'stream',
+    frames,
+    delayMs: timing.delayMs ?? 0,
+    firstDelayMs: timing.firstDelayMs ?? 0,
+    then,
+    headers,
+  };
 }
 
 const fixtureCache = new Map<string, string>();

@@ -33,7 +33,10 @@ export function chatChunk(
 }
 
 /** The final `choices: []` chunk OpenAI sends when the request asked for `stream_options.include_usage`. */
-export function usageChunk(usage: WireUsage, envelope: ChunkEnvelope = DEFAULT_ENVELOPE): Record<string, unknown> {
+export function usageChunk(
+  usage: WireUsage,
+  envelope: ChunkEnvelope = DEFAULT_ENVELOPE,
+): Record<string, unknown> {
   return {
     id: envelope.id,
     object: 'chat.completion.chunk',
@@ -46,7 +49,11 @@ export function usageChunk(usage: WireUsage, envelope: ChunkEnvelope = DEFAULT_E
 }
 
 export function wireUsage(promptTokens: number, completionTokens: number): WireUsage {
-  return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: promptTokens + completionTokens,
+  };
 }
 
 /** One SSE event carrying `value` as JSON. */

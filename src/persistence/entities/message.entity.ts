@@ -8,6 +8,8 @@ export interface StoredToolCall {
   name: string;
   /** The model's arguments as it wrote them (JSON text). */
   arguments: string;
+  /** Provider data that must be sent back with the call (e.g. Gemini's thought signature). */
+  extraContent?: Record<string, unknown>;
 }
 
 @Entity({ name: 'messages' })

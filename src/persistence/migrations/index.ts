@@ -1,4 +1,4 @@
-import { Initial1795348695511 } from './1795348695511-initial';
+import { Initial1795350083586 } from './1795350083586-initial';
 
 /** Every committed migration, oldest first. Never edit one that has landed; add a new one. */
-export const MIGRATIONS = [Initial1795348695511];
+export const MIGRATIONS = [Initial1795350083586];

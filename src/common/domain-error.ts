@@ -1,0 +1,27 @@
+/** Every failure the API reports on purpose has one of these codes; the exception filter maps each to HTTP. */
+export enum ErrorCode {
+  SessionNotFound = 'SESSION_NOT_FOUND',
+  RunNotFound = 'RUN_NOT_FOUND',
+  ToolCallNotFound = 'TOOL_CALL_NOT_FOUND',
+  SessionBusy = 'SESSION_BUSY',
+  ToolCallNotWaiting = 'TOOL_CALL_NOT_WAITING',
+  InvalidRequest = 'INVALID_REQUEST',
+  RateLimited = 'RATE_LIMITED',
+  TooManyActiveRuns = 'TOO_MANY_ACTIVE_RUNS',
+  ServerBusy = 'SERVER_BUSY',
+  ShuttingDown = 'SHUTTING_DOWN',
+}
+
+export class DomainError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    /** Extra fields sent beside statusCode/message/error, e.g. `runId`. */
+    readonly details: Record<string, unknown> = {},
+    /** Seconds, for 429/503 answers. */
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+    this.name = 'DomainError';
+  }
+}
