@@ -1,0 +1,28 @@
+import { Module } from '@nestjs/common';
+import { LlmModule } from '../llm/llm.module';
+import { ToolsModule } from '../tools/tools.module';
+import { RunEventHub } from './run-event-hub.service';
+import { RunOrchestrator } from './run-orchestrator.service';
+import { RunStore } from './run-store.service';
+import { RunSupervisor } from './run-supervisor.service';
+import { RunService } from './run.service';
+import { SessionStore } from './session-store.service';
+import { SessionsService } from './sessions.service';
+import { ToolStepService } from './tool-step.service';
+
+/** Runs and the loop: sessions, the orchestrator, the event log and the clocks of durable runs. */
+@Module({
+  imports: [LlmModule, ToolsModule],
+  providers: [
+    RunStore,
+    SessionStore,
+    SessionsService,
+    RunEventHub,
+    ToolStepService,
+    RunOrchestrator,
+    RunService,
+    RunSupervisor,
+  ],
+  exports: [SessionsService, RunService, RunEventHub, ToolsModule],
+})
+export class AgentModule {}

@@ -1,0 +1,77 @@
+/**
+ * The event stream's vocabulary (../shared/API.md, "The event stream"). Every event a run emits is
+ * one of these; `seq` is assigned by the run's event sink, 1, 2, 3 … within the run.
+ */
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export type ToolExecutor = 'server' | 'client';
+
+export type RunEventBody =
+  | { type: 'run_started'; sessionId: string; model: string }
+  | { type: 'text'; delta: string }
+  | {
+      type: 'tool_call_start';
+      toolCallId: string;
+      name: string;
+      arguments: unknown;
+      executor: ToolExecutor;
+    }
+  | { type: 'tool_approval_required'; toolCallId: string; name: string; arguments: unknown; reason: string }
+  | { type: 'tool_call_output'; toolCallId: string; stream: 'stdout' | 'stderr'; chunk: string }
+  | {
+      type: 'tool_call_result';
+      toolCallId: string;
+      name: string;
+      content: string;
+      isError: boolean;
+      durationMs: number;
+      errorCode?: string;
+      truncated?: boolean;
+    }
+  | {
+      type: 'step_finished';
+      iteration: number;
+      finishReason: string;
+      usage: Usage;
+      /** Messages of the session's history left out of this model call to stay within the budget. */
+      omittedMessages?: number;
+    }
+  | {
+      type: 'done';
+      sessionId: string;
+      status: 'completed' | 'max_iterations' | 'cancelled';
+      iterations: number;
+      usage: Usage;
+      messageId: string | null;
+    }
+  | { type: 'error'; code: string; message: string; retryable: boolean };
+
+export type RunEventType = RunEventBody['type'];
+
+export type RunEvent = RunEventBody & { runId: string; seq: number };
+
+/** An event as it is stored and sent: its number, its type and its JSON text (serialised once). */
+export interface SerializedEvent {
+  seq: number;
+  type: RunEventType;
+  data: string;
+}
+
+export function isTerminalEvent(type: string): boolean {
+  return type === 'done' || type === 'error';
+}
+
+export function serializeEvent(runId: string, seq: number, body: RunEventBody): SerializedEvent {
+  return { seq, type: body.type, data: JSON.stringify({ ...body, runId, seq }) };
+}
+
+export function serializeEvents(
+  runId: string,
+  lastSeq: number,
+  bodies: readonly RunEventBody[],
+): SerializedEvent[] {
+  return bodies.map((body, i) => serializeEvent(runId, lastSeq + i + 1, body));
+}

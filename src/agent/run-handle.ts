@@ -1,0 +1,106 @@
+import type { Usage } from './run-events';
+import type { RunEventSink } from './run-event-sink';
+import type { MessageRow, RunRow } from './run-store.service';
+import type { SessionRow } from './session-store.service';
+import type { Toolset } from './toolset';
+
+export type StopReason = 'cancelled' | 'disconnected' | 'shutdown';
+
+/** Why a run was stopped from outside, carried as the AbortSignal's reason. */
+export class RunStopped extends Error {
+  constructor(readonly reason: StopReason) {
+    super(
+      reason === 'cancelled'
+        ? 'The run was cancelled.'
+        : reason === 'disconnected'
+          ? 'The run was cancelled because its client disconnected.'
+          : 'The server shut down while the run was in progress.',
+    );
+    this.name = 'RunStopped';
+  }
+}
+
+/**
+ * Everything this process holds about a run it drives. It is rebuilt from the database whenever a
+ * process takes a run up, so nothing here is needed to continue the run elsewhere.
+ */
+export class RunHandle {
+  private readonly controller = new AbortController();
+  /** Text of the model call in progress, not stored yet. */
+  streamingText = '';
+  lastAssistantMessageId: string | null;
+  readonly startedAt = Date.now();
+  private finished!: () => void;
+  readonly done = new Promise<void>((resolve) => (this.finished = resolve));
+
+  constructor(
+    readonly run: RunRow,
+    readonly session: SessionRow,
+    readonly sink: RunEventSink,
+    readonly toolset: Toolset,
+    /** The session's messages in order; kept in step with what is stored. */
+    readonly conversation: MessageRow[],
+    /** Tool-call ids used in this run, and how often each (name, arguments) was asked for. */
+    readonly callIds: Set<string>,
+    readonly callCounts: Map<string, number>,
+    /** Seq of the run's user message: the history budget never drops this run's own messages. */
+    readonly firstMessageSeq: number,
+  ) {
+    this.lastAssistantMessageId =
+      [...conversation].reverse().find((m) => m.role === 'assistant' && m.runId === run.id)?.id ?? null;
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get usage(): Usage {
+    return { promptTokens: this.run.promptTokens, completionTokens: this.run.completionTokens };
+  }
+
+  stop(reason: StopReason): void {
+    if (!this.controller.signal.aborted) this.controller.abort(new RunStopped(reason));
+  }
+
+  get stopReason(): StopReason | null {
+    const reason: unknown = this.controller.signal.reason;
+    return reason instanceof RunStopped ? reason.reason : null;
+  }
+
+  /** Inserts stored messages in their place (tool results arrive out of order; seq orders them). */
+  addMessages(messages: MessageRow[]): void {
+    for (const m of messages) {
+      let i = this.conversation.length;
+      while (i > 0 && this.conversation[i - 1].seq > m.seq) i--;
+      this.conversation.splice(i, 0, m);
+      if (m.role === 'assistant') this.lastAssistantMessageId = m.id;
+    }
+  }
+
+  markFinished(): void {
+    this.finished();
+  }
+}
+
+/** The doom-loop key of a call: the same tool with the same arguments. */
+export function callKey(name: string, rawArguments: string): string {
+  let canonical = rawArguments.trim();
+  try {
+    canonical = JSON.stringify(sortKeys(JSON.parse(canonical)));
+  } catch {
+    // Broken JSON is compared as written.
+  }
+  return `${name}\u0000${canonical}`;
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]),
+    );
+  }
+  return value;
+}

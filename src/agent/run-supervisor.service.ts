@@ -1,0 +1,60 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import { APP_CONFIG } from '../config/config.module';
+import type { AppConfig } from '../config/app-config';
+import { RunService } from './run.service';
+
+const EXPIRY_EVERY_MS = 1000;
+
+/**
+ * The clocks of durable runs, on every process: waiting calls past their deadline are settled
+ * (within about a second, also after a restart), this process's leases are renewed, and runs whose
+ * process died are ended.
+ */
+@Injectable()
+export class RunSupervisor implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(RunSupervisor.name);
+  private readonly timers: NodeJS.Timeout[] = [];
+
+  constructor(
+    private readonly runs: RunService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    const lease = this.config.runLeaseMs;
+    this.every(EXPIRY_EVERY_MS, 'settle expired calls', () => this.runs.expireWaitingCalls());
+    // Renewed three times a lease, so one slow renewal never loses a live run.
+    this.every(Math.floor(lease / 3), 'renew leases', () => this.runs.renewLeases());
+    this.every(
+      Math.max(1000, Math.floor(lease / 6)),
+      'end abandoned runs',
+      () => this.runs.failAbandonedRuns(),
+      true,
+    );
+  }
+
+  onApplicationShutdown(): void {
+    for (const t of this.timers) clearInterval(t);
+  }
+
+  private every(ms: number, what: string, task: () => Promise<void>, now = false): void {
+    let busy = false;
+    const tick = () => {
+      if (busy) return;
+      busy = true;
+      task()
+        .catch((err: Error) => this.logger.warn(`could not ${what}: ${err.message}`))
+        .finally(() => (busy = false));
+    };
+    if (now) setImmediate(tick);
+    const timer = setInterval(tick, ms);
+    timer.unref();
+    this.timers.push(timer);
+  }
+}

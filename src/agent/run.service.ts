@@ -1,0 +1,492 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { APP_CONFIG } from '../config/config.module';
+import type { AppConfig } from '../config/app-config';
+import { DomainError, ErrorCode } from '../common/domain-error';
+import { MetricsService } from '../metrics/metrics.service';
+import { PgNotifications } from '../persistence/pg-notifications.service';
+import type { ToolCallApproval } from '../persistence/entities/tool-call.entity';
+import { ToolRegistry } from '../tools/tool-registry.service';
+import { RunEventHub } from './run-event-hub.service';
+import { RunEventSink } from './run-event-sink';
+import { serializeEvents, type RunEventBody, type SerializedEvent } from './run-events';
+import { RunFinalization, type FinalOutcome } from './run-finalization';
+import { RunHandle, RunStopped, callKey, type StopReason } from './run-handle';
+import { RunOrchestrator } from './run-orchestrator.service';
+import { RunStore, type RunRow, type ToolCallRow } from './run-store.service';
+import { SessionStore, type SessionRow } from './session-store.service';
+import { SessionsService, type SessionOptions } from './sessions.service';
+import { errorSettlement, resultEvent } from './tool-step.service';
+import { Toolset } from './toolset';
+
+const RUN_CANCEL_CHANNEL = 'lw_run_cancel';
+
+export interface StartRun {
+  prompt: string;
+  sessionId?: string;
+  /** Options of the session to create when there is no sessionId. */
+  session?: SessionOptions;
+}
+
+export type Decision =
+  | { kind: 'approval'; approve: boolean; reason?: string; arguments?: Record<string, unknown> }
+  | { kind: 'result'; content: string; isError: boolean };
+
+/**
+ * The life of runs around the loop: starting one, taking one up again (after a wait, on any
+ * process), deciding waiting calls, cancelling, and ending runs that nobody drives any more.
+ * Every state change locks the run's row first, so exactly one process moves a run at a time.
+ */
+@Injectable()
+export class RunService implements OnModuleInit, BeforeApplicationShutdown {
+  /** Names this process in run leases. */
+  readonly processId = randomUUID();
+  private readonly logger = new Logger(RunService.name);
+  private readonly handles = new Map<string, RunHandle>();
+  private draining = false;
+
+  constructor(
+    private readonly store: RunStore,
+    private readonly sessionStore: SessionStore,
+    private readonly sessions: SessionsService,
+    private readonly hub: RunEventHub,
+    private readonly orchestrator: RunOrchestrator,
+    private readonly registry: ToolRegistry,
+    private readonly notifications: PgNotifications,
+    private readonly metrics: MetricsService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    await this.notifications.listen(RUN_CANCEL_CHANNEL, (runId) =>
+      this.handles.get(runId)?.stop('cancelled'),
+    );
+  }
+
+  /** Stops taking runs, lets the running ones finish within the grace period, then stops the rest. */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.draining = true;
+    const running = () => [...this.handles.values()].map((h) => h.done);
+    const graceOver = new Promise<void>((resolve) =>
+      setTimeout(resolve, this.config.shutdownGraceMs).unref(),
+    );
+    await Promise.race([Promise.all(running()), graceOver]);
+    for (const h of this.handles.values()) h.stop('shutdown');
+    await Promise.all(running());
+  }
+
+  /** Runs this process drives now. */
+  get localRunIds(): string[] {
+    return [...this.handles.keys()];
+  }
+
+  /** Creates the run (and the session when needed), stores the prompt and starts driving it. */
+  async start(owner: string, input: StartRun): Promise<{ runId: string; sessionId: string }> {
+    if (this.draining)
+      throw new DomainError(
+        ErrorCode.ShuttingDown,
+        'The server is shutting down; retry on another instance',
+        {},
+        1,
+      );
+    if (this.handles.size >= this.config.maxActiveRuns) {
+      throw new DomainError(
+        ErrorCode.ServerBusy,
+        'The server is running as many runs as it may; retry shortly',
+        {},
+        1,
+      );
+    }
+    const runId = randomUUID();
+    let session!: SessionRow;
+    let run!: RunRow;
+    let userSeq = 0;
+    let model = '';
+    const events: SerializedEvent[] = [];
+    await this.store.transaction(async (tx) => {
+      session = input.sessionId
+        ? await this.sessions.find(owner, input.sessionId, tx)
+        : await this.sessions.create(owner, { title: titleFrom(input.prompt), ...input.session }, tx);
+      const active = await this.store.activeRunOfSession(tx, session.id);
+      if (active) throw sessionBusy(session.id, active);
+      await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [owner]);
+      const counts = await this.store.ownerRunCounts(tx, owner);
+      if (counts.lastMinute >= this.config.rateLimitRunsPerMinute) {
+        const retryAfter = Math.max(1, Math.ceil((60_000 - counts.oldestAgeMs) / 1000));
+        throw new DomainError(
+          ErrorCode.RateLimited,
+          `Rate limit: at most ${this.config.rateLimitRunsPerMinute} runs a minute per key`,
+          {},
+          retryAfter,
+        );
+      }
+      if (counts.active >= this.config.maxActiveRunsPerKey) {
+        throw new DomainError(
+          ErrorCode.TooManyActiveRuns,
+          `This key already has ${counts.active} active runs (MAX_ACTIVE_RUNS_PER_KEY=${this.config.maxActiveRunsPerKey})`,
+          {},
+          1,
+        );
+      }
+      model = session.model ?? this.config.openai.model;
+      const maxIterations = Math.min(
+        session.maxIterations ?? this.config.maxIterations,
+        this.config.maxIterations,
+      );
+      try {
+        await this.store.insertRun(tx, {
+          id: runId,
+          sessionId: session.id,
+          owner,
+          model,
+          maxIterations,
+          leaseOwner: this.processId,
+        });
+      } catch (err) {
+        // Another request started a run on this session between our check and our insert.
+        if (isUniqueViolation(err))
+          throw sessionBusy(
+            session.id,
+            (await this.store.activeRunOfSession(this.store.queryable, session.id)) ?? '',
+          );
+        throw err;
+      }
+      userSeq = await this.store.reserveMessageSeqs(tx, session.id, 1);
+      await this.store.insertMessages(tx, session.id, runId, [
+        { seq: userSeq, role: 'user', content: input.prompt },
+      ]);
+      events.push(...serializeEvents(runId, 0, [{ type: 'run_started', sessionId: session.id, model }]));
+      await this.store.appendEvents(tx, runId, events);
+      run = {
+        id: runId,
+        sessionId: session.id,
+        owner,
+        status: 'running',
+        model,
+        maxIterations,
+        iterations: 0,
+        promptTokens: 0,
+        completionTokens: 0,
+        error: null,
+        lastSeq: 1,
+        finalMessageId: null,
+        leaseOwner: this.processId,
+        leaseExpired: false,
+        cancelRequested: false,
+        createdAt: new Date(),
+        finishedAt: null,
+      };
+    });
+    const sink = new RunEventSink(runId, 0, this.store, (err) => this.writeFailed(runId, err), events);
+    const conversation = await this.store.sessionMessages(session.id);
+    this.launch(
+      new RunHandle(
+        run,
+        session,
+        sink,
+        new Toolset(this.registry, this.config, session),
+        conversation,
+        new Set(),
+        new Map(),
+        userSeq,
+      ),
+    );
+    this.metrics.runStarted();
+    return { runId, sessionId: session.id };
+  }
+
+  async getRun(owner: string, runId: string): Promise<RunRow & { pendingToolCalls: ToolCallRow[] }> {
+    const run = await this.store.findRun(runId, owner);
+    if (!run) throw runNotFound(runId);
+    const open =
+      run.status === 'requires_action'
+        ? await this.store.unsettledToolCalls(this.store.queryable, runId)
+        : [];
+    return {
+      ...run,
+      pendingToolCalls: open.filter((c) => c.status === 'pending_approval' || c.status === 'awaiting_client'),
+    };
+  }
+
+  /** 404 unless the run exists and is the owner's. */
+  async assertRun(owner: string, runId: string): Promise<RunRow> {
+    const run = await this.store.findRun(runId, owner);
+    if (!run) throw runNotFound(runId);
+    return run;
+  }
+
+  /** Decides a call waiting for a person or the client; the process that decides the last one continues the run. */
+  async decide(owner: string, runId: string, callId: string, decision: Decision): Promise<void> {
+    if (decision.kind === 'approval' && decision.approve && decision.arguments !== undefined) {
+      await this.checkEditedArguments(owner, runId, callId, decision.arguments);
+    }
+    const claimed = await this.settleWaiting(runId, callId, decision, owner);
+    if (claimed) await this.resume(runId);
+  }
+
+  /** Settles calls whose deadline passed (any process may; each call is settled once). */
+  async expireWaitingCalls(): Promise<void> {
+    const expired = await this.store.expiredWaitingCalls(this.store.queryable);
+    for (const { runId, callId } of expired) {
+      const claimed = await this.settleWaiting(runId, callId, { kind: 'expire' }, null).catch(
+        (err: unknown) => {
+          if (!(err instanceof DomainError)) throw err;
+          return false; // someone else settled it first
+        },
+      );
+      if (claimed) await this.resume(runId);
+    }
+  }
+
+  async cancel(owner: string, runId: string): Promise<void> {
+    const run = await this.store.findRun(runId, owner);
+    if (!run) throw runNotFound(runId);
+    if (!isActive(run)) return;
+    const local = this.handles.get(runId);
+    if (local) {
+      local.stop('cancelled');
+      await local.done;
+      return;
+    }
+    if (await this.finishDetached(runId, { status: 'cancelled', why: new RunStopped('cancelled').message }))
+      return;
+    // Another live process drives it: tell it (the flag also reaches it with its next lease renewal).
+    await this.store.requestCancel(runId);
+    await this.store.queryable.query(`SELECT pg_notify('${RUN_CANCEL_CHANNEL}', $1)`, [runId]);
+  }
+
+  /** A stream of the run in this process closed; with ON_DISCONNECT=cancel the last one stops a running run. */
+  streamClosed(runId: string): void {
+    if (this.config.onDisconnect !== 'cancel' || this.hub.followerCount(runId) > 0) return;
+    this.handles.get(runId)?.stop('disconnected');
+  }
+
+  /** Extends the leases of the runs this process drives, and stops those someone asked elsewhere to cancel. */
+  async renewLeases(): Promise<void> {
+    const cancelled = await this.store.renewLeases(this.processId, this.localRunIds);
+    for (const runId of cancelled) this.handles.get(runId)?.stop('cancelled');
+  }
+
+  /** Ends runs whose process died (its lease ran out), keeping what they had produced. */
+  async failAbandonedRuns(): Promise<void> {
+    for (const runId of await this.store.abandonedRunIds()) {
+      if (this.handles.has(runId)) continue;
+      await this.finishDetached(runId, {
+        status: 'failed',
+        error: {
+          code: 'RUN_ABANDONED',
+          message: 'The server process driving this run stopped before it finished.',
+          retryable: true,
+        },
+      });
+    }
+  }
+
+  stopLocal(runId: string, reason: StopReason): void {
+    this.handles.get(runId)?.stop(reason);
+  }
+
+  // ── internals ─────────────────────────────────────────────────────────────
+
+  /** Edited arguments are checked like the model's; invalid ones are a 400 and the call keeps waiting. */
+  private async checkEditedArguments(
+    owner: string,
+    runId: string,
+    callId: string,
+    args: Record<string, unknown>,
+  ): Promise<void> {
+    await this.assertRun(owner, runId);
+    const call = await this.store.findToolCall(this.store.queryable, runId, callId);
+    const tool = call ? this.registry.get(call.name) : undefined;
+    if (!tool) return; // settleWaiting answers 404/409 for these
+    const check = this.registry.validate(tool, args);
+    if (!check.ok) throw new DomainError(ErrorCode.InvalidRequest, [`arguments: ${check.message}`].join(''));
+  }
+
+  private launch(h: RunHandle): void {
+    this.handles.set(h.run.id, h);
+    this.hub.attach(h.sink);
+    this.metrics.activeRuns.inc();
+    void this.orchestrator
+      .drive(h)
+      .then(
+        (outcome) => {
+          if (outcome !== 'requires_action')
+            this.metrics.runFinished(outcome, Date.now() - h.run.createdAt.getTime());
+        },
+        (err: Error) =>
+          this.logger.error({ runId: h.run.id, msg: `run could not be ended cleanly: ${err.message}` }),
+      )
+      .finally(async () => {
+        await h.sink.close();
+        this.hub.detach(h.sink);
+        if (this.handles.get(h.run.id) === h) this.handles.delete(h.run.id);
+        this.metrics.activeRuns.dec();
+        h.markFinished();
+      });
+  }
+
+  /** Takes up a run this process has just claimed (status `running`, leased to it). */
+  private async resume(runId: string): Promise<void> {
+    const run = await this.store.findRun(runId);
+    if (!run || run.status !== 'running' || run.leaseOwner !== this.processId) return;
+    const session = await this.sessionStore.find(run.sessionId, null);
+    if (!session) return;
+    const [conversation, previousCalls] = await Promise.all([
+      this.store.sessionMessages(run.sessionId),
+      this.store.runToolCallKeys(runId),
+    ]);
+    const callIds = new Set(previousCalls.map((c) => c.callId));
+    const callCounts = new Map<string, number>();
+    for (const c of previousCalls)
+      callCounts.set(
+        callKey(c.name, c.rawArguments),
+        (callCounts.get(callKey(c.name, c.rawArguments)) ?? 0) + 1,
+      );
+    const firstSeq = conversation.find((m) => m.runId === runId && m.role === 'user')?.seq ?? 0;
+    const sink = new RunEventSink(runId, run.lastSeq, this.store, (err) => this.writeFailed(runId, err));
+    const h = new RunHandle(
+      run,
+      session,
+      sink,
+      new Toolset(this.registry, this.config, session),
+      conversation,
+      callIds,
+      callCounts,
+      firstSeq,
+    );
+    if (run.cancelRequested) h.stop('cancelled');
+    this.launch(h);
+  }
+
+  /**
+   * Applies a decision to one waiting call, under the run's lock. Returns true when it was the last
+   * waiting call and this process has claimed the run to continue it.
+   */
+  private async settleWaiting(
+    runId: string,
+    callId: string,
+    decision: Decision | { kind: 'expire' },
+    owner: string | null,
+  ): Promise<boolean> {
+    return this.store.transaction(async (tx) => {
+      const run = await this.store.lockRun(tx, runId);
+      if (!run || (owner !== null && run.owner !== owner)) throw runNotFound(runId);
+      const call = await this.store.findToolCall(tx, runId, callId);
+      if (!call)
+        throw new DomainError(ErrorCode.ToolCallNotFound, `Tool call ${callId} not found in run ${runId}`);
+      const waitingFor =
+        call.status === 'pending_approval' ? 'approval' : call.status === 'awaiting_client' ? 'result' : null;
+      if (decision.kind === 'expire') {
+        if (run.status !== 'requires_action' || waitingFor === null) return false;
+      } else {
+        const expired = call.deadlineAt !== null && call.deadlineAt.getTime() <= Date.now();
+        if (run.status !== 'requires_action' || waitingFor !== decision.kind || expired) {
+          throw new DomainError(
+            ErrorCode.ToolCallNotWaiting,
+            `Tool call ${callId} is not waiting for ${decision.kind === 'result' ? 'a client result' : 'approval'}` +
+              (expired ? ' (its deadline has passed)' : ''),
+            { runId, status: call.status },
+          );
+        }
+      }
+
+      const events: RunEventBody[] = [];
+      const decidedAt = new Date().toISOString();
+      if (decision.kind === 'approval' && decision.approve) {
+        const approval: ToolCallApproval = {
+          approved: true,
+          reason: decision.reason ?? null,
+          editedArguments: decision.arguments ?? null,
+          decidedAt,
+        };
+        await this.store.approveToolCall(tx, call.id, approval, decision.arguments);
+      } else {
+        const settlement =
+          decision.kind === 'approval'
+            ? errorSettlement(
+                'REJECTED',
+                `A person rejected this call${decision.reason ? `: ${decision.reason}` : '.'} It was not run.`,
+              )
+            : decision.kind === 'result'
+              ? {
+                  status: decision.isError ? ('error' as const) : ('completed' as const),
+                  result: decision.content,
+                  isError: decision.isError,
+                  errorCode: decision.isError ? 'EXECUTION_ERROR' : null,
+                  truncated: false,
+                  durationMs: Date.now() - call.createdAt.getTime(),
+                  changes: null,
+                }
+              : errorSettlement(
+                  'EXPIRED',
+                  call.status === 'pending_approval'
+                    ? 'Nobody approved or rejected this call in time; it was not run.'
+                    : 'The client did not send a result for this call in time.',
+                );
+        const approval: ToolCallApproval | undefined =
+          decision.kind === 'approval'
+            ? { approved: false, reason: decision.reason ?? null, editedArguments: null, decidedAt }
+            : undefined;
+        await this.store.settleToolCall(tx, call, settlement, { approval });
+        events.push(resultEvent(call.callId, call.name, settlement));
+      }
+      const claimed = (await this.store.countWaitingToolCalls(tx, runId)) === 0;
+      if (claimed) await this.store.updateRun(tx, runId, { status: 'running', leaseOwner: this.processId });
+      await this.store.appendEvents(tx, runId, serializeEvents(runId, run.lastSeq, events));
+      return claimed;
+    });
+  }
+
+  /**
+   * Ends a run no process is driving: one waiting for people, or one whose process died. Returns
+   * false when a live process drives it after all.
+   */
+  private async finishDetached(runId: string, outcome: FinalOutcome): Promise<boolean> {
+    const result = await this.store.transaction(async (tx) => {
+      const run = await this.store.lockRun(tx, runId);
+      if (!run || !isActive(run)) return 'ended' as const;
+      if (run.status === 'running' && !run.leaseExpired) return 'driven' as const;
+      const partialText = run.status === 'running' ? await this.store.unfinishedText(tx, runId) : '';
+      const open = await this.store.unsettledToolCalls(tx, runId);
+      const last = await this.store.lastAssistantMessageId(tx, runId);
+      const finalization = new RunFinalization(run, outcome, partialText, open, last);
+      await finalization.apply(this.store, tx);
+      await this.store.appendEvents(tx, runId, serializeEvents(runId, run.lastSeq, finalization.events));
+      return outcome.status;
+    });
+    if (result === 'cancelled' || result === 'failed') this.metrics.runFinished(result, 0);
+    return result !== 'driven';
+  }
+
+  private writeFailed(runId: string, err: Error): void {
+    this.logger.error({ runId, msg: `could not store events: ${err.message}` });
+  }
+}
+
+function isActive(run: RunRow): boolean {
+  return run.status === 'running' || run.status === 'requires_action';
+}
+
+function runNotFound(runId: string): DomainError {
+  return new DomainError(ErrorCode.RunNotFound, `Run ${runId} not found`);
+}
+
+function sessionBusy(sessionId: string, runId: string): DomainError {
+  return new DomainError(ErrorCode.SessionBusy, `Session ${sessionId} already has an active run`, { runId });
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505';
+}
+
+function titleFrom(prompt: string): string {
+  const line = prompt.trim().split('\n')[0] ?? '';
+  return line.length > 80 ? `${line.slice(0, 77)}…` : line;
+}

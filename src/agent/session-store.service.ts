@@ -1,0 +1,86 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import type { SessionMode } from '../config/app-config';
+import type { ClientToolDefinition } from '../persistence/entities/session.entity';
+import { returningRows, type Queryable } from './run-store.service';
+
+export interface SessionRow {
+  id: string;
+  owner: string;
+  title: string | null;
+  systemPrompt: string | null;
+  model: string | null;
+  mode: SessionMode;
+  tools: string[] | null;
+  clientTools: ClientToolDefinition[];
+  maxIterations: number | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type NewSession = Omit<SessionRow, 'createdAt' | 'updatedAt'>;
+
+const COLUMNS = `id, owner, title, system_prompt AS "systemPrompt", model, mode, tools, client_tools AS "clientTools",
+  max_iterations AS "maxIterations", created_at AS "createdAt", updated_at AS "updatedAt"`;
+
+/** Sessions in PostgreSQL. Every read takes the owner: another key's session does not exist. */
+@Injectable()
+export class SessionStore {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  async insert(tx: Queryable, s: NewSession, systemMessage: string): Promise<SessionRow> {
+    const rows: SessionRow[] = await tx.query(
+      `WITH s AS (
+         INSERT INTO sessions (id, owner, title, system_prompt, model, mode, tools, client_tools, max_iterations, next_message_seq)
+         VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, 2)
+         RETURNING ${COLUMNS}
+       ), m AS (
+         INSERT INTO messages (id, session_id, seq, role, content) SELECT gen_random_uuid(), id, 1, 'system', $10 FROM s
+       )
+       SELECT * FROM s`,
+      [
+        s.id,
+        s.owner,
+        s.title,
+        s.systemPrompt,
+        s.model,
+        s.mode,
+        s.tools === null ? null : JSON.stringify(s.tools),
+        JSON.stringify(s.clientTools),
+        s.maxIterations,
+        systemMessage,
+      ],
+    );
+    return rows[0];
+  }
+
+  async find(id: string, owner: string | null, q: Queryable = this.db.manager): Promise<SessionRow | null> {
+    const rows: SessionRow[] = await q.query(
+      `SELECT ${COLUMNS} FROM sessions WHERE id = $1 ${owner === null ? '' : 'AND owner = $2'}`,
+      owner === null ? [id] : [id, owner],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Newest first; the cursor is the last row's (created_at, id). */
+  async list(
+    owner: string,
+    limit: number,
+    cursor: { createdAt: string; id: string } | null,
+  ): Promise<(SessionRow & { cursorAt: string })[]> {
+    return this.db.query(
+      `SELECT ${COLUMNS}, created_at::text AS "cursorAt" FROM sessions WHERE owner = $1
+         ${cursor ? 'AND (created_at, id) < ($3::timestamptz, $4::uuid)' : ''}
+       ORDER BY created_at DESC, id DESC LIMIT $2`,
+      cursor ? [owner, limit, cursor.createdAt, cursor.id] : [owner, limit],
+    );
+  }
+
+  async delete(id: string, owner: string): Promise<boolean> {
+    const rows = returningRows<{ id: string }>(
+      await this.db.query(`DELETE FROM sessions WHERE id = $1 AND owner = $2 RETURNING id`, [id, owner]),
+    );
+    return rows.length > 0;
+  }
+}

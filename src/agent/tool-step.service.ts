@@ -1,0 +1,263 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { APP_CONFIG } from '../config/config.module';
+import type { AppConfig } from '../config/app-config';
+import type { ModelToolCall } from '../llm/model-provider';
+import { MetricsService } from '../metrics/metrics.service';
+import type { ToolCallStatus } from '../persistence/entities/tool-call.entity';
+import { checkAgainst } from '../tools/json-schema';
+import type { ToolErrorCode, ToolResult } from '../tools/tool';
+import { parseToolArguments } from '../tools/tool-arguments';
+import { ToolRegistry } from '../tools/tool-registry.service';
+import { ToolRunner } from '../tools/tool-runner.service';
+import { callKey, type RunHandle } from './run-handle';
+import type { RunEventBody } from './run-events';
+import { RunStore, type ToolCallRow, type ToolCallSettlement } from './run-store.service';
+
+/** The same tool with the same arguments is run at most twice in a run; the third ask is refused. */
+const MAX_IDENTICAL_CALLS = 2;
+
+/** A call the model asked for, decided: run it, wait for someone, or answer it at once with an error. */
+export interface PlannedCall {
+  id: string;
+  callId: string;
+  position: number;
+  name: string;
+  rawArguments: string;
+  /** Parsed arguments, or the raw text when they are not a JSON object. */
+  eventArguments: unknown;
+  executor: 'server' | 'client';
+  status: Extract<ToolCallStatus, 'pending' | 'pending_approval' | 'awaiting_client' | 'error'>;
+  settlement: ToolCallSettlement | null;
+  approvalReason: string | null;
+}
+
+/** Decides what happens to each tool call of a step, and runs the ones that may run. */
+@Injectable()
+export class ToolStepService {
+  constructor(
+    private readonly runner: ToolRunner,
+    private readonly registry: ToolRegistry,
+    private readonly store: RunStore,
+    private readonly metrics: MetricsService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** Decides every call in the order the model asked; `lastIteration` answers them all with an error. */
+  async plan(h: RunHandle, calls: readonly ModelToolCall[], lastIteration: boolean): Promise<PlannedCall[]> {
+    const planned: PlannedCall[] = [];
+    for (const [position, call] of calls.entries()) {
+      const callId = this.uniqueCallId(h, call.id);
+      const rawArguments = call.arguments.trim() === '' ? '{}' : call.arguments;
+      const key = callKey(call.name, rawArguments);
+      const seen = h.callCounts.get(key) ?? 0;
+      h.callCounts.set(key, seen + 1);
+      const parsed = parseToolArguments(rawArguments);
+      const base = {
+        id: randomUUID(),
+        callId,
+        position,
+        name: call.name,
+        rawArguments,
+        eventArguments: parsed.ok ? parsed.value : rawArguments,
+        approvalReason: null,
+      };
+      const lookup = h.toolset.lookup(call.name);
+      const refuse = (code: ToolErrorCode, message: string): PlannedCall => ({
+        ...base,
+        executor: lookup.kind === 'client' ? 'client' : 'server',
+        status: 'error',
+        settlement: errorSettlement(code, message),
+      });
+
+      if (lastIteration) {
+        planned.push(
+          refuse(
+            'MAX_ITERATIONS',
+            `Not run: this run reached its limit of ${h.run.maxIterations} model calls. Answer with what you have.`,
+          ),
+        );
+      } else if (lookup.kind === 'unknown') {
+        planned.push(refuse('UNKNOWN_TOOL', lookup.reason));
+      } else if (lookup.kind === 'refused') {
+        planned.push(refuse('PERMISSION_DENIED', lookup.reason));
+      } else if (!parsed.ok) {
+        planned.push(refuse('INVALID_ARGUMENTS', parsed.message));
+      } else if (seen >= MAX_IDENTICAL_CALLS) {
+        planned.push(
+          refuse(
+            'REPEATED_CALL',
+            `Not run: ${call.name} was already called ${seen} times in this run with exactly these arguments. ` +
+              'Its result will not change; use the results you have or try something different.',
+          ),
+        );
+      } else if (lookup.kind === 'client') {
+        const check = checkAgainst(lookup.validate, parsed.value);
+        planned.push(
+          check.ok
+            ? { ...base, executor: 'client', status: 'awaiting_client', settlement: null }
+            : refuse('INVALID_ARGUMENTS', `Invalid arguments for ${call.name}: ${check.message}`),
+        );
+      } else {
+        const check = this.registry.validate(lookup.tool, parsed.value);
+        if (!check.ok) {
+          planned.push(refuse('INVALID_ARGUMENTS', `Invalid arguments for ${call.name}: ${check.message}`));
+        } else if (lookup.policy === 'confirm') {
+          const summary = await lookup.tool
+            .describeForApproval?.(parsed.value, {
+              workspaceRoot: this.config.workspaceRoot,
+              signal: h.signal,
+              runId: h.run.id,
+              sessionId: h.session.id,
+              toolCallId: callId,
+              config: this.config,
+            })
+            .catch(() => undefined);
+          const why = `${call.name} needs approval in ${h.session.mode} mode.`;
+          planned.push({
+            ...base,
+            executor: 'server',
+            status: 'pending_approval',
+            settlement: null,
+            approvalReason: summary ? `${why}\n${summary}` : why,
+          });
+        } else {
+          planned.push({ ...base, executor: 'server', status: 'pending', settlement: null });
+        }
+      }
+    }
+    return planned;
+  }
+
+  /** The events that announce a planned step, in the model's order. */
+  announce(calls: readonly PlannedCall[]): RunEventBody[] {
+    const events: RunEventBody[] = [];
+    for (const c of calls) {
+      events.push({
+        type: 'tool_call_start',
+        toolCallId: c.callId,
+        name: c.name,
+        arguments: c.eventArguments,
+        executor: c.executor,
+      });
+      if (c.status === 'pending_approval') {
+        events.push({
+          type: 'tool_approval_required',
+          toolCallId: c.callId,
+          name: c.name,
+          arguments: c.eventArguments,
+          reason: c.approvalReason ?? '',
+        });
+      }
+      if (c.settlement) events.push(resultEvent(c.callId, c.name, c.settlement));
+    }
+    return events;
+  }
+
+  /** Runs the step's server calls that may run (pending or approved), concurrently; each result is stored as it comes. */
+  async execute(h: RunHandle, calls: readonly ToolCallRow[]): Promise<void> {
+    const runnable = calls.filter((c) => c.status === 'pending' || c.status === 'approved');
+    if (runnable.length === 0) return;
+    await this.store.markToolCalls(
+      this.store.queryable,
+      runnable.map((c) => c.id),
+      'running',
+      true,
+    );
+    await Promise.all(runnable.map((c) => this.executeOne(h, c)));
+  }
+
+  private async executeOne(h: RunHandle, call: ToolCallRow): Promise<void> {
+    const started = performance.now();
+    const lookup = h.toolset.lookup(call.name);
+    let result: ToolResult;
+    if (lookup.kind !== 'server') {
+      result = {
+        content: `There is no server tool named ${call.name} in this session.`,
+        isError: true,
+        errorCode: 'UNKNOWN_TOOL',
+      };
+    } else {
+      const args = (call.arguments ?? {}) as Record<string, unknown>;
+      result = await this.runner.run(lookup.tool, args, {
+        runId: h.run.id,
+        sessionId: h.session.id,
+        toolCallId: call.callId,
+        parentSignal: h.signal,
+        emitOutput: (stream, chunk) =>
+          h.sink.emit({ type: 'tool_call_output', toolCallId: call.callId, stream, chunk }),
+      });
+    }
+    const durationMs = Math.round(performance.now() - started);
+    const edited = call.approval?.editedArguments;
+    const content =
+      edited === undefined || edited === null
+        ? result.content
+        : `[A person edited the arguments of this call before approving it; it ran with ${JSON.stringify(edited)}]\n${result.content}`;
+    const settlement: ToolCallSettlement = {
+      status: result.isError ? 'error' : 'completed',
+      result: content,
+      isError: result.isError ?? false,
+      errorCode: result.isError ? (result.errorCode ?? 'EXECUTION_ERROR') : null,
+      truncated: result.truncated ?? false,
+      durationMs,
+      changes: result.changes ?? null,
+    };
+    const message = toolMessage(h.run.id, call, content);
+    await h.sink.commit([resultEvent(call.callId, call.name, settlement)], (tx) =>
+      this.store.settleToolCall(tx, call, settlement, { messageId: message.id }),
+    );
+    h.addMessages([message]);
+    this.metrics.toolCall(call.name, settlement.errorCode ?? 'ok', durationMs);
+  }
+
+  private uniqueCallId(h: RunHandle, upstreamId: string): string {
+    let id = upstreamId.trim();
+    // Some servers reuse ids across responses ('0', '1' …): within a run an id must name one call.
+    if (id === '' || h.callIds.has(id)) id = `call_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
+    h.callIds.add(id);
+    return id;
+  }
+}
+
+export function errorSettlement(code: ToolErrorCode, message: string): ToolCallSettlement {
+  return {
+    status: 'error',
+    result: message,
+    isError: true,
+    errorCode: code,
+    truncated: false,
+    durationMs: 0,
+    changes: null,
+  };
+}
+
+export function resultEvent(toolCallId: string, name: string, s: ToolCallSettlement): RunEventBody {
+  return {
+    type: 'tool_call_result',
+    toolCallId,
+    name,
+    content: s.result,
+    isError: s.isError,
+    durationMs: s.durationMs,
+    ...(s.errorCode ? { errorCode: s.errorCode } : {}),
+    ...(s.truncated ? { truncated: true } : {}),
+  };
+}
+
+export function toolMessage(
+  runId: string,
+  call: Pick<ToolCallRow, 'callId' | 'messageSeq'>,
+  content: string,
+) {
+  return {
+    id: randomUUID(),
+    seq: call.messageSeq,
+    role: 'tool' as const,
+    content,
+    toolCalls: null,
+    toolCallId: call.callId,
+    runId,
+    createdAt: new Date(),
+  };
+}

@@ -1,0 +1,90 @@
+import { Injectable } from '@nestjs/common';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Every Prometheus metric the service exports, named once. */
+@Injectable()
+export class MetricsService {
+  readonly registry = new Registry();
+
+  private readonly runsStarted = new Counter({
+    name: 'loopwright_runs_started_total',
+    help: 'Runs started.',
+    registers: [this.registry],
+  });
+  private readonly runsFinished = new Counter({
+    name: 'loopwright_runs_finished_total',
+    help: 'Runs that reached a final status, by status.',
+    labelNames: ['status'] as const,
+    registers: [this.registry],
+  });
+  private readonly runDuration = new Histogram({
+    name: 'loopwright_run_duration_seconds',
+    help: 'Wall time from a run starting to its final status (waits included).',
+    labelNames: ['status'] as const,
+    buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 1800],
+    registers: [this.registry],
+  });
+  private readonly modelCalls = new Histogram({
+    name: 'loopwright_model_call_duration_seconds',
+    help: 'Duration of one streamed model call, by outcome.',
+    labelNames: ['outcome'] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60],
+    registers: [this.registry],
+  });
+  private readonly timeToFirstToken = new Histogram({
+    name: 'loopwright_model_time_to_first_token_seconds',
+    help: 'Time from sending a model request to its first streamed piece.',
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10],
+    registers: [this.registry],
+  });
+  private readonly toolCalls = new Histogram({
+    name: 'loopwright_tool_call_duration_seconds',
+    help: 'Tool calls by tool and outcome, with their duration.',
+    labelNames: ['tool', 'outcome'] as const,
+    buckets: [0.001, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120],
+    registers: [this.registry],
+  });
+  private readonly tokens = new Counter({
+    name: 'loopwright_tokens_total',
+    help: 'Tokens reported by the model, by kind.',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+  readonly activeRuns = new Gauge({
+    name: 'loopwright_active_runs',
+    help: 'Runs this process is driving right now.',
+    registers: [this.registry],
+  });
+  readonly openStreams = new Gauge({
+    name: 'loopwright_open_streams',
+    help: 'Event streams this process has open.',
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  runStarted(): void {
+    this.runsStarted.inc();
+  }
+
+  runFinished(status: string, durationMs: number): void {
+    this.runsFinished.inc({ status });
+    this.runDuration.observe({ status }, durationMs / 1000);
+  }
+
+  modelCall(outcome: 'ok' | 'error' | 'aborted', durationMs: number, firstTokenMs: number | null): void {
+    this.modelCalls.observe({ outcome }, durationMs / 1000);
+    if (firstTokenMs !== null) this.timeToFirstToken.observe(firstTokenMs / 1000);
+  }
+
+  toolCall(tool: string, outcome: string, durationMs: number): void {
+    this.toolCalls.observe({ tool, outcome }, durationMs / 1000);
+  }
+
+  tokensUsed(prompt: number, completion: number): void {
+    if (prompt > 0) this.tokens.inc({ kind: 'prompt' }, prompt);
+    if (completion > 0) this.tokens.inc({ kind: 'completion' }, completion);
+  }
+}
