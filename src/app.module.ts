@@ -1,0 +1,25 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { ChatModule } from './chat/chat.module';
+import type { AppConfig } from './config/app-config';
+import { ConfigModule } from './config/config.module';
+import { HealthModule } from './health/health.module';
+import { MetricsModule } from './metrics/metrics.module';
+import { LoggingModule } from './observability/logging.module';
+import { PersistenceModule } from './persistence/persistence.module';
+
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig, databaseUrl: string): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggingModule,
+        PersistenceModule.forRoot(databaseUrl),
+        MetricsModule,
+        HealthModule,
+        ChatModule,
+      ],
+    };
+  }
+}

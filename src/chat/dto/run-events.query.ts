@@ -1,0 +1,12 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { IsOptional, Matches } from 'class-validator';
+
+export class RunEventsQuery {
+  @ApiPropertyOptional({
+    description: 'Replay events after this seq (same as the Last-Event-ID header)',
+    example: '0',
+  })
+  @IsOptional()
+  @Matches(/^\d{1,9}$/, { message: 'after must be a whole number' })
+  after?: string;
+}

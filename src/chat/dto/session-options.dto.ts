@@ -1,0 +1,100 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  IsArray,
+  IsIn,
+  IsInt,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  Min,
+  MinLength,
+  ValidateNested,
+} from 'class-validator';
+import type { SessionMode } from '../../config/app-config';
+
+export class ClientFunctionDto {
+  @ApiProperty({
+    example: 'get_location',
+    description: 'Unique among server and client tools; [a-zA-Z0-9_-]{1,64}',
+  })
+  @IsString()
+  @Matches(/^[a-zA-Z0-9_-]{1,64}$/, { message: 'name must be 1–64 letters, digits, _ or -' })
+  name!: string;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsString()
+  description?: string;
+
+  @ApiPropertyOptional({
+    description: 'JSON Schema of the arguments (an object schema)',
+    type: 'object',
+    additionalProperties: true,
+  })
+  @IsOptional()
+  @IsObject()
+  parameters?: Record<string, unknown>;
+}
+
+export class ClientToolDto {
+  @ApiProperty({ enum: ['function'] })
+  @IsIn(['function'])
+  type!: 'function';
+
+  @ApiProperty({ type: ClientFunctionDto })
+  @ValidateNested()
+  @Type(() => ClientFunctionDto)
+  @IsObject()
+  function!: ClientFunctionDto;
+}
+
+/** SessionOptions of the contract: every field optional. */
+export class SessionOptionsDto {
+  @ApiPropertyOptional({ maxLength: 200 })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  title?: string;
+
+  @ApiPropertyOptional({ description: "Replaces the server's default system prompt" })
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  systemPrompt?: string;
+
+  @ApiPropertyOptional({ description: 'Model name at the upstream; defaults to LLM_MODEL' })
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  model?: string;
+
+  @ApiPropertyOptional({ enum: ['safe', 'write', 'exec'], default: 'safe' })
+  @IsOptional()
+  @IsIn(['safe', 'write', 'exec'])
+  mode?: SessionMode;
+
+  @ApiPropertyOptional({
+    type: [String],
+    description: 'Server tools this session may use; default all the mode allows',
+  })
+  @IsOptional()
+  @IsArray()
+  @IsString({ each: true })
+  tools?: string[];
+
+  @ApiPropertyOptional({ type: [ClientToolDto], description: 'Tools the client executes' })
+  @IsOptional()
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => ClientToolDto)
+  clientTools?: ClientToolDto[];
+
+  @ApiPropertyOptional({ minimum: 1, description: 'At most MAX_ITERATIONS' })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  maxIterations?: number;
+}

@@ -1,0 +1,56 @@
+import type { MessageRow, RunRow, ToolCallRow } from '../agent/run-store.service';
+import type { SessionRow } from '../agent/session-store.service';
+
+/** The JSON shapes of the contract, built from stored rows (internal columns stay inside). */
+
+export function sessionView(s: SessionRow) {
+  return {
+    id: s.id,
+    title: s.title,
+    systemPrompt: s.systemPrompt,
+    model: s.model,
+    mode: s.mode,
+    tools: s.tools,
+    clientTools: s.clientTools,
+    maxIterations: s.maxIterations,
+    createdAt: s.createdAt,
+    updatedAt: s.updatedAt,
+  };
+}
+
+export function messageView(m: MessageRow) {
+  return {
+    id: m.id,
+    role: m.role,
+    content: m.content,
+    ...(m.toolCalls
+      ? { toolCalls: m.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })) }
+      : {}),
+    ...(m.toolCallId ? { toolCallId: m.toolCallId } : {}),
+    createdAt: m.createdAt,
+  };
+}
+
+export function runView(r: RunRow & { pendingToolCalls: ToolCallRow[] }) {
+  return {
+    id: r.id,
+    sessionId: r.sessionId,
+    status: r.status,
+    model: r.model,
+    iterations: r.iterations,
+    maxIterations: r.maxIterations,
+    usage: { promptTokens: r.promptTokens, completionTokens: r.completionTokens },
+    pendingToolCalls: r.pendingToolCalls.map((c) => ({
+      toolCallId: c.callId,
+      name: c.name,
+      arguments: c.arguments ?? c.rawArguments,
+      executor: c.executor,
+      waitingFor: c.status === 'pending_approval' ? 'approval' : 'result',
+      reason: c.approvalReason,
+      expiresAt: c.deadlineAt,
+    })),
+    error: r.error,
+    createdAt: r.createdAt,
+    finishedAt: r.finishedAt,
+  };
+}

@@ -1,0 +1,37 @@
+import { Injectable } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { RunEventHub } from '../agent/run-event-hub.service';
+import { RunService, type StartRun } from '../agent/run.service';
+import { EventStreamService } from './sse/event-stream.service';
+
+/** Starting a run and following one, each as an event stream on the reply. */
+@Injectable()
+export class RunStreamsService {
+  constructor(
+    private readonly runs: RunService,
+    private readonly hub: RunEventHub,
+    private readonly streams: EventStreamService,
+  ) {}
+
+  async startAndStream(owner: string, input: StartRun, reply: FastifyReply): Promise<void> {
+    this.streams.assertCapacity();
+    const { runId, sessionId } = await this.runs.start(owner, input);
+    await this.streams.write(
+      reply,
+      { 'x-run-id': runId, 'x-session-id': sessionId },
+      (signal) => this.hub.follow(runId, 0, signal),
+      () => this.runs.streamClosed(runId),
+    );
+  }
+
+  async follow(owner: string, runId: string, after: number, reply: FastifyReply): Promise<void> {
+    this.streams.assertCapacity();
+    const run = await this.runs.assertRun(owner, runId);
+    await this.streams.write(
+      reply,
+      { 'x-run-id': runId, 'x-session-id': run.sessionId },
+      (signal) => this.hub.follow(runId, after, signal),
+      () => this.runs.streamClosed(runId),
+    );
+  }
+}

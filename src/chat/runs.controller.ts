@@ -1,0 +1,91 @@
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { RunService } from '../agent/run.service';
+import { Owner } from '../auth/owner.decorator';
+import { DomainError, ErrorCode } from '../common/domain-error';
+import { ApiEventStream } from '../http/api-event-stream.decorator';
+import { ApprovalDto } from './dto/approval.dto';
+import { RunEventsQuery } from './dto/run-events.query';
+import { ToolResultDto } from './dto/tool-result.dto';
+import { runView } from './presenters';
+import { RunStreamsService } from './run-streams.service';
+import { RunIdPipe } from './uuid-or-404.pipe';
+
+@ApiTags('runs')
+@Controller('v1/runs')
+export class RunsController {
+  constructor(
+    private readonly runs: RunService,
+    private readonly streams: RunStreamsService,
+  ) {}
+
+  @Get(':id')
+  @ApiOperation({ summary: "A run's status, usage and the calls it waits for" })
+  async get(@Owner() owner: string, @Param('id', RunIdPipe) id: string) {
+    return runView(await this.runs.getRun(owner, id));
+  }
+
+  @Get(':id/events')
+  @ApiOperation({
+    summary: 'Every event of the run after Last-Event-ID (or ?after=), then live ones until it ends',
+  })
+  @ApiHeader({ name: 'Last-Event-ID', required: false })
+  @ApiEventStream()
+  events(
+    @Owner() owner: string,
+    @Param('id', RunIdPipe) id: string,
+    @Query() query: RunEventsQuery,
+    @Headers('last-event-id') lastEventId: string | undefined,
+    @Res() reply: FastifyReply,
+  ) {
+    return this.streams.follow(owner, id, resumePoint(lastEventId, query.after), reply);
+  }
+
+  @Post(':id/cancel')
+  @HttpCode(202)
+  @ApiOperation({ summary: 'Cancel the run (idempotent)' })
+  async cancel(@Owner() owner: string, @Param('id', RunIdPipe) id: string): Promise<void> {
+    await this.runs.cancel(owner, id);
+  }
+
+  @Post(':id/tool-calls/:callId/approval')
+  @HttpCode(202)
+  @ApiOperation({ summary: 'Approve (possibly with edited arguments) or reject a call waiting for approval' })
+  async approve(
+    @Owner() owner: string,
+    @Param('id', RunIdPipe) id: string,
+    @Param('callId') callId: string,
+    @Body() body: ApprovalDto,
+  ): Promise<void> {
+    await this.runs.decide(owner, id, callId, { kind: 'approval', ...body });
+  }
+
+  @Post(':id/tool-calls/:callId/result')
+  @HttpCode(202)
+  @ApiOperation({ summary: "The client's result of a client tool call" })
+  async result(
+    @Owner() owner: string,
+    @Param('id', RunIdPipe) id: string,
+    @Param('callId') callId: string,
+    @Body() body: ToolResultDto,
+  ): Promise<void> {
+    await this.runs.decide(owner, id, callId, {
+      kind: 'result',
+      content: body.content,
+      isError: body.isError ?? false,
+    });
+  }
+}
+
+function resumePoint(lastEventId: string | undefined, after: string | undefined): number {
+  const value = lastEventId?.trim() || after;
+  if (value === undefined) return 0;
+  if (!/^\d{1,9}$/.test(value)) {
+    throw new DomainError(
+      ErrorCode.InvalidRequest,
+      'Last-Event-ID must be a whole number (the seq of the last event received)',
+    );
+  }
+  return Number(value);
+}

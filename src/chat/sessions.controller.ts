@@ -1,0 +1,41 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { SessionsService } from '../agent/sessions.service';
+import { Owner } from '../auth/owner.decorator';
+import { ListSessionsQuery } from './dto/list-sessions.query';
+import { SessionOptionsDto } from './dto/session-options.dto';
+import { messageView, sessionView } from './presenters';
+import { SessionIdPipe } from './uuid-or-404.pipe';
+
+@ApiTags('sessions')
+@Controller('v1/sessions')
+export class SessionsController {
+  constructor(private readonly sessions: SessionsService) {}
+
+  @Post()
+  @ApiOperation({ summary: 'Create a session' })
+  async create(@Owner() owner: string, @Body() options: SessionOptionsDto) {
+    return sessionView(await this.sessions.create(owner, options));
+  }
+
+  @Get()
+  @ApiOperation({ summary: "The caller's sessions, newest first" })
+  async list(@Owner() owner: string, @Query() query: ListSessionsQuery) {
+    const page = await this.sessions.list(owner, query.limit ?? 20, query.cursor);
+    return { data: page.data.map(sessionView), nextCursor: page.nextCursor };
+  }
+
+  @Get(':id')
+  @ApiOperation({ summary: 'A session with its messages in order' })
+  async get(@Owner() owner: string, @Param('id', SessionIdPipe) id: string) {
+    const session = await this.sessions.get(owner, id);
+    return { ...sessionView(session), messages: session.messages.map(messageView) };
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Delete a session with its messages, runs and tool calls' })
+  async delete(@Owner() owner: string, @Param('id', SessionIdPipe) id: string): Promise<void> {
+    await this.sessions.delete(owner, id);
+  }
+}

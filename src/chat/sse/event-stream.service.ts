@@ -1,0 +1,115 @@
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import type { ServerResponse } from 'node:http';
+import { once } from 'node:events';
+import { APP_CONFIG } from '../../config/config.module';
+import type { AppConfig } from '../../config/app-config';
+import { DomainError, ErrorCode } from '../../common/domain-error';
+import { MetricsService } from '../../metrics/metrics.service';
+import type { SerializedEvent } from '../../agent/run-events';
+
+const PING_AFTER_MS = 15_000;
+
+interface OpenStream {
+  res: ServerResponse;
+  lastWriteAt: number;
+}
+
+/**
+ * Writes run events as Server-Sent Events: `id:`/`event:`/`data:` framing, a `: ping` comment
+ * whenever 15 s pass without an event, and backpressure (a slow client is read from the event log
+ * at its own pace instead of being buffered in memory).
+ */
+@Injectable()
+export class EventStreamService implements OnModuleDestroy {
+  private readonly open = new Set<OpenStream>();
+  private readonly pinger: NodeJS.Timeout;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly metrics: MetricsService,
+  ) {
+    this.pinger = setInterval(() => this.ping(), 1000);
+    this.pinger.unref();
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.pinger);
+  }
+
+  /** Refuses a new stream when the server holds as many as it may (before any run is started for it). */
+  assertCapacity(): void {
+    if (this.open.size >= this.config.maxOpenStreams) {
+      throw new DomainError(
+        ErrorCode.ServerBusy,
+        'The server has as many open streams as it may; retry shortly',
+        {},
+        1,
+      );
+    }
+  }
+
+  /**
+   * Takes over the reply and writes `events` until they end or the client goes away. `onClose` runs
+   * once either way.
+   */
+  async write(
+    reply: FastifyReply,
+    headers: Record<string, string>,
+    events: (signal: AbortSignal) => AsyncIterable<SerializedEvent[]>,
+    onClose: () => void = () => {},
+  ): Promise<void> {
+    reply.hijack();
+    const res = reply.raw;
+    const closed = new AbortController();
+    res.on('close', () => closed.abort());
+    const stream: OpenStream = { res, lastWriteAt: Date.now() };
+    this.open.add(stream);
+    this.metrics.openStreams.inc();
+    try {
+      res.writeHead(200, {
+        ...stringHeaders(reply.getHeaders()),
+        ...headers,
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache, no-transform',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+      });
+      res.flushHeaders();
+      for await (const batch of events(closed.signal)) {
+        let chunk = '';
+        for (const e of batch) chunk += `id: ${e.seq}\nevent: ${e.type}\ndata: ${e.data}\n\n`;
+        stream.lastWriteAt = Date.now();
+        if (!res.write(chunk) && !closed.signal.aborted) {
+          await once(res, 'drain', { signal: closed.signal }).catch(() => undefined);
+        }
+        if (closed.signal.aborted) break;
+      }
+    } finally {
+      this.open.delete(stream);
+      this.metrics.openStreams.dec();
+      if (!res.writableEnded) res.end();
+      closed.abort();
+      onClose();
+    }
+  }
+
+  private ping(): void {
+    const now = Date.now();
+    for (const s of this.open) {
+      if (now - s.lastWriteAt >= PING_AFTER_MS && !s.res.writableEnded) {
+        s.lastWriteAt = now;
+        s.res.write(': ping\n\n');
+      }
+    }
+  }
+}
+
+function stringHeaders(headers: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) {
+    if (typeof v === 'string') out[k] = v;
+    else if (typeof v === 'number') out[k] = String(v);
+  }
+  return out;
+}

@@ -1,0 +1,26 @@
+import { Controller, Get, Query } from '@nestjs/common';
+import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { Owner } from '../auth/owner.decorator';
+import { DomainError, ErrorCode } from '../common/domain-error';
+import type { SessionMode } from '../config/app-config';
+import { ToolRegistry } from '../tools/tool-registry.service';
+
+const MODES: readonly SessionMode[] = ['safe', 'write', 'exec'];
+
+@ApiTags('tools')
+@Controller('v1/tools')
+export class ToolsController {
+  constructor(private readonly registry: ToolRegistry) {}
+
+  @Get()
+  @ApiOperation({
+    summary: 'The server tools the model may be offered, with their policy in a mode (default safe)',
+  })
+  @ApiQuery({ name: 'mode', required: false, enum: MODES })
+  list(@Owner() _owner: string, @Query('mode') mode?: string) {
+    if (mode !== undefined && !MODES.includes(mode as SessionMode)) {
+      throw new DomainError(ErrorCode.InvalidRequest, 'mode must be one of safe, write, exec');
+    }
+    return this.registry.catalog((mode as SessionMode | undefined) ?? 'safe');
+  }
+}
