@@ -1,0 +1,23 @@
+import { HttpStatus } from '@nestjs/common';
+import { ErrorCode } from './domain-error';
+
+/** The HTTP status of each domain error code; a new code does not compile until it is mapped here. */
+export function domainErrorStatus(code: ErrorCode): HttpStatus {
+  switch (code) {
+    case ErrorCode.SessionNotFound:
+    case ErrorCode.RunNotFound:
+    case ErrorCode.ToolCallNotFound:
+      return HttpStatus.NOT_FOUND;
+    case ErrorCode.SessionBusy:
+    case ErrorCode.ToolCallNotWaiting:
+      return HttpStatus.CONFLICT;
+    case ErrorCode.InvalidRequest:
+      return HttpStatus.BAD_REQUEST;
+    case ErrorCode.RateLimited:
+    case ErrorCode.TooManyActiveRuns:
+      return HttpStatus.TOO_MANY_REQUESTS;
+    case ErrorCode.ServerBusy:
+    case ErrorCode.ShuttingDown:
+      return HttpStatus.SERVICE_UNAVAILABLE;
+  }
+}

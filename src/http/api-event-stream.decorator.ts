@@ -1,0 +1,21 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiOkResponse, ApiProduces } from '@nestjs/swagger';
+import { RUN_EVENT_SCHEMA } from './run-event-schemas';
+
+/**
+ * Documents a route that answers 200 with the run's Server-Sent Events. Each event's `data:` is a
+ * RunEvent (the schemas setupOpenApi adds to the document).
+ */
+export function ApiEventStream(
+  description = 'The run as Server-Sent Events (`id:` = seq, `event:` = type, `data:` = the event as JSON); a `: ping` comment every 15 s without events',
+) {
+  return applyDecorators(
+    ApiProduces('text/event-stream'),
+    ApiOkResponse({
+      description,
+      content: {
+        'text/event-stream': { schema: { $ref: `#/components/schemas/${RUN_EVENT_SCHEMA}` } },
+      },
+    }),
+  );
+}

@@ -1,0 +1,50 @@
+import fastifyHelmet from '@fastify/helmet';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Logger } from 'nestjs-pino';
+import { apiKeyAuthHook } from '../auth/api-key-auth.hook';
+import { loopbackHostHook } from '../auth/loopback-host.hook';
+import { AllExceptionsFilter } from '../common/all-exceptions.filter';
+import type { AppConfig } from '../config/app-config';
+import { echoRequestIdHook, requestIdFor } from '../observability/request-id';
+import { corsOptions } from './cors-options';
+import { jsonOnlyHook } from './json-only.hook';
+import { setupOpenApi } from './openapi';
+import { SECURITY_HEADERS } from './security-headers';
+import { createValidationPipe } from './validation-pipe';
+
+/**
+ * The HTTP surface shared by every route: logging, errors, security headers, CORS, who may call,
+ * what bodies are read, validation, and the API's documentation. Runs before app.init().
+ *
+ * Request checks are Fastify onRequest hooks, in this order: (Nest's CORS hook answers preflights
+ * first), 421 wrong Host while auth is off, 401 no or wrong key, 415 a body that is not JSON. They
+ * run before the body is read and before routing answers 404, and after nestjs-pino's middleware,
+ * so every rejection carries a request id and is logged.
+ */
+export async function configureHttp(app: NestFastifyApplication, config: AppConfig): Promise<void> {
+  app.useLogger(app.get(Logger));
+  app.useGlobalFilters(new AllExceptionsFilter(config));
+  app.useGlobalPipes(createValidationPipe());
+
+  await app.register(fastifyHelmet, SECURITY_HEADERS);
+  const cors = corsOptions(config);
+  if (cors !== null) app.enableCors(cors);
+
+  const fastify = app.getHttpAdapter().getInstance();
+  fastify.setGenReqId(requestIdFor);
+  fastify.addHook('onRequest', echoRequestIdHook());
+  // Only JSON is parsed (jsonOnlyHook refuses other bodies before this matters). A body-less POST
+  // that still says application/json (cancel from a client with a global header) is no body, not a 400.
+  fastify.removeContentTypeParser('text/plain');
+  const parseJson = fastify.getDefaultJsonParser('error', 'error');
+  fastify.removeContentTypeParser('application/json');
+  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') done(null, undefined);
+    else void parseJson(request, body.toString(), done);
+  });
+  if (config.apiKeys === null) fastify.addHook('onRequest', loopbackHostHook());
+  fastify.addHook('onRequest', apiKeyAuthHook(config.apiKeys));
+  fastify.addHook('onRequest', jsonOnlyHook());
+
+  setupOpenApi(app);
+}

@@ -1,0 +1,65 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import { RUN_EVENT_SCHEMAS } from './run-event-schemas';
+import { serveSwaggerUi } from './swagger-ui';
+
+export const DOCS_PATH = '/docs';
+export const DOCS_JSON_PATH = '/docs/json';
+const BEARER = 'bearer';
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+const ERROR_RESPONSE = { $ref: '#/components/schemas/ErrorResponse' };
+
+/** The OpenAPI document of every controller, served at /docs/json, with its UI at /docs. */
+export function setupOpenApi(app: NestFastifyApplication): void {
+  const config = new DocumentBuilder()
+    .setTitle('Loopwright')
+    .setDescription(
+      'A self-hosted agent server: prompts in, Server-Sent Events out, an LLM tool loop in between. ' +
+        'Every /v1 route needs `Authorization: Bearer <key>` when the server has API_KEYS.',
+    )
+    .setVersion('1')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'A secret of API_KEYS' }, BEARER)
+    .build();
+  // Built on first request: by then every controller, the owner's included, is registered.
+  SwaggerModule.setup(DOCS_PATH, app, () => completeDocument(SwaggerModule.createDocument(app, config)), {
+    ui: false,
+    raw: ['json'],
+    jsonDocumentUrl: DOCS_JSON_PATH,
+  });
+  serveSwaggerUi(app.getHttpAdapter().getInstance(), DOCS_PATH, DOCS_JSON_PATH, 'Loopwright API');
+}
+
+/**
+ * Adds the event schemas the streaming routes refer to, and what the platform answers on every /v1
+ * route before a controller runs: the key requirement and its 401, and for routes with a body the
+ * 400 (bad JSON), 413 and 415.
+ */
+export function completeDocument(document: OpenAPIObject): OpenAPIObject {
+  document.components = {
+    ...document.components,
+    schemas: { ...document.components?.schemas, ...RUN_EVENT_SCHEMAS },
+  };
+  for (const [path, item] of Object.entries(document.paths)) {
+    if (!path.startsWith('/v1/')) continue;
+    for (const method of HTTP_METHODS) {
+      const operation = item[method];
+      if (!operation) continue;
+      operation.security ??= [{ [BEARER]: [] }];
+      const platformErrors: [string, string][] = [['401', 'No or wrong API key']];
+      if (operation.requestBody) {
+        platformErrors.push(
+          ['400', 'The body is not valid JSON or not a valid request'],
+          ['413', 'The body is larger than BODY_LIMIT_BYTES'],
+          ['415', 'The body is not application/json'],
+        );
+      }
+      for (const [status, description] of platformErrors) {
+        operation.responses[status] ??= {
+          description,
+          content: { 'application/json': { schema: ERROR_RESPONSE } },
+        };
+      }
+    }
+  }
+  return document;
+}

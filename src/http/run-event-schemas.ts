@@ -1,0 +1,142 @@
+import type { ReferenceObject, SchemaObject } from '@nestjs/swagger';
+import type { RunEventType } from '../agent/run-events';
+
+// The event stream's vocabulary (src/agent/run-events.ts) as OpenAPI 3.0 schemas; the SSE `data:`
+// line of each event is one of these. A new event type must be added here: SCHEMA_NAMES is typed by
+// RunEventType, so the compiler points at this file.
+
+const SCHEMA_NAMES: Readonly<Record<RunEventType, string>> = {
+  run_started: 'RunStartedEvent',
+  text: 'TextEvent',
+  tool_call_start: 'ToolCallStartEvent',
+  tool_approval_required: 'ToolApprovalRequiredEvent',
+  tool_call_output: 'ToolCallOutputEvent',
+  tool_call_result: 'ToolCallResultEvent',
+  step_finished: 'StepFinishedEvent',
+  done: 'DoneEvent',
+  error: 'ErrorEvent',
+};
+
+const ref = (name: string): ReferenceObject => ({ $ref: `#/components/schemas/${name}` });
+const string = (description?: string): SchemaObject => ({
+  type: 'string',
+  ...(description ? { description } : {}),
+});
+const integer = (description?: string): SchemaObject => ({
+  type: 'integer',
+  ...(description ? { description } : {}),
+});
+const anyJson: SchemaObject = { description: 'Any JSON value' };
+
+function event(
+  type: RunEventType,
+  description: string,
+  fields: Record<string, SchemaObject | ReferenceObject>,
+  optional: string[] = [],
+): SchemaObject {
+  return {
+    type: 'object',
+    description,
+    required: ['type', 'runId', 'seq', ...Object.keys(fields).filter((f) => !optional.includes(f))],
+    properties: {
+      type: { type: 'string', enum: [type] },
+      runId: { type: 'string', format: 'uuid' },
+      seq: integer('1, 2, 3 … within the run; the same number as the SSE `id:` line'),
+      ...fields,
+    },
+  };
+}
+
+const toolCallId = string('Unique within the run, never empty');
+
+export const RUN_EVENT_SCHEMAS: Readonly<Record<string, SchemaObject>> = {
+  Usage: {
+    type: 'object',
+    required: ['promptTokens', 'completionTokens'],
+    properties: { promptTokens: integer(), completionTokens: integer() },
+  },
+  RunStartedEvent: event('run_started', 'First event of every run', {
+    sessionId: { type: 'string', format: 'uuid' },
+    model: string(),
+  }),
+  TextEvent: event('text', "A piece of the assistant's answer, in order", { delta: string() }),
+  ToolCallStartEvent: event('tool_call_start', 'The model asked for a tool and its arguments are complete', {
+    toolCallId,
+    name: string(),
+    arguments: { ...anyJson, description: "The model's arguments, parsed, unchanged" },
+    executor: { type: 'string', enum: ['server', 'client'] },
+  }),
+  ToolApprovalRequiredEvent: event('tool_approval_required', 'Policy says a person must approve this call', {
+    toolCallId,
+    name: string(),
+    arguments: anyJson,
+    reason: string(),
+  }),
+  ToolCallOutputEvent: event('tool_call_output', 'Live output of a long tool such as run_command', {
+    toolCallId,
+    stream: { type: 'string', enum: ['stdout', 'stderr'] },
+    chunk: string(),
+  }),
+  ToolCallResultEvent: event(
+    'tool_call_result',
+    'A tool finished, failed, was rejected or timed out',
+    {
+      toolCallId,
+      name: string(),
+      content: string('As given to the model'),
+      isError: { type: 'boolean' },
+      durationMs: integer(),
+      errorCode: string('Set on failure'),
+      truncated: { type: 'boolean' },
+    },
+    ['errorCode', 'truncated'],
+  ),
+  StepFinishedEvent: event(
+    'step_finished',
+    'One model call is over',
+    {
+      iteration: integer('1, 2, …'),
+      finishReason: string("The upstream's finish_reason as received (stop, tool_calls, length …)"),
+      usage: ref('Usage'),
+      omittedMessages: integer(
+        "Messages of the session's history left out of this call to stay within the budget",
+      ),
+    },
+    ['omittedMessages'],
+  ),
+  DoneEvent: event('done', 'Last event of a run that ended normally', {
+    sessionId: { type: 'string', format: 'uuid' },
+    status: { type: 'string', enum: ['completed', 'max_iterations', 'cancelled'] },
+    iterations: integer(),
+    usage: ref('Usage'),
+    messageId: { type: 'string', nullable: true, description: 'The stored final assistant message' },
+  }),
+  ErrorEvent: event('error', 'Last event of a run that failed', {
+    code: string(),
+    message: string(),
+    retryable: { type: 'boolean', description: 'True for upstream 429, 5xx and network failures' },
+  }),
+  RunEvent: {
+    description:
+      'The JSON of an event stream `data:` line; the SSE `event:` line carries the same `type`. Clients ignore types they do not know.',
+    oneOf: Object.values(SCHEMA_NAMES).map(ref),
+    discriminator: {
+      propertyName: 'type',
+      mapping: Object.fromEntries(
+        Object.entries(SCHEMA_NAMES).map(([type, name]) => [type, `#/components/schemas/${name}`]),
+      ),
+    },
+  },
+  ErrorResponse: {
+    type: 'object',
+    description: 'Every error answer; extra fields (such as runId) may sit beside these three',
+    required: ['statusCode', 'message', 'error'],
+    properties: {
+      statusCode: integer(),
+      message: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
+      error: string(),
+    },
+  },
+};
+
+export const RUN_EVENT_SCHEMA = 'RunEvent';

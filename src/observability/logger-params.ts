@@ -1,0 +1,53 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { RequestMethod } from '@nestjs/common';
+import type { Params } from 'nestjs-pino';
+import { stdTimeFunctions } from 'pino';
+import type { AppConfig } from '../config/app-config';
+
+// Probes and scrapes arrive every few seconds; a line for each would drown the rest.
+const QUIET_PATHS = /^\/(health(\/|$|\?)|metrics($|\?))/;
+
+/**
+ * Structured JSON logs: one line per request (method, url, status, time), each later line of the
+ * request carrying its `requestId` (Fastify's request id, see requestIdFor). Headers are not logged (credentials live there) and neither are
+ * bodies (prompts); the redaction below is a second line of defence for code that logs headers.
+ */
+export function loggerParams(config: Pick<AppConfig, 'logLevel'>): Params {
+  return {
+    // nestjs-pino's default route, `{/*splat}`, gets a leading slash from Nest 12 and then matches
+    // nothing but `/`: every path is named explicitly.
+    forRoutes: [{ path: '{*path}', method: RequestMethod.ALL }],
+    pinoHttp: {
+      level: config.logLevel,
+      timestamp: stdTimeFunctions.isoTime,
+      customAttributeKeys: { reqId: 'requestId' },
+      quietReqLogger: true,
+      autoLogging: { ignore: (req: IncomingMessage) => QUIET_PATHS.test(req.url ?? '') },
+      customLogLevel: (_req: IncomingMessage, res: ServerResponse, err?: Error) =>
+        err !== undefined || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
+      serializers: {
+        req: (req: { id: unknown; method: string; url: string; remoteAddress?: string }) => ({
+          id: req.id,
+          method: req.method,
+          url: req.url,
+          remoteAddress: req.remoteAddress,
+        }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      },
+      redact: {
+        paths: [
+          'req.headers.authorization',
+          'req.headers.cookie',
+          'req.headers["proxy-authorization"]',
+          'res.headers["set-cookie"]',
+          '*.headers.authorization',
+          '*.headers.Authorization',
+          '*.headers.cookie',
+          'headers.authorization',
+          'headers.cookie',
+        ],
+        censor: '[redacted]',
+      },
+    },
+  };
+}
