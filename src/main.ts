@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { mkdirSync } from 'node:fs';
 import { ConfigError, loadConfig } from './config/app-config';
 import { readEnvironment } from './config/environment';
 import { createApp } from './bootstrap';
@@ -18,6 +19,7 @@ async function main(): Promise<void> {
     throw err;
   }
 
+  mkdirSync(config.workspaceRoot, { recursive: true });
   const database = await openDatabase(config, (msg) => logger.log(msg));
   const app = await createApp(config, database.url);
   await app.listen({ port: config.port, host: config.host });

@@ -70,6 +70,14 @@ export class RunOrchestrator {
     const started = performance.now();
     let firstTokenMs: number | null = null;
     h.streamingText = '';
+    // An upstream that stops sending without closing would hold the run forever: give up after
+    // LLM_IDLE_TIMEOUT_MS of silence, as a retryable timeout.
+    const idle = new AbortController();
+    let lastPieceAt = Date.now();
+    const watchdog = setInterval(() => {
+      if (Date.now() - lastPieceAt > this.config.openai.idleTimeoutMs) idle.abort();
+    }, 1000);
+    watchdog.unref();
     try {
       const stream = this.model.stream(
         {
@@ -79,9 +87,10 @@ export class RunOrchestrator {
           // The last allowed call may not ask for tools, so the person still gets an answer.
           toolChoice: tools.length > 0 && iteration >= h.run.maxIterations ? 'none' : undefined,
         },
-        h.signal,
+        AbortSignal.any([h.signal, idle.signal]),
       );
       for await (const event of stream) {
+        lastPieceAt = Date.now();
         firstTokenMs ??= performance.now() - started;
         switch (event.type) {
           case 'text':
@@ -110,7 +119,13 @@ export class RunOrchestrator {
         performance.now() - started,
         firstTokenMs,
       );
+      if (idle.signal.aborted && !h.signal.aborted) {
+        const seconds = Math.round(this.config.openai.idleTimeoutMs / 1000);
+        throw new ModelError('UPSTREAM_TIMEOUT', `The model sent nothing for ${seconds} s.`, true);
+      }
       throw err;
+    } finally {
+      clearInterval(watchdog);
     }
   }
 
@@ -227,6 +242,7 @@ export class RunOrchestrator {
     });
     h.streamingText = '';
     h.addMessages(stored);
+    for (const c of calls) if (c.settlement) this.metrics.toolCall(c.name, c.settlement.errorCode ?? 'ok', 0);
     return status;
   }
 

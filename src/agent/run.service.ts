@@ -103,6 +103,13 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
         1,
       );
     }
+    const options = Object.entries(input.session ?? {}).filter(([, v]) => v !== undefined);
+    if (input.sessionId && options.length > 0) {
+      throw new DomainError(
+        ErrorCode.InvalidRequest,
+        `${options.map(([k]) => k).join(', ')} can only be set when the chat creates its session (without sessionId)`,
+      );
+    }
     const runId = randomUUID();
     let session!: SessionRow;
     let run!: RunRow;
@@ -436,6 +443,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
             : undefined;
         await this.store.settleToolCall(tx, call, settlement, { approval });
         events.push(resultEvent(call.callId, call.name, settlement));
+        this.metrics.toolCall(call.name, settlement.errorCode ?? 'ok', settlement.durationMs);
       }
       const claimed = (await this.store.countWaitingToolCalls(tx, runId)) === 0;
       if (claimed) await this.store.updateRun(tx, runId, { status: 'running', leaseOwner: this.processId });

@@ -11,7 +11,13 @@ export interface AppConfig {
   host: string;
   databaseUrl: string | null;
   dataDir: string;
-  openai: { apiKey: string; baseUrl: string | null; model: string; maxRetries: number };
+  openai: {
+    apiKey: string;
+    baseUrl: string | null;
+    model: string;
+    maxRetries: number;
+    idleTimeoutMs: number;
+  };
   workspaceRoot: string;
   /** secret → key name; null when auth is off. */
   apiKeys: ReadonlyMap<string, string> | null;
@@ -94,6 +100,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
       baseUrl: read.optional('OPENAI_BASE_URL', isHttpUrl, 'an http:// or https:// URL'),
       model: read.string('LLM_MODEL', 'gpt-4.1-mini'),
       maxRetries: read.int('LLM_MAX_RETRIES', 2, 0, 10),
+      idleTimeoutMs: read.ms('LLM_IDLE_TIMEOUT_MS', 120_000),
     },
     workspaceRoot: resolvePath(cwd, read.string('WORKSPACE_ROOT', './workspace')),
     apiKeys,

@@ -150,6 +150,39 @@ describe('chat over SSE (e2e)', () => {
     }
   });
 
+  it('fails a run whose upstream goes silent, as a retryable timeout', async () => {
+    const quiet = await startApp({
+      OPENAI_BASE_URL: upstream.baseUrl,
+      LLM_IDLE_TIMEOUT_MS: '1000',
+      LLM_MAX_RETRIES: '0',
+    });
+    try {
+      upstream.enqueue(chunksThen(['Hello ', 'and then'], 'hang'));
+      const events = await (
+        await openStream(`${quiet.url}/v1/chat`, { body: { prompt: 'go', tools: [] } })
+      ).rest();
+      expect(events.map((e) => e.event)).toEqual(['run_started', 'text', 'text', 'error']);
+      expect(events.at(-1)!.data).toMatchObject({ code: 'UPSTREAM_TIMEOUT', retryable: true });
+      await eventually(() => upstream.requests.at(-1)!.aborted);
+    } finally {
+      await quiet.close();
+    }
+  });
+
+  it('refuses session options next to a sessionId instead of ignoring them', async () => {
+    upstream.enqueue(text('ok'));
+    const first = await (
+      await openStream(`${app.url}/v1/chat`, { body: { prompt: 'one', tools: [] } })
+    ).rest();
+    const res = await api(app.url, 'POST', '/v1/chat', {
+      prompt: 'two',
+      sessionId: first[0].data.sessionId,
+      mode: 'write',
+    });
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body.message)).toContain('mode');
+  });
+
   it('answers 400 naming the field, 404 for unknown sessions, and 409 while a run is active', async () => {
     const bad = await api(app.url, 'POST', '/v1/chat', { prompt: 42 });
     expect(bad.status).toBe(400);
