@@ -4,7 +4,9 @@
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+# npm install, not npm ci: npm 11 leaves other platforms' optional native bindings out of the lock
+# file, which npm ci refuses; install still takes every locked version.
+RUN npm install --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY scripts ./scripts
 COPY src ./src
@@ -19,7 +21,8 @@ ENV NODE_ENV=production \
     DATA_DIR=/data
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+# --omit=optional leaves out the embedded PostgreSQL (~100 MB): the container always has DATABASE_URL.
+RUN npm install --omit=dev --omit=optional --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 # The workspace is the tools' sandbox and /data the embedded database's (used without DATABASE_URL).
 RUN mkdir -p /workspace /data && chown node:node /workspace /data

