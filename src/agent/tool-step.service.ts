@@ -6,7 +6,7 @@ import type { ModelToolCall } from '../llm/model-provider';
 import { MetricsService } from '../metrics/metrics.service';
 import type { ToolCallStatus } from '../persistence/entities/tool-call.entity';
 import { checkAgainst } from '../tools/json-schema';
-import type { ToolErrorCode, ToolResult } from '../tools/tool';
+import type { Tool, ToolErrorCode, ToolResult } from '../tools/tool';
 import { parseToolArguments } from '../tools/tool-arguments';
 import { ToolRegistry } from '../tools/tool-registry.service';
 import { ToolRunner } from '../tools/tool-runner.service';
@@ -103,23 +103,13 @@ export class ToolStepService {
         if (!check.ok) {
           planned.push(refuse('INVALID_ARGUMENTS', `Invalid arguments for ${call.name}: ${check.message}`));
         } else if (lookup.policy === 'confirm') {
-          const summary = await lookup.tool
-            .describeForApproval?.(parsed.value, {
-              workspaceRoot: this.config.workspaceRoot,
-              signal: h.signal,
-              runId: h.run.id,
-              sessionId: h.session.id,
-              toolCallId: callId,
-              config: this.config,
-            })
-            .catch(() => undefined);
-          const why = `${call.name} needs approval in ${h.session.mode} mode.`;
+          const approvalReason = await this.approvalText(h, lookup.tool, parsed.value, callId);
           planned.push({
             ...base,
             executor: 'server',
             status: 'pending_approval',
             settlement: null,
-            approvalReason: summary ? `${why}\n${summary}` : why,
+            approvalReason,
           });
         } else {
           planned.push({ ...base, executor: 'server', status: 'pending', settlement: null });
@@ -177,6 +167,14 @@ export class ToolStepService {
         isError: true,
         errorCode: 'UNKNOWN_TOOL',
       };
+    } else if (await this.changedSinceApprovalAsked(h, lookup.tool, call)) {
+      result = {
+        content:
+          'Not run: what this call would do changed after the person approved it (a file it touches was changed ' +
+          'in between). Nothing was written. Read the file again and make a new call.',
+        isError: true,
+        errorCode: 'CONFLICT',
+      };
     } else {
       const args = (call.arguments ?? {}) as Record<string, unknown>;
       result = await this.runner.run(lookup.tool, args, {
@@ -209,6 +207,39 @@ export class ToolStepService {
     );
     h.addMessages([message]);
     this.metrics.toolCall(call.name, settlement.errorCode ?? 'ok', durationMs);
+  }
+
+  /** What the person is asked to approve: why, then what the tool says it will do (a diff, a command). */
+  private async approvalText(
+    h: RunHandle,
+    tool: Tool,
+    args: Record<string, unknown>,
+    callId: string,
+  ): Promise<string> {
+    const summary = await tool
+      .describeForApproval?.(args, {
+        workspaceRoot: this.config.workspaceRoot,
+        signal: h.signal,
+        runId: h.run.id,
+        sessionId: h.session.id,
+        toolCallId: callId,
+        config: this.config,
+      })
+      .catch(() => undefined);
+    const why = `${tool.name} needs approval in ${h.session.mode} mode.`;
+    return summary ? `${why}\n${summary}` : why;
+  }
+
+  /**
+   * A person approves what will really happen: when the same call would now do something else (the
+   * file changed under it), it is not run. Edited arguments were approved as edited, so they are not compared.
+   */
+  private async changedSinceApprovalAsked(h: RunHandle, tool: Tool, call: ToolCallRow): Promise<boolean> {
+    if (call.status !== 'approved' || call.approvalReason === null || !tool.describeForApproval) return false;
+    const edited = call.approval?.editedArguments;
+    if (edited !== undefined && edited !== null) return false;
+    const args = (call.arguments ?? {}) as Record<string, unknown>;
+    return (await this.approvalText(h, tool, args, call.callId)) !== call.approvalReason;
   }
 
   private uniqueCallId(h: RunHandle, upstreamId: string): string {

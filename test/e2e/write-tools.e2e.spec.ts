@@ -254,6 +254,26 @@ describe('write tools through the HTTP loop (e2e)', () => {
       expect(existsSync(join(outside, name))).toBe(false);
       expect(existsSync(ws(`${dir}/fine.txt`))).toBe(false);
     });
+
+    it('does not run an approved edit when the file changed after the approval was asked for', async () => {
+      const dir = folder('stale');
+      const path = `${dir}/config.txt`;
+      writeFileSync(ws(path), 'v1\n');
+      upstream.enqueue(
+        toolCalls([{ name: 'edit_file', arguments: { path, old_text: 'v1', new_text: 'model' } }]),
+        text('Could not edit.'),
+      );
+      const stream = await chat('edit the config');
+      const { runId, callId, events } = await untilApproval(stream);
+      expect(events.at(-1)!.data.reason).toContain('+model');
+
+      // Someone changes the file while the approval is pending; the person approves the diff they saw.
+      writeFileSync(ws(path), 'v1\nlocal change\n');
+      expect((await approve(runId, callId, { approve: true })).status).toBe(202);
+      const result = oneEvent(await stream.rest(), 'tool_call_result');
+      expect(result.data).toMatchObject({ toolCallId: callId, isError: true, errorCode: 'CONFLICT' });
+      expect(readFileSync(ws(path), 'utf8')).toBe('v1\nlocal change\n');
+    });
   });
 
   describe('write mode: write tools run without asking', () => {
