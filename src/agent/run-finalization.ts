@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { RunError } from '../persistence/entities/run.entity';
 import type { ToolErrorCode } from '../tools/tool';
 import type { RunEventBody } from './run-events';
-import type { Queryable, RunRow, RunStore, ToolCallRow, ToolCallSettlement } from './run-store.service';
+import type { ConversationStore, ToolCallRow, ToolCallSettlement } from './conversation-store.service';
+import type { Queryable, RunRow, RunStore } from './run-store.service';
 import { errorSettlement, resultEvent } from './tool-step.service';
 
 export type FinalOutcome = { status: 'cancelled'; why: string } | { status: 'failed'; error: RunError };
@@ -52,15 +53,15 @@ export class RunFinalization {
     );
   }
 
-  async apply(store: RunStore, tx: Queryable): Promise<void> {
-    for (const call of this.openCalls) await store.settleToolCall(tx, call, this.callSettlement);
+  async apply(runs: RunStore, conversation: ConversationStore, tx: Queryable): Promise<void> {
+    for (const call of this.openCalls) await conversation.settleToolCall(tx, call, this.callSettlement);
     if (this.partialMessageId) {
-      const seq = await store.reserveMessageSeqs(tx, this.run.sessionId, 1);
-      await store.insertMessages(tx, this.run.sessionId, this.run.id, [
+      const seq = await conversation.reserveMessageSeqs(tx, this.run.sessionId, 1);
+      await conversation.insertMessages(tx, this.run.sessionId, this.run.id, [
         { id: this.partialMessageId, seq, role: 'assistant', content: this.partialText },
       ]);
     }
-    await store.updateRun(tx, this.run.id, {
+    await runs.updateRun(tx, this.run.id, {
       status: this.outcome.status,
       error: this.outcome.status === 'failed' ? this.outcome.error : null,
       finalMessageId: this.finalMessageId,

@@ -1,6 +1,7 @@
 import type { Usage } from './run-events';
 import type { RunEventSink } from './run-event-sink';
-import type { MessageRow, RunRow } from './run-store.service';
+import type { MessageRow } from './conversation-store.service';
+import type { RunRow } from './run-store.service';
 import type { SessionRow } from './session-store.service';
 import type { Toolset } from './toolset';
 

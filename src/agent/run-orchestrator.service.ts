@@ -9,7 +9,8 @@ import { buildModelMessages } from './conversation';
 import { RunFinalization, type FinalOutcome } from './run-finalization';
 import { RunStopped, type RunHandle } from './run-handle';
 import type { RunEventBody, Usage } from './run-events';
-import { RunStore, type MessageRow } from './run-store.service';
+import { ConversationStore, type MessageRow } from './conversation-store.service';
+import { RunStore } from './run-store.service';
 import { ToolStepService, toolMessage } from './tool-step.service';
 
 /** How a stretch of driving a run ended. */
@@ -37,6 +38,7 @@ export class RunOrchestrator {
     @Inject(MODEL_PROVIDER) private readonly model: ModelProvider,
     private readonly steps: ToolStepService,
     private readonly store: RunStore,
+    private readonly conversation: ConversationStore,
     private readonly metrics: MetricsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -44,7 +46,7 @@ export class RunOrchestrator {
   async drive(h: RunHandle): Promise<DriveOutcome> {
     try {
       for (;;) {
-        const open = await this.store.unsettledToolCalls(this.store.queryable, h.run.id);
+        const open = await this.conversation.unsettledToolCalls(this.store.queryable, h.run.id);
         if (open.some((c) => c.status === 'pending_approval' || c.status === 'awaiting_client')) {
           throw new Error('a run with calls still waiting cannot be driven');
         }
@@ -181,8 +183,8 @@ export class RunOrchestrator {
       };
     });
     await h.sink.commit(events, async (tx) => {
-      const seq = await this.store.reserveMessageSeqs(tx, run.sessionId, 1 + calls.length);
-      await this.store.insertMessages(tx, run.sessionId, run.id, [
+      const seq = await this.conversation.reserveMessageSeqs(tx, run.sessionId, 1 + calls.length);
+      await this.conversation.insertMessages(tx, run.sessionId, run.id, [
         {
           id: assistantId,
           seq,
@@ -201,7 +203,7 @@ export class RunOrchestrator {
         runId: run.id,
         createdAt: new Date(),
       });
-      await this.store.insertToolCalls(
+      await this.conversation.insertToolCalls(
         tx,
         calls.map((c) => ({
           id: c.id,
@@ -227,7 +229,7 @@ export class RunOrchestrator {
       const messages = answered.map((c) =>
         toolMessage(run.id, { callId: c.callId, messageSeq: seq + c.position + 1 }, c.settlement!.result),
       );
-      await this.store.insertMessages(tx, run.sessionId, run.id, messages);
+      await this.conversation.insertMessages(tx, run.sessionId, run.id, messages);
       stored.push(...messages);
       await this.store.updateRun(tx, run.id, {
         iterations: iteration,
@@ -262,9 +264,9 @@ export class RunOrchestrator {
         msg: `run failed: ${cause}`,
       });
     }
-    const open = await this.store.unsettledToolCalls(this.store.queryable, h.run.id);
+    const open = await this.conversation.unsettledToolCalls(this.store.queryable, h.run.id);
     const finalization = new RunFinalization(h.run, outcome, h.streamingText, open, h.lastAssistantMessageId);
-    await h.sink.commit(finalization.events, (tx) => finalization.apply(this.store, tx));
+    await h.sink.commit(finalization.events, (tx) => finalization.apply(this.store, this.conversation, tx));
     return outcome.status;
   }
 }

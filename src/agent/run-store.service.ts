@@ -2,12 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
-import type { MessageRole, StoredToolCall } from '../persistence/entities/message.entity';
 import type { RunError, RunStatus } from '../persistence/entities/run.entity';
-import type { ToolCallApproval, ToolCallStatus } from '../persistence/entities/tool-call.entity';
-import type { FileChange } from '../tools/tool';
 import type { SerializedEvent } from './run-events';
 
 /** Anything that can run a query: the data source or a transaction's manager. */
@@ -35,76 +31,14 @@ export interface RunRow {
   finishedAt: Date | null;
 }
 
-export interface MessageRow {
-  id: string;
-  seq: number;
-  role: MessageRole;
-  content: string | null;
-  toolCalls: StoredToolCall[] | null;
-  toolCallId: string | null;
-  runId: string | null;
-  createdAt: Date;
-}
-
-export interface ToolCallRow {
-  id: string;
-  runId: string;
-  messageId: string;
-  callId: string;
-  iteration: number;
-  position: number;
-  name: string;
-  rawArguments: string;
-  arguments: unknown;
-  executor: 'server' | 'client';
-  status: ToolCallStatus;
-  approval: ToolCallApproval | null;
-  result: string | null;
-  isError: boolean;
-  errorCode: string | null;
-  deadlineAt: Date | null;
-  createdAt: Date;
-  approvalReason: string | null;
-  /** The seq reserved for this call's tool message (its assistant message's seq + position + 1). */
-  messageSeq: number;
-  sessionId: string;
-}
-
-export interface NewMessage {
-  id?: string;
-  seq: number;
-  role: MessageRole;
-  content: string | null;
-  toolCalls?: StoredToolCall[] | null;
-  toolCallId?: string | null;
-}
-
-export interface ToolCallSettlement {
-  status: 'completed' | 'error';
-  result: string;
-  isError: boolean;
-  errorCode: string | null;
-  truncated: boolean;
-  durationMs: number;
-  changes: FileChange[] | null;
-}
-
 const RUN_COLUMNS = `id, session_id AS "sessionId", owner, status, model, max_iterations AS "maxIterations",
   iterations, prompt_tokens AS "promptTokens", completion_tokens AS "completionTokens", error,
   last_seq AS "lastSeq", final_message_id AS "finalMessageId", lease_owner AS "leaseOwner",
   (lease_expires_at IS NULL OR lease_expires_at < now()) AS "leaseExpired",
   cancel_requested AS "cancelRequested", created_at AS "createdAt", finished_at AS "finishedAt"`;
 
-const MESSAGE_COLUMNS = `id, seq, role, content, tool_calls AS "toolCalls", tool_call_id AS "toolCallId",
-  run_id AS "runId", created_at AS "createdAt"`;
-
-const TOOL_CALL_COLUMNS = `tc.id, tc.run_id AS "runId", tc.message_id AS "messageId", tc.call_id AS "callId",
-  tc.iteration, tc.position, tc.name, tc.raw_arguments AS "rawArguments", tc.arguments, tc.executor,
-  tc.status, tc.approval, tc.result, tc.is_error AS "isError", tc.error_code AS "errorCode",
-  tc.deadline_at AS "deadlineAt", tc.created_at AS "createdAt", tc.approval_reason AS "approvalReason", m.seq + tc.position + 1 AS "messageSeq", m.session_id AS "sessionId"`;
-
 /**
- * Every query the agent makes, in one place: runs, their messages, tool calls and event log.
+ * Runs and their event log: state, leases, limits, and the events every stream reads.
  * Hand-written SQL on the hot path (TypeORM's entity manager costs a round trip per save here).
  */
 @Injectable()
@@ -261,218 +195,6 @@ export class RunStore {
       [limit],
     );
     return rows.map((r) => r.id);
-  }
-
-  // ── messages ──────────────────────────────────────────────────────────────
-
-  /** Reserves `count` consecutive message positions in the session and returns the first. */
-  async reserveMessageSeqs(tx: Queryable, sessionId: string, count: number): Promise<number> {
-    const rows = returningRows<{ firstSeq: number }>(
-      await tx.query(
-        `UPDATE sessions SET next_message_seq = next_message_seq + $2::int, updated_at = now()
-          WHERE id = $1 RETURNING next_message_seq - $2::int AS "firstSeq"`,
-        [sessionId, count],
-      ),
-    );
-    if (!rows[0]) throw new Error(`session ${sessionId} vanished`);
-    return rows[0].firstSeq;
-  }
-
-  async insertMessages(
-    tx: Queryable,
-    sessionId: string,
-    runId: string | null,
-    messages: NewMessage[],
-  ): Promise<string[]> {
-    if (messages.length === 0) return [];
-    const ids = messages.map((m) => m.id ?? randomUUID());
-    await tx.query(
-      `INSERT INTO messages (id, session_id, run_id, seq, role, content, tool_calls, tool_call_id)
-       SELECT u.id, $1, $2, u.seq, u.role, u.content, u.tool_calls::jsonb, u.tool_call_id
-         FROM unnest($3::uuid[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[])
-           AS u(id, seq, role, content, tool_calls, tool_call_id)`,
-      [
-        sessionId,
-        runId,
-        ids,
-        messages.map((m) => m.seq),
-        messages.map((m) => m.role),
-        messages.map((m) => m.content),
-        messages.map((m) => (m.toolCalls ? JSON.stringify(m.toolCalls) : null)),
-        messages.map((m) => m.toolCallId ?? null),
-      ],
-    );
-    return ids;
-  }
-
-  async sessionMessages(sessionId: string, q: Queryable = this.db.manager): Promise<MessageRow[]> {
-    return q.query(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 ORDER BY seq`, [sessionId]);
-  }
-
-  /** The newest assistant message of a run, for `done.messageId` when the run ends without a text answer. */
-  async lastAssistantMessageId(tx: Queryable, runId: string): Promise<string | null> {
-    const rows: { id: string }[] = await tx.query(
-      `SELECT id FROM messages WHERE run_id = $1 AND role = 'assistant' ORDER BY seq DESC LIMIT 1`,
-      [runId],
-    );
-    return rows[0]?.id ?? null;
-  }
-
-  // ── tool calls ────────────────────────────────────────────────────────────
-
-  async insertToolCalls(
-    tx: Queryable,
-    calls: {
-      id: string;
-      runId: string;
-      messageId: string;
-      callId: string;
-      iteration: number;
-      position: number;
-      name: string;
-      rawArguments: string;
-      arguments: unknown;
-      executor: 'server' | 'client';
-      status: ToolCallStatus;
-      deadlineMs: number | null;
-      approvalReason: string | null;
-      settlement: ToolCallSettlement | null;
-    }[],
-  ): Promise<void> {
-    if (calls.length === 0) return;
-    await tx.query(
-      `INSERT INTO tool_calls (id, run_id, message_id, call_id, iteration, position, name, raw_arguments, arguments,
-                               executor, status, deadline_at, result, is_error, error_code, duration_ms, finished_at, approval_reason)
-       SELECT u.id, u.run_id, u.message_id, u.call_id, u.iteration, u.position, u.name, u.raw, u.args::jsonb,
-              u.executor, u.status,
-              CASE WHEN u.deadline_ms IS NULL THEN NULL ELSE now() + u.deadline_ms * interval '1 millisecond' END,
-              u.result, coalesce(u.is_error, false), u.error_code, u.duration_ms,
-              CASE WHEN u.result IS NULL THEN NULL ELSE now() END, u.approval_reason
-         FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::int[], $6::int[], $7::text[], $8::text[],
-                     $9::text[], $10::text[], $11::text[], $12::int[], $13::text[], $14::bool[], $15::text[], $16::int[], $17::text[])
-           AS u(id, run_id, message_id, call_id, iteration, position, name, raw, args, executor, status,
-                deadline_ms, result, is_error, error_code, duration_ms, approval_reason)`,
-      [
-        calls.map((c) => c.id),
-        calls.map((c) => c.runId),
-        calls.map((c) => c.messageId),
-        calls.map((c) => c.callId),
-        calls.map((c) => c.iteration),
-        calls.map((c) => c.position),
-        calls.map((c) => c.name),
-        calls.map((c) => c.rawArguments),
-        calls.map((c) => (c.arguments === undefined ? null : JSON.stringify(c.arguments))),
-        calls.map((c) => c.executor),
-        calls.map((c) => c.status),
-        calls.map((c) => c.deadlineMs),
-        calls.map((c) => c.settlement?.result ?? null),
-        calls.map((c) => c.settlement?.isError ?? null),
-        calls.map((c) => c.settlement?.errorCode ?? null),
-        calls.map((c) => c.settlement?.durationMs ?? null),
-        calls.map((c) => c.approvalReason),
-      ],
-    );
-  }
-
-  /** The calls of the run that have no result yet (the open step), in the order the model asked. */
-  async unsettledToolCalls(q: Queryable, runId: string): Promise<ToolCallRow[]> {
-    return q.query(
-      `SELECT ${TOOL_CALL_COLUMNS} FROM tool_calls tc JOIN messages m ON m.id = tc.message_id
-        WHERE tc.run_id = $1 AND tc.status NOT IN ('completed', 'error')
-        ORDER BY tc.iteration, tc.position`,
-      [runId],
-    );
-  }
-
-  async findToolCall(q: Queryable, runId: string, callId: string): Promise<ToolCallRow | null> {
-    const rows: ToolCallRow[] = await q.query(
-      `SELECT ${TOOL_CALL_COLUMNS} FROM tool_calls tc JOIN messages m ON m.id = tc.message_id
-        WHERE tc.run_id = $1 AND tc.call_id = $2`,
-      [runId, callId],
-    );
-    return rows[0] ?? null;
-  }
-
-  /** Every call of the run so far (name, arguments): for the doom-loop check and id uniqueness. */
-  async runToolCallKeys(runId: string): Promise<{ callId: string; name: string; rawArguments: string }[]> {
-    return this.db.query(
-      `SELECT call_id AS "callId", name, raw_arguments AS "rawArguments" FROM tool_calls WHERE run_id = $1`,
-      [runId],
-    );
-  }
-
-  async countWaitingToolCalls(tx: Queryable, runId: string): Promise<number> {
-    const rows: { n: string }[] = await tx.query(
-      `SELECT count(*) AS n FROM tool_calls WHERE run_id = $1 AND status IN ('pending_approval', 'awaiting_client')`,
-      [runId],
-    );
-    return Number(rows[0]?.n ?? 0);
-  }
-
-  async markToolCalls(
-    tx: Queryable,
-    ids: string[],
-    status: ToolCallStatus,
-    startedNow = false,
-  ): Promise<void> {
-    if (ids.length === 0) return;
-    await tx.query(
-      `UPDATE tool_calls SET status = $2 ${startedNow ? ', started_at = now()' : ''} WHERE id = ANY($1::uuid[])`,
-      [ids, status],
-    );
-  }
-
-  async approveToolCall(
-    tx: Queryable,
-    id: string,
-    approval: ToolCallApproval,
-    editedArguments: unknown,
-  ): Promise<void> {
-    await tx.query(
-      `UPDATE tool_calls SET status = 'approved', approval = $2::jsonb,
-              arguments = CASE WHEN $3::jsonb IS NULL THEN arguments ELSE $3::jsonb END, deadline_at = NULL
-        WHERE id = $1`,
-      [id, JSON.stringify(approval), editedArguments === undefined ? null : JSON.stringify(editedArguments)],
-    );
-  }
-
-  async settleToolCall(
-    tx: Queryable,
-    call: Pick<ToolCallRow, 'id' | 'callId' | 'messageSeq' | 'sessionId' | 'runId'>,
-    s: ToolCallSettlement,
-    extra: { approval?: ToolCallApproval; messageId?: string } = {},
-  ): Promise<void> {
-    const approval = extra.approval;
-    await tx.query(
-      `UPDATE tool_calls SET status = $2, result = $3, is_error = $4, error_code = $5, truncated = $6,
-              duration_ms = $7, changes = $8::jsonb, finished_at = now(), deadline_at = NULL,
-              approval = coalesce($9::jsonb, approval)
-        WHERE id = $1`,
-      [
-        call.id,
-        s.status,
-        s.result,
-        s.isError,
-        s.errorCode,
-        s.truncated,
-        s.durationMs,
-        s.changes ? JSON.stringify(s.changes) : null,
-        approval ? JSON.stringify(approval) : null,
-      ],
-    );
-    await this.insertMessages(tx, call.sessionId, call.runId, [
-      { id: extra.messageId, seq: call.messageSeq, role: 'tool', content: s.result, toolCallId: call.callId },
-    ]);
-  }
-
-  /** Waiting calls whose deadline passed, locked so that one process settles each. */
-  async expiredWaitingCalls(tx: Queryable, limit = 50): Promise<{ runId: string; callId: string }[]> {
-    return tx.query(
-      `SELECT run_id AS "runId", call_id AS "callId" FROM tool_calls
-        WHERE status IN ('pending_approval', 'awaiting_client') AND deadline_at < now()
-        ORDER BY deadline_at LIMIT $1`,
-      [limit],
-    );
   }
 
   // ── events ────────────────────────────────────────────────────────────────

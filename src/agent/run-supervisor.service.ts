@@ -8,6 +8,7 @@ import {
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { RunService } from './run.service';
+import { ToolCallDecisions } from './tool-call-decisions.service';
 
 const EXPIRY_EVERY_MS = 1000;
 
@@ -23,12 +24,13 @@ export class RunSupervisor implements OnApplicationBootstrap, OnApplicationShutd
 
   constructor(
     private readonly runs: RunService,
+    private readonly decisions: ToolCallDecisions,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   onApplicationBootstrap(): void {
     const lease = this.config.runLeaseMs;
-    this.every(EXPIRY_EVERY_MS, 'settle expired calls', () => this.runs.expireWaitingCalls());
+    this.every(EXPIRY_EVERY_MS, 'settle expired calls', () => this.decisions.expireWaitingCalls());
     // Renewed three times a lease, so one slow renewal never loses a live run.
     this.every(Math.floor(lease / 3), 'renew leases', () => this.runs.renewLeases());
     this.every(

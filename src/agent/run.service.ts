@@ -11,18 +11,17 @@ import type { AppConfig } from '../config/app-config';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import { MetricsService } from '../metrics/metrics.service';
 import { PgNotifications } from '../persistence/pg-notifications.service';
-import type { ToolCallApproval } from '../persistence/entities/tool-call.entity';
 import { ToolRegistry } from '../tools/tool-registry.service';
 import { RunEventHub } from './run-event-hub.service';
 import { RunEventSink } from './run-event-sink';
-import { serializeEvents, type RunEventBody, type SerializedEvent } from './run-events';
+import { serializeEvents, type SerializedEvent } from './run-events';
 import { RunFinalization, type FinalOutcome } from './run-finalization';
 import { RunHandle, RunStopped, callKey, type StopReason } from './run-handle';
 import { RunOrchestrator } from './run-orchestrator.service';
-import { RunStore, type RunRow, type ToolCallRow } from './run-store.service';
+import { ConversationStore, type ToolCallRow } from './conversation-store.service';
+import { RunStore, type RunRow } from './run-store.service';
 import { SessionStore, type SessionRow } from './session-store.service';
 import { SessionsService, type SessionOptions } from './sessions.service';
-import { errorSettlement, resultEvent } from './tool-step.service';
 import { Toolset } from './toolset';
 
 const RUN_CANCEL_CHANNEL = 'lw_run_cancel';
@@ -34,13 +33,9 @@ export interface StartRun {
   session?: SessionOptions;
 }
 
-export type Decision =
-  | { kind: 'approval'; approve: boolean; reason?: string; arguments?: Record<string, unknown> }
-  | { kind: 'result'; content: string; isError: boolean };
-
 /**
  * The life of runs around the loop: starting one, taking one up again (after a wait, on any
- * process), deciding waiting calls, cancelling, and ending runs that nobody drives any more.
+ * process), cancelling, and ending runs that nobody drives any more.
  * Every state change locks the run's row first, so exactly one process moves a run at a time.
  */
 @Injectable()
@@ -53,6 +48,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
 
   constructor(
     private readonly store: RunStore,
+    private readonly conversation: ConversationStore,
     private readonly sessionStore: SessionStore,
     private readonly sessions: SessionsService,
     private readonly hub: RunEventHub,
@@ -164,8 +160,8 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
           );
         throw err;
       }
-      userSeq = await this.store.reserveMessageSeqs(tx, session.id, 1);
-      await this.store.insertMessages(tx, session.id, runId, [
+      userSeq = await this.conversation.reserveMessageSeqs(tx, session.id, 1);
+      await this.conversation.insertMessages(tx, session.id, runId, [
         { seq: userSeq, role: 'user', content: input.prompt },
       ]);
       events.push(...serializeEvents(runId, 0, [{ type: 'run_started', sessionId: session.id, model }]));
@@ -191,7 +187,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
       };
     });
     const sink = new RunEventSink(runId, 0, this.store, (err) => this.writeFailed(runId, err), events);
-    const conversation = await this.store.sessionMessages(session.id);
+    const conversation = await this.conversation.sessionMessages(session.id);
     this.launch(
       new RunHandle(
         run,
@@ -213,7 +209,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
     if (!run) throw runNotFound(runId);
     const open =
       run.status === 'requires_action'
-        ? await this.store.unsettledToolCalls(this.store.queryable, runId)
+        ? await this.conversation.unsettledToolCalls(this.store.queryable, runId)
         : [];
     return {
       ...run,
@@ -226,29 +222,6 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
     const run = await this.store.findRun(runId, owner);
     if (!run) throw runNotFound(runId);
     return run;
-  }
-
-  /** Decides a call waiting for a person or the client; the process that decides the last one continues the run. */
-  async decide(owner: string, runId: string, callId: string, decision: Decision): Promise<void> {
-    if (decision.kind === 'approval' && decision.approve && decision.arguments !== undefined) {
-      await this.checkEditedArguments(owner, runId, callId, decision.arguments);
-    }
-    const claimed = await this.settleWaiting(runId, callId, decision, owner);
-    if (claimed) await this.resume(runId);
-  }
-
-  /** Settles calls whose deadline passed (any process may; each call is settled once). */
-  async expireWaitingCalls(): Promise<void> {
-    const expired = await this.store.expiredWaitingCalls(this.store.queryable);
-    for (const { runId, callId } of expired) {
-      const claimed = await this.settleWaiting(runId, callId, { kind: 'expire' }, null).catch(
-        (err: unknown) => {
-          if (!(err instanceof DomainError)) throw err;
-          return false; // someone else settled it first
-        },
-      );
-      if (claimed) await this.resume(runId);
-    }
   }
 
   async cancel(owner: string, runId: string): Promise<void> {
@@ -301,21 +274,6 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
 
   // ── internals ─────────────────────────────────────────────────────────────
 
-  /** Edited arguments are checked like the model's; invalid ones are a 400 and the call keeps waiting. */
-  private async checkEditedArguments(
-    owner: string,
-    runId: string,
-    callId: string,
-    args: Record<string, unknown>,
-  ): Promise<void> {
-    await this.assertRun(owner, runId);
-    const call = await this.store.findToolCall(this.store.queryable, runId, callId);
-    const tool = call ? this.registry.get(call.name) : undefined;
-    if (!tool) return; // settleWaiting answers 404/409 for these
-    const check = this.registry.validate(tool, args);
-    if (!check.ok) throw new DomainError(ErrorCode.InvalidRequest, [`arguments: ${check.message}`].join(''));
-  }
-
   private launch(h: RunHandle): void {
     this.handles.set(h.run.id, h);
     this.hub.attach(h.sink);
@@ -340,14 +298,14 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
   }
 
   /** Takes up a run this process has just claimed (status `running`, leased to it). */
-  private async resume(runId: string): Promise<void> {
+  async takeUp(runId: string): Promise<void> {
     const run = await this.store.findRun(runId);
     if (!run || run.status !== 'running' || run.leaseOwner !== this.processId) return;
     const session = await this.sessionStore.find(run.sessionId, null);
     if (!session) return;
     const [conversation, previousCalls] = await Promise.all([
-      this.store.sessionMessages(run.sessionId),
-      this.store.runToolCallKeys(runId),
+      this.conversation.sessionMessages(run.sessionId),
+      this.conversation.runToolCallKeys(runId),
     ]);
     const callIds = new Set(previousCalls.map((c) => c.callId));
     const callCounts = new Map<string, number>();
@@ -373,86 +331,6 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
   }
 
   /**
-   * Applies a decision to one waiting call, under the run's lock. Returns true when it was the last
-   * waiting call and this process has claimed the run to continue it.
-   */
-  private async settleWaiting(
-    runId: string,
-    callId: string,
-    decision: Decision | { kind: 'expire' },
-    owner: string | null,
-  ): Promise<boolean> {
-    return this.store.transaction(async (tx) => {
-      const run = await this.store.lockRun(tx, runId);
-      if (!run || (owner !== null && run.owner !== owner)) throw runNotFound(runId);
-      const call = await this.store.findToolCall(tx, runId, callId);
-      if (!call)
-        throw new DomainError(ErrorCode.ToolCallNotFound, `Tool call ${callId} not found in run ${runId}`);
-      const waitingFor =
-        call.status === 'pending_approval' ? 'approval' : call.status === 'awaiting_client' ? 'result' : null;
-      if (decision.kind === 'expire') {
-        if (run.status !== 'requires_action' || waitingFor === null) return false;
-      } else {
-        const expired = call.deadlineAt !== null && call.deadlineAt.getTime() <= Date.now();
-        if (run.status !== 'requires_action' || waitingFor !== decision.kind || expired) {
-          throw new DomainError(
-            ErrorCode.ToolCallNotWaiting,
-            `Tool call ${callId} is not waiting for ${decision.kind === 'result' ? 'a client result' : 'approval'}` +
-              (expired ? ' (its deadline has passed)' : ''),
-            { runId, status: call.status },
-          );
-        }
-      }
-
-      const events: RunEventBody[] = [];
-      const decidedAt = new Date().toISOString();
-      if (decision.kind === 'approval' && decision.approve) {
-        const approval: ToolCallApproval = {
-          approved: true,
-          reason: decision.reason ?? null,
-          editedArguments: decision.arguments ?? null,
-          decidedAt,
-        };
-        await this.store.approveToolCall(tx, call.id, approval, decision.arguments);
-      } else {
-        const settlement =
-          decision.kind === 'approval'
-            ? errorSettlement(
-                'REJECTED',
-                `A person rejected this call${decision.reason ? `: ${decision.reason}` : '.'} It was not run.`,
-              )
-            : decision.kind === 'result'
-              ? {
-                  status: decision.isError ? ('error' as const) : ('completed' as const),
-                  result: decision.content,
-                  isError: decision.isError,
-                  errorCode: decision.isError ? 'EXECUTION_ERROR' : null,
-                  truncated: false,
-                  durationMs: Date.now() - call.createdAt.getTime(),
-                  changes: null,
-                }
-              : errorSettlement(
-                  'EXPIRED',
-                  call.status === 'pending_approval'
-                    ? 'Nobody approved or rejected this call in time; it was not run.'
-                    : 'The client did not send a result for this call in time.',
-                );
-        const approval: ToolCallApproval | undefined =
-          decision.kind === 'approval'
-            ? { approved: false, reason: decision.reason ?? null, editedArguments: null, decidedAt }
-            : undefined;
-        await this.store.settleToolCall(tx, call, settlement, { approval });
-        events.push(resultEvent(call.callId, call.name, settlement));
-        this.metrics.toolCall(call.name, settlement.errorCode ?? 'ok', settlement.durationMs);
-      }
-      const claimed = (await this.store.countWaitingToolCalls(tx, runId)) === 0;
-      if (claimed) await this.store.updateRun(tx, runId, { status: 'running', leaseOwner: this.processId });
-      await this.store.appendEvents(tx, runId, serializeEvents(runId, run.lastSeq, events));
-      return claimed;
-    });
-  }
-
-  /**
    * Ends a run no process is driving: one waiting for people, or one whose process died. Returns
    * false when a live process drives it after all.
    */
@@ -462,10 +340,10 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
       if (!run || !isActive(run)) return 'ended' as const;
       if (run.status === 'running' && !run.leaseExpired) return 'driven' as const;
       const partialText = run.status === 'running' ? await this.store.unfinishedText(tx, runId) : '';
-      const open = await this.store.unsettledToolCalls(tx, runId);
-      const last = await this.store.lastAssistantMessageId(tx, runId);
+      const open = await this.conversation.unsettledToolCalls(tx, runId);
+      const last = await this.conversation.lastAssistantMessageId(tx, runId);
       const finalization = new RunFinalization(run, outcome, partialText, open, last);
-      await finalization.apply(this.store, tx);
+      await finalization.apply(this.store, this.conversation, tx);
       await this.store.appendEvents(tx, runId, serializeEvents(runId, run.lastSeq, finalization.events));
       return outcome.status;
     });
@@ -482,7 +360,7 @@ function isActive(run: RunRow): boolean {
   return run.status === 'running' || run.status === 'requires_action';
 }
 
-function runNotFound(runId: string): DomainError {
+export function runNotFound(runId: string): DomainError {
   return new DomainError(ErrorCode.RunNotFound, `Run ${runId} not found`);
 }
 

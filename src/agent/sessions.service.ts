@@ -6,7 +6,8 @@ import { DomainError, ErrorCode } from '../common/domain-error';
 import type { ClientToolDefinition } from '../persistence/entities/session.entity';
 import { validateJsonSchema } from '../tools/json-schema';
 import { ToolRegistry } from '../tools/tool-registry.service';
-import { RunStore, type MessageRow, type Queryable } from './run-store.service';
+import { ConversationStore, type MessageRow } from './conversation-store.service';
+import { RunStore, type Queryable } from './run-store.service';
 import { SessionStore, type NewSession, type SessionRow } from './session-store.service';
 import { defaultSystemPrompt } from './system-prompt';
 import { Toolset } from './toolset';
@@ -32,6 +33,7 @@ export class SessionsService {
   constructor(
     private readonly sessions: SessionStore,
     private readonly runs: RunStore,
+    private readonly conversation: ConversationStore,
     private readonly registry: ToolRegistry,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -53,7 +55,7 @@ export class SessionsService {
   async get(owner: string, id: string): Promise<SessionRow & { messages: MessageRow[] }> {
     const session = await this.sessions.find(id, owner);
     if (!session) throw sessionNotFound(id);
-    return { ...session, messages: await this.runs.sessionMessages(id) };
+    return { ...session, messages: await this.conversation.sessionMessages(id) };
   }
 
   async find(owner: string, id: string, tx?: Queryable): Promise<SessionRow> {

@@ -12,7 +12,8 @@ import { ToolRegistry } from '../tools/tool-registry.service';
 import { ToolRunner } from '../tools/tool-runner.service';
 import { callKey, type RunHandle } from './run-handle';
 import type { RunEventBody } from './run-events';
-import { RunStore, type ToolCallRow, type ToolCallSettlement } from './run-store.service';
+import { ConversationStore, type ToolCallRow, type ToolCallSettlement } from './conversation-store.service';
+import { RunStore } from './run-store.service';
 
 /** The same tool with the same arguments is run at most twice in a run; the third ask is refused. */
 const MAX_IDENTICAL_CALLS = 2;
@@ -39,6 +40,7 @@ export class ToolStepService {
     private readonly runner: ToolRunner,
     private readonly registry: ToolRegistry,
     private readonly store: RunStore,
+    private readonly conversation: ConversationStore,
     private readonly metrics: MetricsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -148,7 +150,7 @@ export class ToolStepService {
   async execute(h: RunHandle, calls: readonly ToolCallRow[]): Promise<void> {
     const runnable = calls.filter((c) => c.status === 'pending' || c.status === 'approved');
     if (runnable.length === 0) return;
-    await this.store.markToolCalls(
+    await this.conversation.markToolCalls(
       this.store.queryable,
       runnable.map((c) => c.id),
       'running',
@@ -203,7 +205,7 @@ export class ToolStepService {
     };
     const message = toolMessage(h.run.id, call, content);
     await h.sink.commit([resultEvent(call.callId, call.name, settlement)], (tx) =>
-      this.store.settleToolCall(tx, call, settlement, { messageId: message.id }),
+      this.conversation.settleToolCall(tx, call, settlement, { messageId: message.id }),
     );
     h.addMessages([message]);
     this.metrics.toolCall(call.name, settlement.errorCode ?? 'ok', durationMs);

@@ -1,4 +1,5 @@
-import type { MessageRow, RunRow, ToolCallRow } from '../agent/run-store.service';
+import type { MessageRow, ToolCallRow } from '../agent/conversation-store.service';
+import type { RunRow } from '../agent/run-store.service';
 import type { SessionRow } from '../agent/session-store.service';
 
 /** The JSON shapes of the contract, built from stored rows (internal columns stay inside). */

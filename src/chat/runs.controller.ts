@@ -2,6 +2,7 @@ import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Res } fro
 import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { RunService } from '../agent/run.service';
+import { ToolCallDecisions } from '../agent/tool-call-decisions.service';
 import { Owner } from '../auth/owner.decorator';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import { ApiEventStream } from '../http/api-event-stream.decorator';
@@ -17,6 +18,7 @@ import { RunIdPipe } from './uuid-or-404.pipe';
 export class RunsController {
   constructor(
     private readonly runs: RunService,
+    private readonly decisions: ToolCallDecisions,
     private readonly streams: RunStreamsService,
   ) {}
 
@@ -58,7 +60,7 @@ export class RunsController {
     @Param('callId') callId: string,
     @Body() body: ApprovalDto,
   ): Promise<void> {
-    await this.runs.decide(owner, id, callId, { kind: 'approval', ...body });
+    await this.decisions.decide(owner, id, callId, { kind: 'approval', ...body });
   }
 
   @Post(':id/tool-calls/:callId/result')
@@ -70,7 +72,7 @@ export class RunsController {
     @Param('callId') callId: string,
     @Body() body: ToolResultDto,
   ): Promise<void> {
-    await this.runs.decide(owner, id, callId, {
+    await this.decisions.decide(owner, id, callId, {
       kind: 'result',
       content: body.content,
       isError: body.isError ?? false,

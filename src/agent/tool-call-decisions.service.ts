@@ -1,0 +1,149 @@
+import { Injectable } from '@nestjs/common';
+import { DomainError, ErrorCode } from '../common/domain-error';
+import { MetricsService } from '../metrics/metrics.service';
+import type { ToolCallApproval } from '../persistence/entities/tool-call.entity';
+import { ToolRegistry } from '../tools/tool-registry.service';
+import { ConversationStore } from './conversation-store.service';
+import { serializeEvents, type RunEventBody } from './run-events';
+import { RunStore } from './run-store.service';
+import { RunService, runNotFound } from './run.service';
+import { errorSettlement, resultEvent } from './tool-step.service';
+
+export type Decision =
+  | { kind: 'approval'; approve: boolean; reason?: string; arguments?: Record<string, unknown> }
+  | { kind: 'result'; content: string; isError: boolean };
+
+/**
+ * Decisions on calls that wait: a person's approval or rejection, a client's result, or the
+ * deadline passing. Each is applied under the run's row lock; the process that settles the last
+ * waiting call of a step claims the run and continues it.
+ */
+@Injectable()
+export class ToolCallDecisions {
+  constructor(
+    private readonly store: RunStore,
+    private readonly conversation: ConversationStore,
+    private readonly runs: RunService,
+    private readonly registry: ToolRegistry,
+    private readonly metrics: MetricsService,
+  ) {}
+
+  /** Decides a call waiting for a person or the client; the process that decides the last one continues the run. */
+  async decide(owner: string, runId: string, callId: string, decision: Decision): Promise<void> {
+    if (decision.kind === 'approval' && decision.approve && decision.arguments !== undefined) {
+      await this.checkEditedArguments(owner, runId, callId, decision.arguments);
+    }
+    const claimed = await this.settleWaiting(runId, callId, decision, owner);
+    if (claimed) await this.runs.takeUp(runId);
+  }
+
+  /** Settles calls whose deadline passed (any process may; each call is settled once). */
+  async expireWaitingCalls(): Promise<void> {
+    const expired = await this.conversation.expiredWaitingCalls(this.store.queryable);
+    for (const { runId, callId } of expired) {
+      const claimed = await this.settleWaiting(runId, callId, { kind: 'expire' }, null).catch(
+        (err: unknown) => {
+          if (!(err instanceof DomainError)) throw err;
+          return false; // someone else settled it first
+        },
+      );
+      if (claimed) await this.runs.takeUp(runId);
+    }
+  }
+
+  /** Edited arguments are checked like the model's; invalid ones are a 400 and the call keeps waiting. */
+  private async checkEditedArguments(
+    owner: string,
+    runId: string,
+    callId: string,
+    args: Record<string, unknown>,
+  ): Promise<void> {
+    await this.runs.assertRun(owner, runId);
+    const call = await this.conversation.findToolCall(this.store.queryable, runId, callId);
+    const tool = call ? this.registry.get(call.name) : undefined;
+    if (!tool) return; // settleWaiting answers 404/409 for these
+    const check = this.registry.validate(tool, args);
+    if (!check.ok) throw new DomainError(ErrorCode.InvalidRequest, `arguments: ${check.message}`);
+  }
+
+  /**
+   * Applies a decision to one waiting call, under the run's lock. Returns true when it was the last
+   * waiting call and this process has claimed the run to continue it.
+   */
+  private async settleWaiting(
+    runId: string,
+    callId: string,
+    decision: Decision | { kind: 'expire' },
+    owner: string | null,
+  ): Promise<boolean> {
+    return this.store.transaction(async (tx) => {
+      const run = await this.store.lockRun(tx, runId);
+      if (!run || (owner !== null && run.owner !== owner)) throw runNotFound(runId);
+      const call = await this.conversation.findToolCall(tx, runId, callId);
+      if (!call)
+        throw new DomainError(ErrorCode.ToolCallNotFound, `Tool call ${callId} not found in run ${runId}`);
+      const waitingFor =
+        call.status === 'pending_approval' ? 'approval' : call.status === 'awaiting_client' ? 'result' : null;
+      if (decision.kind === 'expire') {
+        if (run.status !== 'requires_action' || waitingFor === null) return false;
+      } else {
+        const expired = call.deadlineAt !== null && call.deadlineAt.getTime() <= Date.now();
+        if (run.status !== 'requires_action' || waitingFor !== decision.kind || expired) {
+          throw new DomainError(
+            ErrorCode.ToolCallNotWaiting,
+            `Tool call ${callId} is not waiting for ${decision.kind === 'result' ? 'a client result' : 'approval'}` +
+              (expired ? ' (its deadline has passed)' : ''),
+            { runId, status: call.status },
+          );
+        }
+      }
+
+      const events: RunEventBody[] = [];
+      const decidedAt = new Date().toISOString();
+      if (decision.kind === 'approval' && decision.approve) {
+        const approval: ToolCallApproval = {
+          approved: true,
+          reason: decision.reason ?? null,
+          editedArguments: decision.arguments ?? null,
+          decidedAt,
+        };
+        await this.conversation.approveToolCall(tx, call.id, approval, decision.arguments);
+      } else {
+        const settlement =
+          decision.kind === 'approval'
+            ? errorSettlement(
+                'REJECTED',
+                `A person rejected this call${decision.reason ? `: ${decision.reason}` : '.'} It was not run.`,
+              )
+            : decision.kind === 'result'
+              ? {
+                  status: decision.isError ? ('error' as const) : ('completed' as const),
+                  result: decision.content,
+                  isError: decision.isError,
+                  errorCode: decision.isError ? 'EXECUTION_ERROR' : null,
+                  truncated: false,
+                  durationMs: Date.now() - call.createdAt.getTime(),
+                  changes: null,
+                }
+              : errorSettlement(
+                  'EXPIRED',
+                  call.status === 'pending_approval'
+                    ? 'Nobody approved or rejected this call in time; it was not run.'
+                    : 'The client did not send a result for this call in time.',
+                );
+        const approval: ToolCallApproval | undefined =
+          decision.kind === 'approval'
+            ? { approved: false, reason: decision.reason ?? null, editedArguments: null, decidedAt }
+            : undefined;
+        await this.conversation.settleToolCall(tx, call, settlement, { approval });
+        events.push(resultEvent(call.callId, call.name, settlement));
+        this.metrics.toolCall(call.name, settlement.errorCode ?? 'ok', settlement.durationMs);
+      }
+      const claimed = (await this.conversation.countWaitingToolCalls(tx, runId)) === 0;
+      if (claimed)
+        await this.store.updateRun(tx, runId, { status: 'running', leaseOwner: this.runs.processId });
+      await this.store.appendEvents(tx, runId, serializeEvents(runId, run.lastSeq, events));
+      return claimed;
+    });
+  }
+}
