@@ -5,7 +5,7 @@ import type { DataSource } from 'typeorm';
 import type { MessageRole, StoredToolCall } from '../persistence/entities/message.entity';
 import type { ToolCallApproval, ToolCallStatus } from '../persistence/entities/tool-call.entity';
 import type { FileChange } from '../tools/tool';
-import { returningRows, type Queryable } from './run-store.service';
+import { returningRows, type Queryable, type SqlStatement } from './run-store.service';
 
 export interface MessageRow {
   id: string;
@@ -97,26 +97,37 @@ export class ConversationStore {
     sessionId: string,
     runId: string | null,
     messages: NewMessage[],
-  ): Promise<string[]> {
-    if (messages.length === 0) return [];
-    const ids = messages.map((m) => m.id ?? randomUUID());
-    await tx.query(
-      `INSERT INTO messages (id, session_id, run_id, seq, role, content, tool_calls, tool_call_id)
-       SELECT u.id, $1, $2, u.seq, u.role, u.content, u.tool_calls::jsonb, u.tool_call_id
-         FROM unnest($3::uuid[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[])
-           AS u(id, seq, role, content, tool_calls, tool_call_id)`,
-      [
+  ): Promise<void> {
+    if (messages.length === 0) return;
+    const { sql, params } = this.insertMessagesSql(sessionId, runId, messages);
+    await tx.query(sql, params);
+  }
+
+  insertMessagesSql(sessionId: string, runId: string | null, messages: NewMessage[]): SqlStatement {
+    return {
+      sql: `INSERT INTO messages (id, session_id, run_id, seq, role, content, tool_calls, tool_call_id)
+            SELECT u.id, $1::uuid, $2::uuid, u.seq, u.role, u.content, u.tool_calls::jsonb, u.tool_call_id
+              FROM unnest($3::uuid[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[])
+                AS u(id, seq, role, content, tool_calls, tool_call_id)`,
+      params: [
         sessionId,
         runId,
-        ids,
+        messages.map((m) => m.id ?? randomUUID()),
         messages.map((m) => m.seq),
         messages.map((m) => m.role),
         messages.map((m) => m.content),
         messages.map((m) => (m.toolCalls ? JSON.stringify(m.toolCalls) : null)),
         messages.map((m) => m.toolCallId ?? null),
       ],
-    );
-    return ids;
+    };
+  }
+
+  /** Moves the session's next message position past what the driving process has written. */
+  advanceMessageSeqSql(sessionId: string, nextSeq: number): SqlStatement {
+    return {
+      sql: `UPDATE sessions SET next_message_seq = GREATEST(next_message_seq, $2::int), updated_at = now() WHERE id = $1::uuid`,
+      params: [sessionId, nextSeq],
+    };
   }
 
   async sessionMessages(sessionId: string, q: Queryable = this.db.manager): Promise<MessageRow[]> {
@@ -134,8 +145,7 @@ export class ConversationStore {
 
   // ── tool calls ────────────────────────────────────────────────────────────
 
-  async insertToolCalls(
-    tx: Queryable,
+  insertToolCallsSql(
     calls: {
       id: string;
       runId: string;
@@ -152,21 +162,22 @@ export class ConversationStore {
       approvalReason: string | null;
       settlement: ToolCallSettlement | null;
     }[],
-  ): Promise<void> {
-    if (calls.length === 0) return;
-    await tx.query(
-      `INSERT INTO tool_calls (id, run_id, message_id, call_id, iteration, position, name, raw_arguments, arguments,
-                               executor, status, deadline_at, result, is_error, error_code, duration_ms, finished_at, approval_reason)
+  ): SqlStatement {
+    return {
+      sql: `INSERT INTO tool_calls (id, run_id, message_id, call_id, iteration, position, name, raw_arguments, arguments,
+                               executor, status, deadline_at, result, is_error, error_code, duration_ms, finished_at, approval_reason,
+                               started_at)
        SELECT u.id, u.run_id, u.message_id, u.call_id, u.iteration, u.position, u.name, u.raw, u.args::jsonb,
               u.executor, u.status,
               CASE WHEN u.deadline_ms IS NULL THEN NULL ELSE now() + u.deadline_ms * interval '1 millisecond' END,
               u.result, coalesce(u.is_error, false), u.error_code, u.duration_ms,
-              CASE WHEN u.result IS NULL THEN NULL ELSE now() END, u.approval_reason
+              CASE WHEN u.result IS NULL THEN NULL ELSE now() END, u.approval_reason,
+              CASE WHEN u.status = 'running' THEN now() END
          FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::int[], $6::int[], $7::text[], $8::text[],
                      $9::text[], $10::text[], $11::text[], $12::int[], $13::text[], $14::bool[], $15::text[], $16::int[], $17::text[])
            AS u(id, run_id, message_id, call_id, iteration, position, name, raw, args, executor, status,
                 deadline_ms, result, is_error, error_code, duration_ms, approval_reason)`,
-      [
+      params: [
         calls.map((c) => c.id),
         calls.map((c) => c.runId),
         calls.map((c) => c.messageId),
@@ -185,7 +196,7 @@ export class ConversationStore {
         calls.map((c) => c.settlement?.durationMs ?? null),
         calls.map((c) => c.approvalReason),
       ],
-    );
+    };
   }
 
   /** The calls of the run that have no result yet (the open step), in the order the model asked. */
@@ -256,27 +267,37 @@ export class ConversationStore {
     s: ToolCallSettlement,
     extra: { approval?: ToolCallApproval; messageId?: string } = {},
   ): Promise<void> {
-    const approval = extra.approval;
-    await tx.query(
-      `UPDATE tool_calls SET status = $2, result = $3, is_error = $4, error_code = $5, truncated = $6,
-              duration_ms = $7, changes = $8::jsonb, finished_at = now(), deadline_at = NULL,
-              approval = coalesce($9::jsonb, approval)
-        WHERE id = $1`,
-      [
-        call.id,
-        s.status,
-        s.result,
-        s.isError,
-        s.errorCode,
-        s.truncated,
-        s.durationMs,
-        s.changes ? JSON.stringify(s.changes) : null,
-        approval ? JSON.stringify(approval) : null,
-      ],
-    );
-    await this.insertMessages(tx, call.sessionId, call.runId, [
-      { id: extra.messageId, seq: call.messageSeq, role: 'tool', content: s.result, toolCallId: call.callId },
-    ]);
+    for (const { sql, params } of this.settleToolCallSql(call, s, extra)) await tx.query(sql, params);
+  }
+
+  /** A call's result: the call's row, and its tool message at the position reserved for it. */
+  settleToolCallSql(
+    call: Pick<ToolCallRow, 'id' | 'callId' | 'messageSeq' | 'sessionId' | 'runId'>,
+    s: ToolCallSettlement,
+    extra: { approval?: ToolCallApproval; messageId?: string } = {},
+  ): SqlStatement[] {
+    return [
+      {
+        sql: `UPDATE tool_calls SET status = $2, result = $3, is_error = $4, error_code = $5, truncated = $6,
+                     duration_ms = $7, changes = $8::jsonb, finished_at = now(), deadline_at = NULL,
+                     approval = coalesce($9::jsonb, approval)
+               WHERE id = $1::uuid`,
+        params: [
+          call.id,
+          s.status,
+          s.result,
+          s.isError,
+          s.errorCode,
+          s.truncated,
+          s.durationMs,
+          s.changes ? JSON.stringify(s.changes) : null,
+          extra.approval ? JSON.stringify(extra.approval) : null,
+        ],
+      },
+      this.insertMessagesSql(call.sessionId, call.runId, [
+        { id: extra.messageId, seq: call.messageSeq, role: 'tool', content: s.result, toolCallId: call.callId },
+      ]),
+    ];
   }
 
   /** Waiting calls whose deadline passed, locked so that one process settles each. */

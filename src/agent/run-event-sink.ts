@@ -1,9 +1,9 @@
 import type { EntityManager } from 'typeorm';
 import { serializeEvent, type RunEventBody, type SerializedEvent } from './run-events';
-import type { RunStore } from './run-store.service';
+import type { RunChanges, RunStore, SqlStatement } from './run-store.service';
 
 /** How long text deltas may wait before they are written: batching keeps the database off the hot path. */
-const FLUSH_DELAY_MS = 20;
+const FLUSH_DELAY_MS = 100;
 const FLUSH_MAX_EVENTS = 256;
 
 /**
@@ -26,6 +26,7 @@ export class RunEventSink {
   private flushTimer: NodeJS.Timeout | null = null;
   private waiters: (() => void)[] = [];
   private closedState = false;
+  private wakeScheduled = false;
   private failure: Error | null = null;
 
   constructor(
@@ -60,17 +61,36 @@ export class RunEventSink {
    * Writes `bodies` and whatever `work` changes in one transaction (after every earlier event), then
    * shows the events to the streams. Resolves when all of it is stored.
    */
-  async commit(bodies: RunEventBody[], work?: (tx: EntityManager) => Promise<void>): Promise<void> {
+  commit(bodies: RunEventBody[], work?: (tx: EntityManager) => Promise<void>): Promise<void> {
+    return this.commitVia(bodies, (events) =>
+      this.store.transaction(async (tx) => {
+        if (work) await work(tx);
+        await this.store.appendEvents(tx, this.runId, events);
+      }),
+    );
+  }
+
+  /**
+   * Like `commit`, for changes that are plain statements: they, the run's `changes` and the events
+   * go to the database as one atomic statement — one round trip (the loop's hot path).
+   */
+  commitWrites(bodies: RunEventBody[], writes: SqlStatement[], changes: RunChanges = {}): Promise<void> {
+    return this.commitVia(bodies, (events) =>
+      this.store.writeWithEvents(this.store.queryable, this.runId, events, writes, changes),
+    );
+  }
+
+  private async commitVia(
+    bodies: RunEventBody[],
+    write: (events: SerializedEvent[]) => Promise<void>,
+  ): Promise<void> {
     const from = this.history.length;
     this.heldFrom.add(from);
     for (const body of bodies) this.push(body);
     const upTo = this.history.length;
     try {
       await this.enqueue(async () => {
-        await this.store.transaction(async (tx) => {
-          if (work) await work(tx);
-          await this.store.appendEvents(tx, this.runId, this.history.slice(this.stored, upTo));
-        });
+        await write(this.history.slice(this.stored, upTo));
         this.stored = Math.max(this.stored, upTo);
       });
     } finally {
@@ -132,7 +152,15 @@ export class RunEventSink {
     const held = this.heldFrom.size === 0 ? this.history.length : Math.min(...this.heldFrom);
     if (held > this.visible) {
       this.visible = held;
-      this.wake();
+      // Streams wake once per turn of the event loop, so every event of one network read leaves in
+      // one socket write instead of one write each.
+      if (!this.wakeScheduled) {
+        this.wakeScheduled = true;
+        setImmediate(() => {
+          this.wakeScheduled = false;
+          this.wake();
+        });
+      }
     }
   }
 

@@ -1,6 +1,6 @@
 import type { Usage } from './run-events';
 import type { RunEventSink } from './run-event-sink';
-import type { MessageRow } from './conversation-store.service';
+import type { MessageRow, ToolCallRow } from './conversation-store.service';
 import type { RunRow } from './run-store.service';
 import type { SessionRow } from './session-store.service';
 import type { Toolset } from './toolset';
@@ -30,6 +30,13 @@ export class RunHandle {
   /** Text of the model call in progress, not stored yet. */
   streamingText = '';
   lastAssistantMessageId: string | null;
+  /**
+   * The open step's calls when this process knows them (it just stored them), so the loop need not
+   * ask the database; null when the run was just taken up and they must be read.
+   */
+  openCalls: ToolCallRow[] | null = null;
+  /** The session's next message position; this process numbers its run's messages while it drives it. */
+  nextMessageSeq = 0;
   readonly startedAt = Date.now();
   private finished!: () => void;
   readonly done = new Promise<void>((resolve) => (this.finished = resolve));

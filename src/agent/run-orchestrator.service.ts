@@ -46,11 +46,12 @@ export class RunOrchestrator {
   async drive(h: RunHandle): Promise<DriveOutcome> {
     try {
       for (;;) {
-        const open = await this.conversation.unsettledToolCalls(this.store.queryable, h.run.id);
+        const open = h.openCalls ?? (await this.conversation.unsettledToolCalls(this.store.queryable, h.run.id));
         if (open.some((c) => c.status === 'pending_approval' || c.status === 'awaiting_client')) {
           throw new Error('a run with calls still waiting cannot be driven');
         }
         await this.steps.execute(h, open);
+        h.openCalls = [];
         h.signal.throwIfAborted();
         const turn = await this.callModel(h);
         const outcome = await this.storeTurn(h, turn);
@@ -172,7 +173,6 @@ export class RunOrchestrator {
       });
     }
 
-    const stored: MessageRow[] = [];
     const toolCalls = calls.map((c, i) => {
       const extraContent = turn.toolCalls[i]?.extraContent;
       return {
@@ -182,68 +182,90 @@ export class RunOrchestrator {
         ...(extraContent ? { extraContent } : {}),
       };
     });
-    await h.sink.commit(events, async (tx) => {
-      const seq = await this.conversation.reserveMessageSeqs(tx, run.sessionId, 1 + calls.length);
-      await this.conversation.insertMessages(tx, run.sessionId, run.id, [
-        {
-          id: assistantId,
-          seq,
-          role: 'assistant',
-          content: turn.text === '' && calls.length > 0 ? null : turn.text,
-          toolCalls: calls.length > 0 ? toolCalls : null,
-        },
-      ]);
-      stored.push({
-        id: assistantId,
-        seq,
-        role: 'assistant',
-        content: turn.text === '' && calls.length > 0 ? null : turn.text,
-        toolCalls: calls.length > 0 ? toolCalls : null,
-        toolCallId: null,
-        runId: run.id,
-        createdAt: new Date(),
-      });
-      await this.conversation.insertToolCalls(
-        tx,
-        calls.map((c) => ({
-          id: c.id,
-          runId: run.id,
-          messageId: assistantId,
-          callId: c.callId,
-          iteration,
-          position: c.position,
-          name: c.name,
-          rawArguments: c.rawArguments,
-          arguments: typeof c.eventArguments === 'string' ? undefined : c.eventArguments,
-          executor: c.executor,
-          status: c.status,
-          deadlineMs:
-            c.status === 'pending_approval' || c.status === 'awaiting_client'
-              ? this.config.approvalTimeoutMs
-              : null,
-          approvalReason: c.approvalReason,
-          settlement: c.settlement,
-        })),
+    // The driving process numbers the messages of its run itself: positions for the answer and one
+    // per call, so results land in the order the model asked whenever they finish.
+    const seq = h.nextMessageSeq;
+    h.nextMessageSeq += 1 + calls.length;
+    const content = turn.text === '' && calls.length > 0 ? null : turn.text;
+    const assistant: MessageRow = {
+      id: assistantId,
+      seq,
+      role: 'assistant',
+      content,
+      toolCalls: calls.length > 0 ? toolCalls : null,
+      toolCallId: null,
+      runId: run.id,
+      createdAt: new Date(),
+    };
+    const answered = calls
+      .filter((c) => c.settlement !== null)
+      .map((c) => toolMessage(run.id, { callId: c.callId, messageSeq: seq + c.position + 1 }, c.settlement!.result));
+    const stored = [assistant, ...answered];
+    const writes = [
+      this.conversation.advanceMessageSeqSql(run.sessionId, h.nextMessageSeq),
+      this.conversation.insertMessagesSql(run.sessionId, run.id, stored),
+    ];
+    if (calls.length > 0) {
+      writes.push(
+        this.conversation.insertToolCallsSql(
+          calls.map((c) => ({
+            id: c.id,
+            runId: run.id,
+            messageId: assistantId,
+            callId: c.callId,
+            iteration,
+            position: c.position,
+            name: c.name,
+            rawArguments: c.rawArguments,
+            arguments: typeof c.eventArguments === 'string' ? undefined : c.eventArguments,
+            executor: c.executor,
+            // Nothing waits: the calls that may run are run right after this commit.
+            status: c.status === 'pending' && status === 'continue' ? 'running' : c.status,
+            deadlineMs:
+              c.status === 'pending_approval' || c.status === 'awaiting_client' ? this.config.approvalTimeoutMs : null,
+            approvalReason: c.approvalReason,
+            settlement: c.settlement,
+          })),
+        ),
       );
-      const answered = calls.filter((c) => c.settlement !== null);
-      const messages = answered.map((c) =>
-        toolMessage(run.id, { callId: c.callId, messageSeq: seq + c.position + 1 }, c.settlement!.result),
-      );
-      await this.conversation.insertMessages(tx, run.sessionId, run.id, messages);
-      stored.push(...messages);
-      await this.store.updateRun(tx, run.id, {
-        iterations: iteration,
-        promptTokens: run.promptTokens,
-        completionTokens: run.completionTokens,
-        ...(status === 'continue'
-          ? {}
-          : status === 'requires_action'
-            ? { status, leaseOwner: null }
-            : { status, finalMessageId: assistantId, finished: true }),
-      });
+    }
+    await h.sink.commitWrites(events, writes, {
+      iterations: iteration,
+      promptTokens: run.promptTokens,
+      completionTokens: run.completionTokens,
+      ...(status === 'continue'
+        ? {}
+        : status === 'requires_action'
+          ? { status, leaseOwner: null }
+          : { status, finalMessageId: assistantId, finished: true }),
     });
     h.streamingText = '';
     h.addMessages(stored);
+    const assistantSeq = seq;
+    h.openCalls = calls
+      .filter((c) => c.status === 'pending')
+      .map((c) => ({
+        id: c.id,
+        runId: run.id,
+        messageId: assistantId,
+        callId: c.callId,
+        iteration,
+        position: c.position,
+        name: c.name,
+        rawArguments: c.rawArguments,
+        arguments: c.eventArguments,
+        executor: c.executor,
+        status: 'running' as const,
+        approval: null,
+        result: null,
+        isError: false,
+        errorCode: null,
+        deadlineAt: null,
+        createdAt: new Date(),
+        approvalReason: null,
+        messageSeq: assistantSeq + c.position + 1,
+        sessionId: run.sessionId,
+      }));
     for (const c of calls) if (c.settlement) this.metrics.toolCall(c.name, c.settlement.errorCode ?? 'ok', 0);
     return status;
   }

