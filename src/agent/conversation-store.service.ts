@@ -295,7 +295,13 @@ export class ConversationStore {
         ],
       },
       this.insertMessagesSql(call.sessionId, call.runId, [
-        { id: extra.messageId, seq: call.messageSeq, role: 'tool', content: s.result, toolCallId: call.callId },
+        {
+          id: extra.messageId,
+          seq: call.messageSeq,
+          role: 'tool',
+          content: s.result,
+          toolCallId: call.callId,
+        },
       ]),
     ];
   }

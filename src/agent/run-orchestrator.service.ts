@@ -46,7 +46,8 @@ export class RunOrchestrator {
   async drive(h: RunHandle): Promise<DriveOutcome> {
     try {
       for (;;) {
-        const open = h.openCalls ?? (await this.conversation.unsettledToolCalls(this.store.queryable, h.run.id));
+        const open =
+          h.openCalls ?? (await this.conversation.unsettledToolCalls(this.store.queryable, h.run.id));
         if (open.some((c) => c.status === 'pending_approval' || c.status === 'awaiting_client')) {
           throw new Error('a run with calls still waiting cannot be driven');
         }
@@ -199,7 +200,9 @@ export class RunOrchestrator {
     };
     const answered = calls
       .filter((c) => c.settlement !== null)
-      .map((c) => toolMessage(run.id, { callId: c.callId, messageSeq: seq + c.position + 1 }, c.settlement!.result));
+      .map((c) =>
+        toolMessage(run.id, { callId: c.callId, messageSeq: seq + c.position + 1 }, c.settlement!.result),
+      );
     const stored = [assistant, ...answered];
     const writes = [
       this.conversation.advanceMessageSeqSql(run.sessionId, h.nextMessageSeq),
@@ -222,7 +225,9 @@ export class RunOrchestrator {
             // Nothing waits: the calls that may run are run right after this commit.
             status: c.status === 'pending' && status === 'continue' ? 'running' : c.status,
             deadlineMs:
-              c.status === 'pending_approval' || c.status === 'awaiting_client' ? this.config.approvalTimeoutMs : null,
+              c.status === 'pending_approval' || c.status === 'awaiting_client'
+                ? this.config.approvalTimeoutMs
+                : null,
             approvalReason: c.approvalReason,
             settlement: c.settlement,
           })),

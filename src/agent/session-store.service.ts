@@ -79,10 +79,25 @@ export class SessionStore {
     );
   }
 
-  async delete(id: string, owner: string): Promise<boolean> {
+  /**
+   * Deletes the session with everything it holds, unless it has an active run: that run would go on
+   * writing into a session that no longer exists. Answers what happened.
+   */
+  async delete(id: string, owner: string): Promise<{ deleted: boolean; activeRunId: string | null }> {
     const rows = returningRows<{ id: string }>(
-      await this.db.query(`DELETE FROM sessions WHERE id = $1 AND owner = $2 RETURNING id`, [id, owner]),
+      await this.db.query(
+        `DELETE FROM sessions s WHERE s.id = $1 AND s.owner = $2
+            AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.session_id = s.id AND r.status IN ('running', 'requires_action'))
+          RETURNING s.id`,
+        [id, owner],
+      ),
     );
-    return rows.length > 0;
+    if (rows.length > 0) return { deleted: true, activeRunId: null };
+    const active: { id: string }[] = await this.db.query(
+      `SELECT r.id FROM runs r JOIN sessions s ON s.id = r.session_id
+        WHERE s.id = $1 AND s.owner = $2 AND r.status IN ('running', 'requires_action')`,
+      [id, owner],
+    );
+    return { deleted: false, activeRunId: active[0]?.id ?? null };
   }
 }

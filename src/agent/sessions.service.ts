@@ -75,7 +75,14 @@ export class SessionsService {
   }
 
   async delete(owner: string, id: string): Promise<void> {
-    if (!(await this.sessions.delete(id, owner))) throw sessionNotFound(id);
+    const { deleted, activeRunId } = await this.sessions.delete(id, owner);
+    if (deleted) return;
+    if (activeRunId) {
+      throw new DomainError(ErrorCode.SessionBusy, `Session ${id} has an active run; cancel it first`, {
+        runId: activeRunId,
+      });
+    }
+    throw sessionNotFound(id);
   }
 
   /** Checks the options against what this server offers; a bad one is a 400 naming the field. */

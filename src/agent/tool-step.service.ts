@@ -148,10 +148,13 @@ export class ToolStepService {
 
   /** Runs the step's server calls that may run (pending or approved), concurrently; each result is stored as it comes. */
   async execute(h: RunHandle, calls: readonly ToolCallRow[]): Promise<void> {
-    const runnable = calls.filter((c) => c.status === 'pending' || c.status === 'approved' || c.status === 'running');
+    const runnable = calls.filter(
+      (c) => c.status === 'pending' || c.status === 'approved' || c.status === 'running',
+    );
     if (runnable.length === 0) return;
     const toMark = runnable.filter((c) => c.status !== 'running').map((c) => c.id);
-    if (toMark.length > 0) await this.conversation.markToolCalls(this.store.queryable, toMark, 'running', true);
+    if (toMark.length > 0)
+      await this.conversation.markToolCalls(this.store.queryable, toMark, 'running', true);
     await Promise.all(runnable.map((c) => this.executeOne(h, c)));
   }
 

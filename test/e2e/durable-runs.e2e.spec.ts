@@ -303,6 +303,21 @@ describe('durable runs with people and clients in the loop (e2e)', () => {
     }
   });
 
+  it('refuses to delete a session while it has an active run, and deletes everything once it ended', async () => {
+    const { stream, runId, seen } = await waitingForApproval('Write.', 'deleted.txt');
+    const sessionId = seen[0].data.sessionId;
+    const busy = await api(app.url, 'DELETE', `/v1/sessions/${sessionId}`);
+    expect(busy.status).toBe(409);
+    expect(busy.body.runId).toBe(runId);
+
+    await api(app.url, 'POST', `/v1/runs/${runId}/cancel`);
+    await stream.rest();
+    expect((await api(app.url, 'DELETE', `/v1/sessions/${sessionId}`)).status).toBe(204);
+    expect((await api(app.url, 'GET', `/v1/sessions/${sessionId}`)).status).toBe(404);
+    expect((await api(app.url, 'GET', `/v1/runs/${runId}`)).status).toBe(404);
+    expect((await api(app.url, 'DELETE', `/v1/sessions/${sessionId}`)).status).toBe(404);
+  });
+
   it('stores every event of a run in its log, in order', async () => {
     upstream.enqueue(toolCalls([{ name: 'list_directory', arguments: {} }]), text('Listed.'));
     const events = await (await openStream(`${app.url}/v1/chat`, { body: { prompt: 'List.' } })).rest();

@@ -19,7 +19,14 @@ function normalize(chunks: unknown[], options?: ChunkNormalizerOptions) {
 function chunk(delta: object, finishReason?: string | null, extra: object = {}): object {
   const choice: Record<string, unknown> = { index: 0, delta };
   if (finishReason !== undefined) choice.finish_reason = finishReason;
-  return { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [choice], ...extra };
+  return {
+    id: 'chatcmpl-1',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: 'm',
+    choices: [choice],
+    ...extra,
+  };
 }
 
 function call(fields: object): object {
@@ -28,11 +35,21 @@ function call(fields: object): object {
 
 describe('ChunkNormalizer, OpenAI chunks', () => {
   it('streams content deltas as text events in order and finishes with the finish_reason as received', () => {
-    const r = normalize([chunk({ role: 'assistant', content: '' }, null), chunk({ content: 'Hel' }, null), chunk({ content: 'lo' }, null), chunk({}, 'stop')]);
+    const r = normalize([
+      chunk({ role: 'assistant', content: '' }, null),
+      chunk({ content: 'Hel' }, null),
+      chunk({ content: 'lo' }, null),
+      chunk({}, 'stop'),
+    ]);
     expect(r.events).toEqual([
       { type: 'text', delta: 'Hel' },
       { type: 'text', delta: 'lo' },
-      { type: 'finish', finishReason: 'stop', usage: { promptTokens: 0, completionTokens: 0 }, toolCalls: [] },
+      {
+        type: 'finish',
+        finishReason: 'stop',
+        usage: { promptTokens: 0, completionTokens: 0 },
+        toolCalls: [],
+      },
     ]);
   });
 
@@ -43,7 +60,14 @@ describe('ChunkNormalizer, OpenAI chunks', () => {
 
   it('emits no text for content "" or null next to tool calls, with role on every chunk', () => {
     const r = normalize([
-      chunk({ role: 'assistant', content: '', tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] }, null),
+      chunk(
+        {
+          role: 'assistant',
+          content: '',
+          tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+        },
+        null,
+      ),
       chunk({ role: 'assistant', content: null }, 'tool_calls'),
     ]);
     expect(r.events.filter((e) => e.type === 'text')).toEqual([]);
@@ -67,9 +91,28 @@ describe('ChunkNormalizer, OpenAI chunks', () => {
 
   it('handles a whole call in one chunk without index or id, finish_reason on the same chunk', () => {
     const r = normalize([
-      { choices: [{ delta: { role: 'assistant', tool_calls: [{ function: { arguments: '{"location":"Tokyo"}', name: 'get_current_weather' }, id: '', type: 'function' }] }, finish_reason: 'tool_calls', index: 0 }] },
+      {
+        choices: [
+          {
+            delta: {
+              role: 'assistant',
+              tool_calls: [
+                {
+                  function: { arguments: '{"location":"Tokyo"}', name: 'get_current_weather' },
+                  id: '',
+                  type: 'function',
+                },
+              ],
+            },
+            finish_reason: 'tool_calls',
+            index: 0,
+          },
+        ],
+      },
     ]);
-    expect(r.calls).toEqual([{ id: expect.stringMatching(/^call_/), name: 'get_current_weather', arguments: '{"location":"Tokyo"}' }]);
+    expect(r.calls).toEqual([
+      { id: expect.stringMatching(/^call_/), name: 'get_current_weather', arguments: '{"location":"Tokyo"}' },
+    ]);
     expect(r.finish.finishReason).toBe('tool_calls');
   });
 
@@ -99,7 +142,12 @@ describe('ChunkNormalizer, OpenAI chunks', () => {
 
   it('never lets name "" on a continuation overwrite the name', () => {
     const r = normalize([
-      call({ id: 'chatcmpl-tool-1', type: 'function', function: { name: 'webSearchTool', arguments: '' }, index: 0 }),
+      call({
+        id: 'chatcmpl-tool-1',
+        type: 'function',
+        function: { name: 'webSearchTool', arguments: '' },
+        index: 0,
+      }),
       call({ type: 'function', function: { name: '', arguments: '{"query": "x"}' }, index: 0 }),
       { choices: [{ index: 0, delta: { index: 0, content: '' }, finish_reason: 'tool_calls' }] },
     ]);
@@ -110,18 +158,33 @@ describe('ChunkNormalizer, OpenAI chunks', () => {
     const r = normalize([
       call({ id: 'c1', type: 'function', index: 0, function: { name: 'search' } }),
       call({ index: 0, function: { arguments: '{"q": "ai"}' } }),
-      { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '' } }] }, finish_reason: 'tool_calls', stop_reason: 128008 }] },
+      {
+        choices: [
+          {
+            index: 0,
+            delta: { tool_calls: [{ index: 0, function: { arguments: '' } }] },
+            finish_reason: 'tool_calls',
+            stop_reason: 128008,
+          },
+        ],
+      },
     ]);
     expect(r.calls).toEqual([{ id: 'c1', name: 'search', arguments: '{"q": "ai"}' }]);
   });
 
   it('stringifies arguments that arrive as an already-parsed object', () => {
-    const r = normalize([call({ index: 0, id: 'c1', function: { name: 'run', arguments: { command: 'ls', flags: ['-l'] } } }), chunk({}, 'tool_calls')]);
+    const r = normalize([
+      call({ index: 0, id: 'c1', function: { name: 'run', arguments: { command: 'ls', flags: ['-l'] } } }),
+      chunk({}, 'tool_calls'),
+    ]);
     expect(r.calls).toEqual([{ id: 'c1', name: 'run', arguments: '{"command":"ls","flags":["-l"]}' }]);
   });
 
   it('returns the calls even when finish_reason is "stop", and keeps "stop"', () => {
-    const r = normalize([call({ index: 0, id: 'c1', function: { name: 'f', arguments: '{}' } }), chunk({}, 'stop')]);
+    const r = normalize([
+      call({ index: 0, id: 'c1', function: { name: 'f', arguments: '{}' } }),
+      chunk({}, 'stop'),
+    ]);
     expect(r.finish.finishReason).toBe('stop');
     expect(r.calls).toHaveLength(1);
   });
@@ -147,17 +210,25 @@ describe('ChunkNormalizer, OpenAI chunks', () => {
   });
 
   it('shows a refusal as text', () => {
-    expect(normalize([chunk({ refusal: 'I cannot help with that.' }, 'stop')]).text).toBe('I cannot help with that.');
+    expect(normalize([chunk({ refusal: 'I cannot help with that.' }, 'stop')]).text).toBe(
+      'I cannot help with that.',
+    );
   });
 
   describe('usage', () => {
     it('reads a final usage chunk with choices: [] (and never indexes choices[0] blindly)', () => {
-      const r = normalize([chunk({ content: 'a' }, 'stop'), { choices: [], usage: { prompt_tokens: 14, completion_tokens: 30, total_tokens: 44 } }]);
+      const r = normalize([
+        chunk({ content: 'a' }, 'stop'),
+        { choices: [], usage: { prompt_tokens: 14, completion_tokens: 30, total_tokens: 44 } },
+      ]);
       expect(r.finish.usage).toEqual({ promptTokens: 14, completionTokens: 30 });
     });
 
     it('reads usage on the finish chunk, ignoring usage: null elsewhere', () => {
-      const r = normalize([chunk({ content: 'a' }, null, { usage: null }), chunk({}, 'stop', { usage: { prompt_tokens: 5, completion_tokens: 2 } })]);
+      const r = normalize([
+        chunk({ content: 'a' }, null, { usage: null }),
+        chunk({}, 'stop', { usage: { prompt_tokens: 5, completion_tokens: 2 } }),
+      ]);
       expect(r.finish.usage).toEqual({ promptTokens: 5, completionTokens: 2 });
     });
 
@@ -171,18 +242,29 @@ describe('ChunkNormalizer, OpenAI chunks', () => {
     });
 
     it('reads usage found only in x_groq', () => {
-      const r = normalize([chunk({}, 'stop', { x_groq: { id: 'req_1', usage: { prompt_tokens: 210, completion_tokens: 15 } } })]);
+      const r = normalize([
+        chunk({}, 'stop', { x_groq: { id: 'req_1', usage: { prompt_tokens: 210, completion_tokens: 15 } } }),
+      ]);
       expect(r.finish.usage).toEqual({ promptTokens: 210, completionTokens: 15 });
     });
 
     it('reports zeros when no usage comes at all', () => {
-      expect(normalize([chunk({ content: 'a' }, 'stop', { timings: { prompt_n: 3 } })]).finish.usage).toEqual({ promptTokens: 0, completionTokens: 0 });
+      expect(normalize([chunk({ content: 'a' }, 'stop', { timings: { prompt_n: 3 } })]).finish.usage).toEqual(
+        { promptTokens: 0, completionTokens: 0 },
+      );
     });
   });
 
   it('ignores an Azure placeholder first chunk with choices: [] and empty id/model', () => {
     const r = normalize([
-      { choices: [], created: 0, id: '', model: '', object: '', prompt_filter_results: [{ prompt_index: 0 }] },
+      {
+        choices: [],
+        created: 0,
+        id: '',
+        model: '',
+        object: '',
+        prompt_filter_results: [{ prompt_index: 0 }],
+      },
       chunk({ content: 'Hi' }, 'stop'),
     ]);
     expect(r.text).toBe('Hi');
@@ -199,7 +281,18 @@ describe('ChunkNormalizer, OpenAI chunks', () => {
 });
 
 describe('ChunkNormalizer, Anthropic Messages events', () => {
-  const start = { type: 'message_start', message: { id: 'msg_1', usage: { input_tokens: 377, cache_creation_input_tokens: 3, cache_read_input_tokens: 20, output_tokens: 1 } } };
+  const start = {
+    type: 'message_start',
+    message: {
+      id: 'msg_1',
+      usage: {
+        input_tokens: 377,
+        cache_creation_input_tokens: 3,
+        cache_read_input_tokens: 20,
+        output_tokens: 1,
+      },
+    },
+  };
 
   it('maps text, tool_use, input_json_delta, stop_reason and split usage', () => {
     const r = normalize([
@@ -208,13 +301,25 @@ describe('ChunkNormalizer, Anthropic Messages events', () => {
       { type: 'ping' },
       { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Checking.' } },
       { type: 'content_block_stop', index: 0 },
-      { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: {} } },
+      {
+        type: 'content_block_start',
+        index: 1,
+        content_block: { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: {} },
+      },
       { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '' } },
       { type: 'ping' },
-      { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"location": "P' } },
+      {
+        type: 'content_block_delta',
+        index: 1,
+        delta: { type: 'input_json_delta', partial_json: '{"location": "P' },
+      },
       { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: 'aris"}' } },
       { type: 'content_block_stop', index: 1 },
-      { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 65 } },
+      {
+        type: 'message_delta',
+        delta: { stop_reason: 'tool_use', stop_sequence: null },
+        usage: { output_tokens: 65 },
+      },
       { type: 'message_stop' },
     ]);
     expect(r.text).toBe('Checking.');
@@ -228,9 +333,17 @@ describe('ChunkNormalizer, Anthropic Messages events', () => {
 
   it('leaves a no-argument tool_use with arguments "" (the orchestrator reads that as {})', () => {
     const r = normalize([
-      { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'list', input: {} } },
+      {
+        type: 'content_block_start',
+        index: 0,
+        content_block: { type: 'tool_use', id: 'toolu_1', name: 'list', input: {} },
+      },
       { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '' } },
-      { type: 'message_delta', delta: { stop_reason: 'tool_use' }, usage: { input_tokens: 565, output_tokens: 48 } },
+      {
+        type: 'message_delta',
+        delta: { stop_reason: 'tool_use' },
+        usage: { input_tokens: 565, output_tokens: 48 },
+      },
     ]);
     expect(r.calls).toEqual([{ id: 'toolu_1', name: 'list', arguments: '' }]);
     expect(r.finish.usage).toEqual({ promptTokens: 565, completionTokens: 48 });
@@ -251,18 +364,29 @@ describe('ChunkNormalizer, Anthropic Messages events', () => {
   });
 
   it('counts message_stop as a clean end even without a stop_reason', () => {
-    const r = normalize([start, { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'x' } }, { type: 'message_stop' }]);
+    const r = normalize([
+      start,
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'x' } },
+      { type: 'message_stop' },
+    ]);
     expect(r.finished).toBe(true);
     expect(r.finish.finishReason).toBe('stop');
   });
 
   it('is not finished when the events stop before message_delta or message_stop', () => {
-    expect(normalize([start, { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'x' } }]).finished).toBe(false);
+    expect(
+      normalize([start, { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'x' } }])
+        .finished,
+    ).toBe(false);
   });
 });
 
 describe('ChunkNormalizer, tool calls written as text', () => {
-  const deltas = ['Let me look.\n<tool', '_call>\n{"name": "weather", "arg', 'uments": {"location": "Paris"}}\n</tool_call>'];
+  const deltas = [
+    'Let me look.\n<tool',
+    '_call>\n{"name": "weather", "arg',
+    'uments": {"location": "Paris"}}\n</tool_call>',
+  ];
 
   it('leaves <tool_call> text alone when recovery is off (the default)', () => {
     const r = normalize([...deltas.map((d) => chunk({ content: d }, null)), chunk({}, 'stop')]);
@@ -271,10 +395,15 @@ describe('ChunkNormalizer, tool calls written as text', () => {
   });
 
   it('recovers the block as a call, keeps the text around it, and keeps finish_reason "stop"', () => {
-    const r = normalize([...deltas.map((d) => chunk({ content: d }, null)), chunk({ content: ' Bye.' }, 'stop')], { recoverToolCallsFromText: true });
+    const r = normalize(
+      [...deltas.map((d) => chunk({ content: d }, null)), chunk({ content: ' Bye.' }, 'stop')],
+      { recoverToolCallsFromText: true },
+    );
     expect(r.text).toBe('Let me look.\n Bye.');
     expect(r.finish.finishReason).toBe('stop');
-    expect(r.calls).toEqual([{ id: expect.stringMatching(/^call_/), name: 'weather', arguments: '{"location":"Paris"}' }]);
+    expect(r.calls).toEqual([
+      { id: expect.stringMatching(/^call_/), name: 'weather', arguments: '{"location":"Paris"}' },
+    ]);
     expect(r.events.some((e) => e.type === 'tool_call_delta' && e.name === 'weather')).toBe(true);
   });
 

@@ -1,4 +1,12 @@
-import { FakeUpstream, fixture, hang, status, text, toolCalls, type RecordedRequest } from '../support/fake-upstream';
+import {
+  FakeUpstream,
+  fixture,
+  hang,
+  status,
+  text,
+  toolCalls,
+  type RecordedRequest,
+} from '../support/fake-upstream';
 
 /** POSTs a chat request and returns the status and the data payloads of the SSE answer. */
 async function post(upstream: FakeUpstream, body: object, signal?: AbortSignal) {
@@ -16,7 +24,12 @@ async function post(upstream: FakeUpstream, body: object, signal?: AbortSignal) 
   return { status: response.status, headers: response.headers, raw, data };
 }
 
-const streaming = { model: 'gpt-x', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } };
+const streaming = {
+  model: 'gpt-x',
+  messages: [{ role: 'user', content: 'hi' }],
+  stream: true,
+  stream_options: { include_usage: true },
+};
 
 describe('FakeUpstream', () => {
   let upstream: FakeUpstream;
@@ -34,7 +47,9 @@ describe('FakeUpstream', () => {
   it('answers with a 500 "no scripted response" when nothing is scripted', async () => {
     const answer = await post(upstream, streaming);
     expect(answer.status).toBe(500);
-    expect(JSON.parse(answer.raw)).toEqual({ error: { message: 'no scripted response', type: 'server_error', code: null } });
+    expect(JSON.parse(answer.raw)).toEqual({
+      error: { message: 'no scripted response', type: 'server_error', code: null },
+    });
   });
 
   it('records every request with its parsed body and headers, and plays scripts first in first out, then the fallback', async () => {
@@ -43,7 +58,18 @@ describe('FakeUpstream', () => {
     const contents = [];
     for (let i = 0; i < 4; i++) {
       const { data } = await post(upstream, { ...streaming, messages: [{ role: 'user', content: `#${i}` }] });
-      contents.push(data.flatMap((d) => (d === '[DONE]' ? [] : [(JSON.parse(d) as { choices: Array<{ delta: { content?: string } }> }).choices[0]?.delta.content ?? ''])).join(''));
+      contents.push(
+        data
+          .flatMap((d) =>
+            d === '[DONE]'
+              ? []
+              : [
+                  (JSON.parse(d) as { choices: Array<{ delta: { content?: string } }> }).choices[0]?.delta
+                    .content ?? '',
+                ],
+          )
+          .join(''),
+      );
     }
     expect(contents).toEqual(['one', 'two', 'again', 'again']);
     expect(upstream.requests.map((r) => r.index)).toEqual([0, 1, 2, 3]);
@@ -53,7 +79,8 @@ describe('FakeUpstream', () => {
   });
 
   it('lets a function choose the answer from what the model was sent', async () => {
-    const reply = (request: RecordedRequest) => text(`you said ${JSON.stringify(request.body.messages.at(-1)?.content)}`, { pieces: 1 });
+    const reply = (request: RecordedRequest) =>
+      text(`you said ${JSON.stringify(request.body.messages.at(-1)?.content)}`, { pieces: 1 });
     upstream.enqueue(reply);
     const { data } = await post(upstream, streaming);
     expect(data.join('')).toContain('you said');
@@ -66,10 +93,21 @@ describe('FakeUpstream', () => {
     expect(headers.get('content-type')).toContain('text/event-stream');
     expect(data[data.length - 1]).toBe('[DONE]');
     const chunks = data.slice(0, -1).map((d) => JSON.parse(d) as Record<string, unknown>);
-    expect(chunks[0]).toMatchObject({ id: 'chatcmpl-fake0', object: 'chat.completion.chunk', model: 'gpt-x', choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
-    expect(chunks.slice(1, 3).map((c) => (c.choices as Array<{ delta: unknown }>)[0].delta)).toEqual([{ content: 'Hello' }, { content: ' world' }]);
+    expect(chunks[0]).toMatchObject({
+      id: 'chatcmpl-fake0',
+      object: 'chat.completion.chunk',
+      model: 'gpt-x',
+      choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }],
+    });
+    expect(chunks.slice(1, 3).map((c) => (c.choices as Array<{ delta: unknown }>)[0].delta)).toEqual([
+      { content: 'Hello' },
+      { content: ' world' },
+    ]);
     expect(chunks[3]).toMatchObject({ choices: [{ delta: {}, finish_reason: 'stop' }] });
-    expect(chunks[4]).toMatchObject({ choices: [], usage: { prompt_tokens: 7, completion_tokens: 2, total_tokens: 9 } });
+    expect(chunks[4]).toMatchObject({
+      choices: [],
+      usage: { prompt_tokens: 7, completion_tokens: 2, total_tokens: 9 },
+    });
   });
 
   it('sends no usage chunk when the request did not ask for one', async () => {
@@ -79,14 +117,36 @@ describe('FakeUpstream', () => {
   });
 
   it('splits tool-call arguments over several deltas and gives calls unique default ids', async () => {
-    upstream.enqueue(toolCalls([{ name: 'a', arguments: { path: 'x.txt' } }, { name: 'b', arguments: '' }], { pieces: 3 }));
+    upstream.enqueue(
+      toolCalls(
+        [
+          { name: 'a', arguments: { path: 'x.txt' } },
+          { name: 'b', arguments: '' },
+        ],
+        { pieces: 3 },
+      ),
+    );
     const { data } = await post(upstream, streaming);
     const deltas = data
       .filter((d) => d !== '[DONE]')
-      .flatMap((d) => (JSON.parse(d) as { choices: Array<{ delta: { tool_calls?: Array<Record<string, unknown>> } }> }).choices)
+      .flatMap(
+        (d) =>
+          (JSON.parse(d) as { choices: Array<{ delta: { tool_calls?: Array<Record<string, unknown>> } }> })
+            .choices,
+      )
       .flatMap((c) => c.delta.tool_calls ?? []);
-    expect(deltas[0]).toEqual({ index: 0, id: 'call_fake_0_0', type: 'function', function: { name: 'a', arguments: '' } });
-    expect(deltas.slice(1, 4).map((d) => (d.function as { arguments: string }).arguments).join('')).toBe('{"path":"x.txt"}');
+    expect(deltas[0]).toEqual({
+      index: 0,
+      id: 'call_fake_0_0',
+      type: 'function',
+      function: { name: 'a', arguments: '' },
+    });
+    expect(
+      deltas
+        .slice(1, 4)
+        .map((d) => (d.function as { arguments: string }).arguments)
+        .join(''),
+    ).toBe('{"path":"x.txt"}');
     expect(deltas[4]).toMatchObject({ index: 1, id: 'call_fake_0_1' });
     expect(data.join('')).toContain('"finish_reason":"tool_calls"');
   });
@@ -100,7 +160,10 @@ describe('FakeUpstream', () => {
   });
 
   it('replays a fixture byte for byte, appending [DONE] only when asked', async () => {
-    upstream.enqueue(fixture('mistral-small-tool-call-no-index.sse'), fixture('mistral-small-tool-call-no-index.sse', { appendDone: true }));
+    upstream.enqueue(
+      fixture('mistral-small-tool-call-no-index.sse'),
+      fixture('mistral-small-tool-call-no-index.sse', { appendDone: true }),
+    );
     const plain = await post(upstream, streaming);
     const withDone = await post(upstream, streaming);
     expect(plain.data).toHaveLength(2);

@@ -22,7 +22,9 @@ const noUsage = { promptTokens: 0, completionTokens: 0 };
 const EXPECTED: Record<string, Expected> = {
   'alibaba-qwen3max-tool-call-empty-id-continuations.sse': {
     text: '',
-    toolCalls: [{ id: 'call_eee11723464a4b9eb8cee71d', name: 'weather', arguments: '{"location": "San Francisco"}' }],
+    toolCalls: [
+      { id: 'call_eee11723464a4b9eb8cee71d', name: 'weather', arguments: '{"location": "San Francisco"}' },
+    ],
     finishReason: 'tool_calls',
     usage: { promptTokens: 295, completionTokens: 22 },
   },
@@ -34,7 +36,9 @@ const EXPECTED: Record<string, Expected> = {
   },
   'anthropic-sonnet4-text-then-tool-use.sse': {
     text: "I'll check the current weather in Paris for you.",
-    toolCalls: [{ id: 'toolu_01NRLabsLyVHZPKxbKvkfSMn', name: 'get_weather', arguments: '{"location": "Paris"}' }],
+    toolCalls: [
+      { id: 'toolu_01NRLabsLyVHZPKxbKvkfSMn', name: 'get_weather', arguments: '{"location": "Paris"}' },
+    ],
     finishReason: 'tool_use',
     usage: { promptTokens: 377, completionTokens: 65 },
   },
@@ -69,14 +73,18 @@ const EXPECTED: Record<string, Expected> = {
   },
   'deepseek-reasoner-reasoning-then-tool-call.sse': {
     text: '',
-    toolCalls: [{ id: 'call_00_ioIn7yN9p1ZOMNpDLwd4MgAF', name: 'weather', arguments: '{"location": "San Francisco"}' }],
+    toolCalls: [
+      { id: 'call_00_ioIn7yN9p1ZOMNpDLwd4MgAF', name: 'weather', arguments: '{"location": "San Francisco"}' },
+    ],
     finishReason: 'tool_calls',
     usage: { promptTokens: 339, completionTokens: 83 },
     reasoning: /^The user is asking for the weather in San Francisco\. I need to use the weather tool/,
   },
   'gemini-openai-compat-tool-call-no-index-empty-id.sse': {
     text: '',
-    toolCalls: [{ id: /^call_[0-9a-f]{24}$/, name: 'get_current_weather', arguments: '{"location":"Tokyo"}' }],
+    toolCalls: [
+      { id: /^call_[0-9a-f]{24}$/, name: 'get_current_weather', arguments: '{"location":"Tokyo"}' },
+    ],
     finishReason: 'tool_calls',
     usage: noUsage,
   },
@@ -88,14 +96,20 @@ const EXPECTED: Record<string, Expected> = {
   },
   'llamacpp-qwen3coder-tool-call-timings-verbose.sse': {
     text: '',
-    toolCalls: [{ id: 'v2dhUNilw8En9qFqCAHEz5Ow0GnQsclc', name: 'run_command', arguments: '{"command":"pwd"}' }],
+    toolCalls: [
+      { id: 'v2dhUNilw8En9qFqCAHEz5Ow0GnQsclc', name: 'run_command', arguments: '{"command":"pwd"}' },
+    ],
     finishReason: 'tool_calls',
     usage: noUsage,
   },
   'mistral-api-glm-incremental-tool-call.sse': {
     text: '',
     toolCalls: [
-      { id: 'chatcmpl-tool-9f149c74c42f265b', name: 'webSearchTool', arguments: '{"query": "current Berlin weather"}' },
+      {
+        id: 'chatcmpl-tool-9f149c74c42f265b',
+        name: 'webSearchTool',
+        arguments: '{"query": "current Berlin weather"}',
+      },
     ],
     finishReason: 'tool_calls',
     usage: { promptTokens: 171, completionTokens: 14 },
@@ -130,15 +144,29 @@ const EXPECTED: Record<string, Expected> = {
   'openai-gpt4o-parallel-tool-calls.sse': {
     text: '',
     toolCalls: [
-      { id: 'call_JMW1whyEaYG438VE1OIflxA2', name: 'GetWeatherArgs', arguments: '{"city": "Edinburgh", "country": "GB", "units": "c"}' },
-      { id: 'call_DNYTawLBoN8fj3KN6qU9N1Ou', name: 'get_stock_price', arguments: '{"ticker": "AAPL", "exchange": "NASDAQ"}' },
+      {
+        id: 'call_JMW1whyEaYG438VE1OIflxA2',
+        name: 'GetWeatherArgs',
+        arguments: '{"city": "Edinburgh", "country": "GB", "units": "c"}',
+      },
+      {
+        id: 'call_DNYTawLBoN8fj3KN6qU9N1Ou',
+        name: 'get_stock_price',
+        arguments: '{"ticker": "AAPL", "exchange": "NASDAQ"}',
+      },
     ],
     finishReason: 'tool_calls',
     usage: { promptTokens: 149, completionTokens: 60 },
   },
   'openai-gpt4o-single-tool-call.sse': {
     text: '',
-    toolCalls: [{ id: 'call_c91SqDXlYFuETYv8mUHzz6pp', name: 'GetWeatherArgs', arguments: '{"city":"Edinburgh","country":"UK","units":"c"}' }],
+    toolCalls: [
+      {
+        id: 'call_c91SqDXlYFuETYv8mUHzz6pp',
+        name: 'GetWeatherArgs',
+        arguments: '{"city":"Edinburgh","country":"UK","units":"c"}',
+      },
+    ],
     finishReason: 'tool_calls',
     usage: { promptTokens: 76, completionTokens: 24 },
   },
@@ -150,13 +178,25 @@ const EXPECTED: Record<string, Expected> = {
   },
   'vllm-llama31-tool-call-continuous-usage.sse': {
     text: '',
-    toolCalls: [{ id: 'chatcmpl-tool-b3b307239370432d9910d4b79b4dbbaa', name: 'searchGoogle', arguments: '{"query": "latest news on ai"}' }],
+    toolCalls: [
+      {
+        id: 'chatcmpl-tool-b3b307239370432d9910d4b79b4dbbaa',
+        name: 'searchGoogle',
+        arguments: '{"query": "latest news on ai"}',
+      },
+    ],
     finishReason: 'tool_calls',
     usage: { promptTokens: 226, completionTokens: 20 },
   },
   'vllm-qwen-tool-call-name-without-arguments.sse': {
     text: '',
-    toolCalls: [{ id: 'chatcmpl-tool-ca99dda515524c6abe47d1ea22813507', name: 'run_command', arguments: '{"command": "ls"}' }],
+    toolCalls: [
+      {
+        id: 'chatcmpl-tool-ca99dda515524c6abe47d1ea22813507',
+        name: 'run_command',
+        arguments: '{"command": "ls"}',
+      },
+    ],
     finishReason: 'tool_calls',
     usage: noUsage,
   },

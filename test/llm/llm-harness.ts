@@ -1,11 +1,19 @@
 import { type AppConfig, loadConfig } from '../../src/config/app-config';
-import type { ModelMessage, ModelRequest, ModelStreamEvent, ModelToolCall } from '../../src/llm/model-provider';
+import type {
+  ModelMessage,
+  ModelRequest,
+  ModelStreamEvent,
+  ModelToolCall,
+} from '../../src/llm/model-provider';
 
 export type FinishEvent = Extract<ModelStreamEvent, { type: 'finish' }>;
 
 /** A real AppConfig pointing the OpenAI client at `baseUrl`; `env` adds or overrides variables. */
 export function llmConfig(baseUrl: string, env: Record<string, string> = {}): AppConfig {
-  return loadConfig({ OPENAI_BASE_URL: baseUrl, OPENAI_API_KEY: 'sk-test', LLM_MAX_RETRIES: '2', ...env }, '/tmp');
+  return loadConfig(
+    { OPENAI_BASE_URL: baseUrl, OPENAI_API_KEY: 'sk-test', LLM_MAX_RETRIES: '2', ...env },
+    '/tmp',
+  );
 }
 
 export function userRequest(prompt: string, extra: Partial<ModelRequest> = {}): ModelRequest {

@@ -59,7 +59,11 @@ describe('OpenAiProvider failures', () => {
     });
 
     it('fails retryable UPSTREAM_RATE_LIMITED once 429 retries are exhausted', async () => {
-      upstream.fallback = status(429, { error: { message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded' } }, { 'retry-after-ms': '1' });
+      upstream.fallback = status(
+        429,
+        { error: { message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded' } },
+        { 'retry-after-ms': '1' },
+      );
       const result = await run(provider(1));
       expect(result.error).toMatchObject({ code: 'UPSTREAM_RATE_LIMITED', retryable: true, status: 429 });
       expect((result.error as Error).message).toContain('Rate limit reached');
@@ -74,7 +78,9 @@ describe('OpenAiProvider failures', () => {
     });
 
     it.each([400, 404, 413, 422])('fails %i as UPSTREAM_BAD_REQUEST without retrying', async (code) => {
-      upstream.fallback = status(code, { error: { message: 'model "x" does not exist', type: 'invalid_request_error', code: null } });
+      upstream.fallback = status(code, {
+        error: { message: 'model "x" does not exist', type: 'invalid_request_error', code: null },
+      });
       const result = await run(provider(2));
       expect(result.error).toMatchObject({ code: 'UPSTREAM_BAD_REQUEST', retryable: false, status: code });
       expect((result.error as Error).message).toContain('model "x" does not exist');
@@ -109,7 +115,10 @@ describe('OpenAiProvider failures', () => {
     });
 
     it.each([
-      ['says it is overloaded', { message: 'The server is overloaded, please try later', type: 'server_error', code: null }],
+      [
+        'says it is overloaded',
+        { message: 'The server is overloaded, please try later', type: 'server_error', code: null },
+      ],
       ['carries a 5xx code', { object: 'error', message: 'engine died', type: 'InternalError', code: 503 }],
       ['says rate limit', { message: 'Rate limit exceeded for this model', code: 'rate_limit_exceeded' }],
     ])('fails UPSTREAM_ERROR retryable on a mid-stream error object that %s', async (_why, error) => {
@@ -159,7 +168,12 @@ describe('OpenAiProvider failures', () => {
       upstream.enqueue(raw(sseData(chatChunk({ content: 'Hi' })) + sseData(chatChunk({}, 'stop'))));
       const result = await run(provider());
       expect(result.error).toBeUndefined();
-      expect(result.finish).toEqual({ type: 'finish', finishReason: 'stop', usage: { promptTokens: 0, completionTokens: 0 }, toolCalls: [] });
+      expect(result.finish).toEqual({
+        type: 'finish',
+        finishReason: 'stop',
+        usage: { promptTokens: 0, completionTokens: 0 },
+        toolCalls: [],
+      });
     });
   });
 

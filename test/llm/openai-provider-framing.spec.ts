@@ -26,7 +26,9 @@ describe('OpenAiProvider SSE framing', () => {
   }
 
   it('skips keep-alive comment lines before and between events', async () => {
-    const result = await replay(`: OPENROUTER PROCESSING\n\n: OPENROUTER PROCESSING\n\ndata: ${hello}\n\n: ping\n\ndata: ${stop}\n\n${SSE_DONE}`);
+    const result = await replay(
+      `: OPENROUTER PROCESSING\n\n: OPENROUTER PROCESSING\n\ndata: ${hello}\n\n: ping\n\ndata: ${stop}\n\n${SSE_DONE}`,
+    );
     expect(result.text).toBe('Hello');
   });
 
@@ -43,6 +45,8 @@ describe('OpenAiProvider SSE framing', () => {
   });
 
   it('ignores event:, id: and retry: fields on OpenAI-style streams', async () => {
-    expect((await replay(`retry: 1000\nid: 1\nevent: chunk\ndata: ${hello}\n\nid: 2\ndata: ${stop}\n\n`)).text).toBe('Hello');
+    expect(
+      (await replay(`retry: 1000\nid: 1\nevent: chunk\ndata: ${hello}\n\nid: 2\ndata: ${stop}\n\n`)).text,
+    ).toBe('Hello');
   });
 });

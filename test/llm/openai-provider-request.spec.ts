@@ -35,7 +35,14 @@ describe('OpenAiProvider requests', () => {
   it('sends tools as functions, and tool_choice only when the request sets it', async () => {
     const withChoice = await send(userRequest('hi', { tools: [WEATHER_TOOL], toolChoice: 'none' }));
     expect(withChoice.body.tools).toEqual([
-      { type: 'function', function: { name: 'weather', description: WEATHER_TOOL.description, parameters: WEATHER_TOOL.parameters } },
+      {
+        type: 'function',
+        function: {
+          name: 'weather',
+          description: WEATHER_TOOL.description,
+          parameters: WEATHER_TOOL.parameters,
+        },
+      },
     ]);
     expect(withChoice.body.tool_choice).toBe('none');
     const withoutChoice = await send(userRequest('hi', { tools: [WEATHER_TOOL] }));
@@ -51,7 +58,12 @@ describe('OpenAiProvider requests', () => {
         content: null,
         toolCalls: [
           { id: 'call_1', name: 'weather', arguments: '{"location":"Paris"}' },
-          { id: 'call_2', name: 'weather', arguments: '{"location":"Rome"}', extraContent: { google: { thought_signature: 'sig' } } },
+          {
+            id: 'call_2',
+            name: 'weather',
+            arguments: '{"location":"Rome"}',
+            extraContent: { google: { thought_signature: 'sig' } },
+          },
         ],
       },
       { role: 'tool', toolCallId: 'call_1', content: 'sunny' },
@@ -67,7 +79,11 @@ describe('OpenAiProvider requests', () => {
         role: 'assistant',
         content: null,
         tool_calls: [
-          { id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"location":"Paris"}' } },
+          {
+            id: 'call_1',
+            type: 'function',
+            function: { name: 'weather', arguments: '{"location":"Paris"}' },
+          },
           {
             id: 'call_2',
             type: 'function',
@@ -109,8 +125,15 @@ describe('OpenAiProvider requests', () => {
   });
 
   it('streams a scripted tool call back as a complete call with its upstream id', async () => {
-    upstream.enqueue(toolCalls([{ id: 'call_w', name: 'weather', arguments: { location: 'Paris' } }], { text: 'Checking.', pieces: 4 }));
-    const result = await collect(provider.stream(userRequest('hi', { tools: [WEATHER_TOOL] }), neverAborted()));
+    upstream.enqueue(
+      toolCalls([{ id: 'call_w', name: 'weather', arguments: { location: 'Paris' } }], {
+        text: 'Checking.',
+        pieces: 4,
+      }),
+    );
+    const result = await collect(
+      provider.stream(userRequest('hi', { tools: [WEATHER_TOOL] }), neverAborted()),
+    );
     expect(result.text).toBe('Checking.');
     expect(result.finish).toEqual({
       type: 'finish',
@@ -128,7 +151,9 @@ describe('OpenAiProvider requests', () => {
       { role: 'assistant', content: null, toolCalls: [{ id: 'call_1', name: 'weather', arguments: '{}' }] },
       { role: 'tool', toolCallId: 'call_1', content: 'sunny' },
     ];
-    const result = await collect(provider.stream(userRequest('', { messages, tools: [WEATHER_TOOL] }), neverAborted()));
+    const result = await collect(
+      provider.stream(userRequest('', { messages, tools: [WEATHER_TOOL] }), neverAborted()),
+    );
     expect(result.toolCalls).toHaveLength(1);
     expect(result.toolCalls[0].id).not.toBe('call_1');
     expect(result.toolCalls[0].id).toMatch(/^call_/);
@@ -141,8 +166,12 @@ describe('OpenAiProvider requests', () => {
     const recovered = await collect(on.stream(userRequest('hi', { tools: [WEATHER_TOOL] }), neverAborted()));
     expect(recovered.text).toBe('On it.');
     expect(recovered.finish?.finishReason).toBe('stop');
-    expect(recovered.toolCalls).toEqual([{ id: expect.stringMatching(/^call_/), name: 'weather', arguments: '{"location":"Paris"}' }]);
-    const plain = await collect(provider.stream(userRequest('hi', { tools: [WEATHER_TOOL] }), neverAborted()));
+    expect(recovered.toolCalls).toEqual([
+      { id: expect.stringMatching(/^call_/), name: 'weather', arguments: '{"location":"Paris"}' },
+    ]);
+    const plain = await collect(
+      provider.stream(userRequest('hi', { tools: [WEATHER_TOOL] }), neverAborted()),
+    );
     expect(plain.text).toBe(written);
     expect(plain.toolCalls).toEqual([]);
   });

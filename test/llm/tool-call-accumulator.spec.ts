@@ -123,7 +123,13 @@ describe('ToolCallAccumulator', () => {
     const first = acc.delta(0, undefined, 'weather', undefined);
     expect(first?.id).toMatch(GENERATED);
     const second = acc.delta(0, 'call_late', undefined, '{}');
-    expect(second).toEqual({ type: 'tool_call_delta', index: 0, id: 'call_late', name: undefined, argumentsDelta: '{}' });
+    expect(second).toEqual({
+      type: 'tool_call_delta',
+      index: 0,
+      id: 'call_late',
+      name: undefined,
+      argumentsDelta: '{}',
+    });
     expect(acc.finish()[0].id).toBe('call_late');
   });
 
@@ -142,8 +148,20 @@ describe('ToolCallAccumulator', () => {
 
   it('reports what is new about a call in tool_call_delta events, indexed by position', () => {
     const acc = new ToolCallAccumulator();
-    expect(acc.delta(3, 'call_a', 'weather', '')).toEqual({ type: 'tool_call_delta', index: 0, id: 'call_a', name: 'weather', argumentsDelta: undefined });
-    expect(acc.delta(3, undefined, undefined, '{}')).toEqual({ type: 'tool_call_delta', index: 0, id: undefined, name: undefined, argumentsDelta: '{}' });
+    expect(acc.delta(3, 'call_a', 'weather', '')).toEqual({
+      type: 'tool_call_delta',
+      index: 0,
+      id: 'call_a',
+      name: 'weather',
+      argumentsDelta: undefined,
+    });
+    expect(acc.delta(3, undefined, undefined, '{}')).toEqual({
+      type: 'tool_call_delta',
+      index: 0,
+      id: undefined,
+      name: undefined,
+      argumentsDelta: '{}',
+    });
     expect(acc.delta(4, 'call_b', 'time', '')?.index).toBe(1);
   });
 
@@ -190,6 +208,8 @@ describe('ToolCallAccumulator', () => {
   it('adds whole calls recovered from text with generated ids', () => {
     const acc = new ToolCallAccumulator();
     acc.add('weather', '{"location":"Paris"}');
-    expect(acc.finish()).toEqual([{ id: expect.stringMatching(GENERATED), name: 'weather', arguments: '{"location":"Paris"}' }]);
+    expect(acc.finish()).toEqual([
+      { id: expect.stringMatching(GENERATED), name: 'weather', arguments: '{"location":"Paris"}' },
+    ]);
   });
 });

@@ -12,7 +12,11 @@ const BLOCK = '<tool_call>\n{"name": "weather", "arguments": {"location": "Paris
 
 describe('ToolCallTextRecovery', () => {
   it('passes text without a tag straight through, delta by delta', () => {
-    expect(feed(['Hello', ' world', ' 1 < 2'])).toEqual({ shown: ['Hello', ' world', ' 1 < 2'], flushed: '', calls: [] });
+    expect(feed(['Hello', ' world', ' 1 < 2'])).toEqual({
+      shown: ['Hello', ' world', ' 1 < 2'],
+      flushed: '',
+      calls: [],
+    });
   });
 
   it('turns a whole block into a call and streams the text around it', () => {
@@ -38,7 +42,11 @@ describe('ToolCallTextRecovery', () => {
   });
 
   it('gives held-back text back at the end of the stream', () => {
-    expect(feed(['It ends with <tool_c'])).toEqual({ shown: ['It ends with '], flushed: '<tool_c', calls: [] });
+    expect(feed(['It ends with <tool_c'])).toEqual({
+      shown: ['It ends with '],
+      flushed: '<tool_c',
+      calls: [],
+    });
   });
 
   it('recovers several blocks in order, and string arguments as given', () => {
@@ -58,7 +66,9 @@ describe('ToolCallTextRecovery', () => {
   it('shows a block that is not a call (not JSON, or no name) as the text it was', () => {
     const result = feed(['a <tool_call>not json</tool_call> b <tool_call>{"arguments":{}}</tool_call>']);
     expect(result.calls).toEqual([]);
-    expect(result.shown.join('')).toBe('a <tool_call>not json</tool_call> b <tool_call>{"arguments":{}}</tool_call>');
+    expect(result.shown.join('')).toBe(
+      'a <tool_call>not json</tool_call> b <tool_call>{"arguments":{}}</tool_call>',
+    );
   });
 
   it('recovers a block cut off before its closing tag when its JSON is whole (the tag used as a stop sequence)', () => {

@@ -23,17 +23,28 @@ describe('mapUpstreamError', () => {
   });
 
   it('maps an SDK timeout to retryable UPSTREAM_TIMEOUT', () => {
-    expect(mapUpstreamError(new APIConnectionTimeoutError())).toMatchObject({ code: 'UPSTREAM_TIMEOUT', retryable: true });
+    expect(mapUpstreamError(new APIConnectionTimeoutError())).toMatchObject({
+      code: 'UPSTREAM_TIMEOUT',
+      retryable: true,
+    });
   });
 
   it('maps an SDK connection error to retryable UPSTREAM_CONNECTION and names the cause', () => {
-    const error = mapUpstreamError(new APIConnectionError({ message: 'Connection error.', cause: new Error('connect ECONNREFUSED 127.0.0.1:9') }));
+    const error = mapUpstreamError(
+      new APIConnectionError({
+        message: 'Connection error.',
+        cause: new Error('connect ECONNREFUSED 127.0.0.1:9'),
+      }),
+    );
     expect(error).toMatchObject({ code: 'UPSTREAM_CONNECTION', retryable: true });
     expect(error.message).toContain('ECONNREFUSED');
   });
 
   it('maps a body that broke off (undici "terminated") to retryable UPSTREAM_CONNECTION', () => {
-    expect(mapUpstreamError(new TypeError('terminated'))).toMatchObject({ code: 'UPSTREAM_CONNECTION', retryable: true });
+    expect(mapUpstreamError(new TypeError('terminated'))).toMatchObject({
+      code: 'UPSTREAM_CONNECTION',
+      retryable: true,
+    });
   });
 
   it('maps the SDK malformed-JSON SyntaxError to UPSTREAM_MALFORMED, not retryable', () => {

@@ -46,7 +46,10 @@ describe('the container image', () => {
     expect(all.length).toBeGreaterThanOrEqual(2);
     for (const stage of all) expect(stage.from).toMatch(/^FROM node:24-(bookworm-slim|alpine)\b/);
     expect(all[0].lines).toEqual(
-      expect.arrayContaining([expect.stringMatching(/^RUN npm (ci|install)\b(?!.*--omit=dev)/), 'RUN npm run build']),
+      expect.arrayContaining([
+        expect.stringMatching(/^RUN npm (ci|install)\b(?!.*--omit=dev)/),
+        'RUN npm run build',
+      ]),
     );
   });
 
