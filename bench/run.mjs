@@ -336,7 +336,9 @@ async function startLoopwright(name, { databaseUrl, upstreamUrl, workspace, cwd 
       MAX_ACTIVE_RUNS_PER_KEY: '100000',
       MAX_ITERATIONS: '4',
       // e.g. BENCH_SERVER_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the server.
-      ...(process.env.BENCH_SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS } : {}),
+      ...(process.env.BENCH_SERVER_NODE_OPTIONS
+        ? { NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS }
+        : {}),
     }),
   });
   const entry = track(name, child);
