@@ -42,6 +42,28 @@ export interface ToolCallRow {
   sessionId: string;
 }
 
+/** A call as the loop decided it: the row's identity and state, with its result when it has one at once. */
+export type NewToolCall = Pick<
+  ToolCallRow,
+  'id' | 'runId' | 'messageId' | 'callId' | 'iteration' | 'position' | 'name' | 'rawArguments' | 'arguments'
+> &
+  Pick<ToolCallRow, 'executor' | 'status' | 'approvalReason'> & {
+    /** How long the call may wait for a person or the client. */
+    deadlineMs: number | null;
+    settlement: ToolCallSettlement | null;
+  };
+
+/** One file a tool call changed, for `GET /v1/sessions/:id/changes`. */
+export interface FileChangeRecord {
+  toolCallId: string;
+  runId: string;
+  tool: string;
+  path: string;
+  beforeSha256: string | null;
+  afterSha256: string | null;
+  at: Date;
+}
+
 export interface NewMessage {
   id?: string;
   seq: number;
@@ -145,24 +167,7 @@ export class ConversationStore {
 
   // ── tool calls ────────────────────────────────────────────────────────────
 
-  insertToolCallsSql(
-    calls: {
-      id: string;
-      runId: string;
-      messageId: string;
-      callId: string;
-      iteration: number;
-      position: number;
-      name: string;
-      rawArguments: string;
-      arguments: unknown;
-      executor: 'server' | 'client';
-      status: ToolCallStatus;
-      deadlineMs: number | null;
-      approvalReason: string | null;
-      settlement: ToolCallSettlement | null;
-    }[],
-  ): SqlStatement {
+  insertToolCallsSql(calls: NewToolCall[]): SqlStatement {
     return {
       sql: `INSERT INTO tool_calls (id, run_id, message_id, call_id, iteration, position, name, raw_arguments, arguments,
                                executor, status, deadline_at, result, is_error, error_code, duration_ms, finished_at, approval_reason,
@@ -304,6 +309,20 @@ export class ConversationStore {
         },
       ]),
     ];
+  }
+
+  /** Every file change the session's tool calls made, oldest first. */
+  async sessionChanges(sessionId: string): Promise<FileChangeRecord[]> {
+    return this.db.query(
+      `SELECT tc.call_id AS "toolCallId", tc.run_id AS "runId", tc.name AS "tool",
+              c.path, c."beforeSha256", c."afterSha256", tc.finished_at AS "at"
+         FROM tool_calls tc
+         JOIN runs r ON r.id = tc.run_id
+         CROSS JOIN LATERAL jsonb_to_recordset(tc.changes) AS c(path text, "beforeSha256" text, "afterSha256" text)
+        WHERE r.session_id = $1 AND tc.changes IS NOT NULL
+        ORDER BY tc.finished_at, tc.position`,
+      [sessionId],
+    );
   }
 
   /** Waiting calls whose deadline passed, locked so that one process settles each. */

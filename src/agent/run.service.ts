@@ -15,8 +15,8 @@ import { ToolRegistry } from '../tools/tool-registry.service';
 import { RunEventHub } from './run-event-hub.service';
 import { RunEventSink } from './run-event-sink';
 import { serializeEvents, type SerializedEvent } from './run-events';
-import { RunFinalization, type FinalOutcome } from './run-finalization';
-import { RunHandle, RunStopped, callKey, type StopReason } from './run-handle';
+import { finishDetachedRun } from './run-finalization';
+import { RunHandle, RunStopped, callKey } from './run-handle';
 import { RunOrchestrator } from './run-orchestrator.service';
 import { ConversationStore, type ToolCallRow } from './conversation-store.service';
 import { RunStore, type RunRow } from './run-store.service';
@@ -235,7 +235,12 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
       await local.done;
       return;
     }
-    if (await this.finishDetached(runId, { status: 'cancelled', why: new RunStopped('cancelled').message }))
+    if (
+      await finishDetachedRun(this.store, this.conversation, this.metrics, runId, {
+        status: 'cancelled',
+        why: new RunStopped('cancelled').message,
+      })
+    )
       return;
     // Another live process drives it: tell it (the flag also reaches it with its next lease renewal).
     await this.store.requestCancel(runId);
@@ -258,7 +263,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
   async failAbandonedRuns(): Promise<void> {
     for (const runId of await this.store.abandonedRunIds()) {
       if (this.handles.has(runId)) continue;
-      await this.finishDetached(runId, {
+      await finishDetachedRun(this.store, this.conversation, this.metrics, runId, {
         status: 'failed',
         error: {
           code: 'RUN_ABANDONED',
@@ -267,10 +272,6 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
         },
       });
     }
-  }
-
-  stopLocal(runId: string, reason: StopReason): void {
-    this.handles.get(runId)?.stop(reason);
   }
 
   // ── internals ─────────────────────────────────────────────────────────────
@@ -330,27 +331,6 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
     h.nextMessageSeq = session.nextMessageSeq;
     if (run.cancelRequested) h.stop('cancelled');
     this.launch(h);
-  }
-
-  /**
-   * Ends a run no process is driving: one waiting for people, or one whose process died. Returns
-   * false when a live process drives it after all.
-   */
-  private async finishDetached(runId: string, outcome: FinalOutcome): Promise<boolean> {
-    const result = await this.store.transaction(async (tx) => {
-      const run = await this.store.lockRun(tx, runId);
-      if (!run || !isActive(run)) return 'ended' as const;
-      if (run.status === 'running' && !run.leaseExpired) return 'driven' as const;
-      const partialText = run.status === 'running' ? await this.store.unfinishedText(tx, runId) : '';
-      const open = await this.conversation.unsettledToolCalls(tx, runId);
-      const last = await this.conversation.lastAssistantMessageId(tx, runId);
-      const finalization = new RunFinalization(run, outcome, partialText, open, last);
-      await finalization.apply(this.store, this.conversation, tx);
-      await this.store.appendEvents(tx, runId, serializeEvents(runId, run.lastSeq, finalization.events));
-      return outcome.status;
-    });
-    if (result === 'cancelled' || result === 'failed') this.metrics.runFinished(result, 0);
-    return result !== 'driven';
   }
 
   private writeFailed(runId: string, err: Error): void {

@@ -6,7 +6,7 @@ import { DomainError, ErrorCode } from '../common/domain-error';
 import type { ClientToolDefinition } from '../persistence/entities/session.entity';
 import { validateJsonSchema } from '../tools/json-schema';
 import { ToolRegistry } from '../tools/tool-registry.service';
-import { ConversationStore, type MessageRow } from './conversation-store.service';
+import { ConversationStore, type FileChangeRecord, type MessageRow } from './conversation-store.service';
 import { RunStore, type Queryable } from './run-store.service';
 import { SessionStore, type NewSession, type SessionRow } from './session-store.service';
 import { defaultSystemPrompt } from './system-prompt';
@@ -56,6 +56,12 @@ export class SessionsService {
     const session = await this.sessions.find(id, owner);
     if (!session) throw sessionNotFound(id);
     return { ...session, messages: await this.conversation.sessionMessages(id) };
+  }
+
+  /** What the session's tool calls changed in the workspace: path, sha256 before and after. */
+  async changes(owner: string, id: string): Promise<FileChangeRecord[]> {
+    await this.find(owner, id);
+    return this.conversation.sessionChanges(id);
   }
 
   async find(owner: string, id: string, tx?: Queryable): Promise<SessionRow> {

@@ -32,6 +32,12 @@ export class SessionsController {
     return { ...sessionView(session), messages: session.messages.map(messageView) };
   }
 
+  @Get(':id/changes')
+  @ApiOperation({ summary: "Every file the session's tool calls changed, with sha256 before and after" })
+  changes(@Owner() owner: string, @Param('id', SessionIdPipe) id: string) {
+    return this.sessions.changes(owner, id);
+  }
+
   @Delete(':id')
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete a session with its messages, runs and tool calls' })

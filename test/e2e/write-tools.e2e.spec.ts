@@ -519,6 +519,17 @@ describe('write tools through the HTTP loop (e2e)', () => {
       expect(readFileSync(ws(path), 'utf8')).toBe('v2\n');
       expect(existsSync(ws(`${dir}/doomed.txt`))).toBe(false);
 
+      // …and lists them per session.
+      const listed = await api(app.url, 'GET', `/v1/sessions/${events[0].data.sessionId}/changes`);
+      expect(listed.status).toBe(200);
+      expect(
+        listed.body.map((c: any) => [c.toolCallId, c.tool, c.path, c.beforeSha256, c.afterSha256]),
+      ).toEqual([
+        [callIds[0], 'write_file', path, null, sha256('v1\n')],
+        [callIds[1], 'edit_file', path, sha256('v1\n'), sha256('v2\n')],
+        [callIds[2], 'apply_patch', `${dir}/doomed.txt`, sha256('bye\n'), null],
+      ]);
+
       // The session replays the same conversation: each assistant call followed by its tool message.
       const session = await api(app.url, 'GET', `/v1/sessions/${events[0].data.sessionId}`);
       const messages = session.body.messages;
