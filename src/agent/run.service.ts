@@ -280,15 +280,24 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
     this.handles.set(h.run.id, h);
     this.hub.attach(h.sink);
     this.metrics.activeRuns.inc();
+    // Every line about a run carries its ids; prompts and tool output stay out of the logs.
+    const ids = { runId: h.run.id, sessionId: h.session.id };
+    this.logger.log({ ...ids, model: h.run.model, iteration: h.run.iterations, msg: 'driving run' });
     void this.orchestrator
       .drive(h)
       .then(
         (outcome) => {
+          this.logger.log({
+            ...ids,
+            outcome,
+            iterations: h.run.iterations,
+            usage: h.usage,
+            msg: 'run paused or ended',
+          });
           if (outcome !== 'requires_action')
             this.metrics.runFinished(outcome, Date.now() - h.run.createdAt.getTime());
         },
-        (err: Error) =>
-          this.logger.error({ runId: h.run.id, msg: `run could not be ended cleanly: ${err.message}` }),
+        (err: Error) => this.logger.error({ ...ids, msg: `run could not be ended cleanly: ${err.message}` }),
       )
       .finally(async () => {
         await h.sink.close();

@@ -115,7 +115,12 @@ export class ToolRunner {
         if (ctx.signal.aborted) return this.abortResult(ctx.signal);
         // A ToolError or a file-system error is the tool's normal way to fail; anything else is a bug to look at.
         if (!(settled.error instanceof ToolError) && errnoCode(settled.error) === undefined) {
-          this.logger.warn(`Tool ${tool.name} threw (run ${ctx.runId}): ${stackOf(settled.error)}`);
+          this.logger.warn({
+            runId: ctx.runId,
+            sessionId: ctx.sessionId,
+            toolCallId: ctx.toolCallId,
+            msg: `tool ${tool.name} threw: ${stackOf(settled.error)}`,
+          });
         }
         const error = toToolError(settled.error, tool.name, ctx.workspaceRoot);
         return this.errorResult(error.code, error.message);
