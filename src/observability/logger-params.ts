@@ -22,7 +22,11 @@ export function loggerParams(config: Pick<AppConfig, 'logLevel'>): Params {
       timestamp: stdTimeFunctions.isoTime,
       customAttributeKeys: { reqId: 'requestId' },
       quietReqLogger: true,
-      autoLogging: { ignore: (req: IncomingMessage) => QUIET_PATHS.test(req.url ?? '') },
+      // Behind Nest's middleware layer `url` may be cut to the part after the route's prefix.
+      autoLogging: {
+        ignore: (req: IncomingMessage) =>
+          QUIET_PATHS.test((req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? ''),
+      },
       customLogLevel: (_req: IncomingMessage, res: ServerResponse, err?: Error) =>
         err !== undefined || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
       serializers: {

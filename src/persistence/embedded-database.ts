@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { AppConfig } from '../config/app-config';
@@ -41,7 +41,12 @@ export async function openDatabase(config: AppConfig, log: (msg: string) => void
     log(`initialising an embedded PostgreSQL in ${databaseDir}`);
     await pg.initialise();
   }
-  await pg.start();
+  await stopLeftoverServer(databaseDir, log);
+  await pg.start().catch((err: unknown) => {
+    throw new Error(
+      `the embedded PostgreSQL in ${databaseDir} did not start${err instanceof Error ? `: ${err.message}` : ''}`,
+    );
+  });
   const client = pg.getPgClient('postgres', '127.0.0.1');
   await client.connect();
   try {
@@ -55,6 +60,34 @@ export async function openDatabase(config: AppConfig, log: (msg: string) => void
     url: `postgres://postgres:${password}@127.0.0.1:${port}/loopwright`,
     close: () => pg.stop(),
   };
+}
+
+/**
+ * A server left running by a Loopwright that was killed (PostgreSQL outlives its parent) holds the
+ * data folder: ask it to shut down fast, and wait for it, before starting our own.
+ */
+async function stopLeftoverServer(databaseDir: string, log: (msg: string) => void): Promise<void> {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(join(databaseDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  } catch {
+    return; // no server
+  }
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return;
+  log(`stopping the embedded PostgreSQL (pid ${pid}) a previous run left behind`);
+  process.kill(pid, 'SIGINT');
+  for (let waited = 0; isAlive(pid) && waited < 15_000; waited += 100) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 function freePort(): Promise<number> {
