@@ -35,6 +35,8 @@ export class RunHandle {
    * ask the database; null when the run was just taken up and they must be read.
    */
   openCalls: ToolCallRow[] | null = null;
+  /** Writes of tool results still on their way to the database; awaited before the next step is stored. */
+  pendingWrites: Promise<void>[] = [];
   /** The session's next message position; this process numbers its run's messages while it drives it. */
   nextMessageSeq = 0;
   readonly startedAt = Date.now();
@@ -83,6 +85,13 @@ export class RunHandle {
       this.conversation.splice(i, 0, m);
       if (m.role === 'assistant') this.lastAssistantMessageId = m.id;
     }
+  }
+
+  /** Waits for the tool results still being written; throws when one of them failed. */
+  async settleWrites(): Promise<void> {
+    const writes = this.pendingWrites;
+    this.pendingWrites = [];
+    await Promise.all(writes);
   }
 
   markFinished(): void {

@@ -135,6 +135,7 @@ export class RunOrchestrator {
 
   /** Stores one model answer with its decided tool calls and announces it, in one transaction. */
   private async storeTurn(h: RunHandle, turn: ModelTurn): Promise<DriveOutcome | 'continue'> {
+    await h.settleWrites();
     const run = h.run;
     const iteration = run.iterations + 1;
     const lastIteration = iteration >= run.maxIterations;
@@ -291,6 +292,8 @@ export class RunOrchestrator {
         msg: `run failed: ${cause}`,
       });
     }
+    // A result whose write failed is answered again below, as an open call.
+    await h.settleWrites().catch(() => undefined);
     const open = await this.conversation.unsettledToolCalls(this.store.queryable, h.run.id);
     const finalization = new RunFinalization(h.run, outcome, h.streamingText, open, h.lastAssistantMessageId);
     await h.sink.commit(finalization.events, (tx) => finalization.apply(this.store, this.conversation, tx));

@@ -105,6 +105,11 @@ export class RunStore {
     return rows[0]?.id ?? null;
   }
 
+  /**
+   * A new run in one statement: the run (leased to this process), the prompt as the session's next
+   * message, and the run's first event. Returns the prompt's position in the session. A second active
+   * run of the session fails on the unique index (code 23505).
+   */
   async insertRun(
     tx: Queryable,
     run: {
@@ -115,12 +120,40 @@ export class RunStore {
       maxIterations: number;
       leaseOwner: string;
     },
-  ): Promise<void> {
-    await tx.query(
-      `INSERT INTO runs (id, session_id, owner, status, model, max_iterations, lease_owner, lease_expires_at)
-       VALUES ($1, $2, $3, 'running', $4, $5, $6, now() + $7::int * interval '1 millisecond')`,
-      [run.id, run.sessionId, run.owner, run.model, run.maxIterations, run.leaseOwner, this.leaseMs],
+    prompt: { id: string; content: string },
+    firstEvent: SerializedEvent,
+  ): Promise<number> {
+    const rows: { seq: number }[] = await tx.query(
+      `WITH pos AS (
+         UPDATE sessions SET next_message_seq = next_message_seq + 1, updated_at = now()
+          WHERE id = $2::uuid RETURNING next_message_seq - 1 AS seq
+       ), run AS (
+         INSERT INTO runs (id, session_id, owner, status, model, max_iterations, lease_owner, lease_expires_at, last_seq)
+         VALUES ($1, $2, $3, 'running', $4, $5, $6, now() + $7::int * interval '1 millisecond', $11)
+       ), msg AS (
+         INSERT INTO messages (id, session_id, run_id, seq, role, content)
+         SELECT $8::uuid, $2::uuid, $1::uuid, pos.seq, 'user', $9 FROM pos
+       ), ev AS (
+         INSERT INTO run_events (run_id, seq, type, payload) VALUES ($1, $11, $12, $10::jsonb)
+       )
+       SELECT seq FROM pos`,
+      [
+        run.id,
+        run.sessionId,
+        run.owner,
+        run.model,
+        run.maxIterations,
+        run.leaseOwner,
+        this.leaseMs,
+        prompt.id,
+        prompt.content,
+        firstEvent.data,
+        firstEvent.seq,
+        firstEvent.type,
+      ],
     );
+    if (!rows[0]) throw new Error(`session ${run.sessionId} vanished`);
+    return rows[0].seq;
   }
 
   /** Runs started by `owner` in the last minute, active now, and when the oldest of the minute leaves it. */

@@ -142,30 +142,20 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
         session.maxIterations ?? this.config.maxIterations,
         this.config.maxIterations,
       );
+      events.push(...serializeEvents(runId, 0, [{ type: 'run_started', sessionId: session.id, model }]));
       try {
-        await this.store.insertRun(tx, {
-          id: runId,
-          sessionId: session.id,
-          owner,
-          model,
-          maxIterations,
-          leaseOwner: this.processId,
-        });
+        userSeq = await this.store.insertRun(
+          tx,
+          { id: runId, sessionId: session.id, owner, model, maxIterations, leaseOwner: this.processId },
+          { id: randomUUID(), content: input.prompt },
+          events[0],
+        );
       } catch (err) {
         // Another request started a run on this session between our check and our insert.
-        if (isUniqueViolation(err))
-          throw sessionBusy(
-            session.id,
-            (await this.store.activeRunOfSession(this.store.queryable, session.id)) ?? '',
-          );
-        throw err;
+        if (!isUniqueViolation(err)) throw err;
+        const active = await this.store.activeRunOfSession(this.store.queryable, session.id);
+        throw sessionBusy(session.id, active ?? '');
       }
-      userSeq = await this.conversation.reserveMessageSeqs(tx, session.id, 1);
-      await this.conversation.insertMessages(tx, session.id, runId, [
-        { seq: userSeq, role: 'user', content: input.prompt },
-      ]);
-      events.push(...serializeEvents(runId, 0, [{ type: 'run_started', sessionId: session.id, model }]));
-      await this.store.appendEvents(tx, runId, events);
       run = {
         id: runId,
         sessionId: session.id,

@@ -203,9 +203,14 @@ export class ToolStepService {
       changes: result.changes ?? null,
     };
     const message = toolMessage(h.run.id, call, content);
-    await h.sink.commitWrites(
-      [resultEvent(call.callId, call.name, settlement)],
-      this.conversation.settleToolCallSql(call, settlement, { messageId: message.id }),
+    // Not awaited here: the next model call may start while the result is written (its events
+    // queue behind this write, so no stream sees them first); the loop awaits it before the step
+    // after (RunHandle.pendingWrites).
+    h.pendingWrites.push(
+      h.sink.commitWrites(
+        [resultEvent(call.callId, call.name, settlement)],
+        this.conversation.settleToolCallSql(call, settlement, { messageId: message.id }),
+      ),
     );
     h.addMessages([message]);
     this.metrics.toolCall(call.name, settlement.errorCode ?? 'ok', durationMs);

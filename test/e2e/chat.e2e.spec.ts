@@ -169,6 +169,25 @@ describe('chat over SSE (e2e)', () => {
     }
   });
 
+  it('starts exactly one of two prompts sent to one session at the same moment; the other is a 409 naming it', async () => {
+    upstream.enqueue(text('first'));
+    const first = await (
+      await openStream(`${app.url}/v1/chat`, { body: { prompt: 'one', tools: [] } })
+    ).rest();
+    const sessionId = first[0].data.sessionId;
+    upstream.fallback = text('slow', { firstDelayMs: 300 });
+    const [a, b] = await Promise.all([
+      openStream(`${app.url}/v1/sessions/${sessionId}/messages`, { body: { content: 'a' } }),
+      openStream(`${app.url}/v1/sessions/${sessionId}/messages`, { body: { content: 'b' } }),
+    ]);
+    const statuses = [a.status, b.status].sort();
+    expect(statuses).toEqual([200, 409]);
+    const [winner, loser] = a.status === 200 ? [a, b] : [b, a];
+    const events = await winner.rest();
+    expect(loser.errorBody.runId).toBe(events[0].data.runId);
+    upstream.reset();
+  });
+
   it('refuses session options next to a sessionId instead of ignoring them', async () => {
     upstream.enqueue(text('ok'));
     const first = await (
