@@ -318,6 +318,34 @@ describe('durable runs with people and clients in the loop (e2e)', () => {
     expect((await api(app.url, 'DELETE', `/v1/sessions/${sessionId}`)).status).toBe(404);
   });
 
+  it('keeps a waiting stream open with a ping comment after 15 s without an event', async () => {
+    const patient = await startApp(
+      { OPENAI_BASE_URL: upstream.baseUrl, APPROVAL_TIMEOUT_MS: '60000' },
+      app.databaseUrl,
+    );
+    try {
+      upstream.enqueue(
+        toolCalls([{ name: 'write_file', arguments: { path: 'pinged.txt', content: 'x' } }]),
+        text('ok'),
+      );
+      const stream = await openStream(`${patient.url}/v1/chat`, {
+        body: { prompt: 'Write, decided slowly.' },
+      });
+      const seen = await stream.until('tool_approval_required');
+      await stream.until('step_finished');
+      // Nothing happens on the run for a while: only the keep-alive comment may arrive.
+      await expect(stream.next(16_500)).rejects.toThrow(/no event/);
+      expect(stream.comments).toContain('ping');
+      const { runId, toolCallId } = seen.at(-1)!.data;
+      await api(patient.url, 'POST', `/v1/runs/${runId}/tool-calls/${toolCallId}/approval`, {
+        approve: false,
+      });
+      expect((await stream.rest()).at(-1)!.data.status).toBe('completed');
+    } finally {
+      await patient.close();
+    }
+  }, 40_000);
+
   it('stores every event of a run in its log, in order', async () => {
     upstream.enqueue(toolCalls([{ name: 'list_directory', arguments: {} }]), text('Listed.'));
     const events = await (await openStream(`${app.url}/v1/chat`, { body: { prompt: 'List.' } })).rest();
