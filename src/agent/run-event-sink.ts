@@ -27,7 +27,6 @@ export class RunEventSink {
   private waiters: (() => void)[] = [];
   private closedState = false;
   private wakeScheduled = false;
-  private failure: Error | null = null;
 
   constructor(
     readonly runId: string,
@@ -140,10 +139,6 @@ export class RunEventSink {
     this.wake();
   }
 
-  get writeFailure(): Error | null {
-    return this.failure;
-  }
-
   private push(body: RunEventBody): void {
     this.history.push(serializeEvent(this.runId, this.firstSeq + this.history.length, body));
   }
@@ -183,10 +178,7 @@ export class RunEventSink {
 
   private enqueue(write: () => Promise<void>): Promise<void> {
     const next = this.chain.then(write);
-    this.chain = next.catch((err: Error) => {
-      this.failure ??= err;
-      this.onWriteError(err);
-    });
+    this.chain = next.catch((err: Error) => this.onWriteError(err));
     return next;
   }
 }

@@ -176,13 +176,6 @@ export class RunStore {
     };
   }
 
-  async countActiveRuns(): Promise<number> {
-    const rows: { n: string }[] = await this.db.query(
-      `SELECT count(*) AS n FROM runs WHERE status IN ('running', 'requires_action')`,
-    );
-    return Number(rows[0]?.n ?? 0);
-  }
-
   async updateRun(tx: Queryable, runId: string, fields: RunChanges): Promise<void> {
     const params: unknown[] = [runId];
     await tx.query(`UPDATE runs SET ${this.runSets(fields, params).join(', ')} WHERE id = $1`, params);
