@@ -19,7 +19,7 @@ import { finishDetachedRun } from './run-finalization';
 import { RunHandle, RunStopped, callKey } from './run-handle';
 import { RunOrchestrator } from './run-orchestrator.service';
 import { ConversationStore, type ToolCallRow } from './conversation-store.service';
-import { RunStore, type RunRow } from './run-store.service';
+import { RunStore, type Queryable, type RunRow } from './run-store.service';
 import { SessionStore, type SessionRow } from './session-store.service';
 import { SessionsService, type SessionOptions } from './sessions.service';
 import { Toolset } from './toolset';
@@ -118,25 +118,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
         : await this.sessions.create(owner, { title: titleFrom(input.prompt), ...input.session }, tx);
       const active = input.sessionId ? await this.store.activeRunOfSession(tx, session.id) : null;
       if (active) throw sessionBusy(session.id, active);
-      await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [owner]);
-      const counts = await this.store.ownerRunCounts(tx, owner);
-      if (counts.lastMinute >= this.config.rateLimitRunsPerMinute) {
-        const retryAfter = Math.max(1, Math.ceil((60_000 - counts.oldestAgeMs) / 1000));
-        throw new DomainError(
-          ErrorCode.RateLimited,
-          `Rate limit: at most ${this.config.rateLimitRunsPerMinute} runs a minute per key`,
-          {},
-          retryAfter,
-        );
-      }
-      if (counts.active >= this.config.maxActiveRunsPerKey) {
-        throw new DomainError(
-          ErrorCode.TooManyActiveRuns,
-          `This key already has ${counts.active} active runs (MAX_ACTIVE_RUNS_PER_KEY=${this.config.maxActiveRunsPerKey})`,
-          {},
-          1,
-        );
-      }
+      await this.checkLimits(tx, owner);
       model = session.model ?? this.config.openai.model;
       const maxIterations = Math.min(
         session.maxIterations ?? this.config.maxIterations,
@@ -156,25 +138,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
         const active = await this.store.activeRunOfSession(this.store.queryable, session.id);
         throw sessionBusy(session.id, active ?? '');
       }
-      run = {
-        id: runId,
-        sessionId: session.id,
-        owner,
-        status: 'running',
-        model,
-        maxIterations,
-        iterations: 0,
-        promptTokens: 0,
-        completionTokens: 0,
-        error: null,
-        lastSeq: 1,
-        finalMessageId: null,
-        leaseOwner: this.processId,
-        leaseExpired: false,
-        cancelRequested: false,
-        createdAt: new Date(),
-        finishedAt: null,
-      };
+      run = newRunRow(runId, session.id, owner, model, maxIterations, this.processId);
     });
     const sink = new RunEventSink(runId, 0, this.store, (err) => this.writeFailed(runId, err), events);
     const conversation = await this.conversation.sessionMessages(session.id);
@@ -266,6 +230,29 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
 
   // ── internals ─────────────────────────────────────────────────────────────
 
+  /** The key's limits, counted in the database so every replica sees the same (serialised per key). */
+  private async checkLimits(tx: Queryable, owner: string): Promise<void> {
+    await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [owner]);
+    const counts = await this.store.ownerRunCounts(tx, owner);
+    if (counts.lastMinute >= this.config.rateLimitRunsPerMinute) {
+      const retryAfter = Math.max(1, Math.ceil((60_000 - counts.oldestAgeMs) / 1000));
+      throw new DomainError(
+        ErrorCode.RateLimited,
+        `Rate limit: at most ${this.config.rateLimitRunsPerMinute} runs a minute per key`,
+        {},
+        retryAfter,
+      );
+    }
+    if (counts.active >= this.config.maxActiveRunsPerKey) {
+      throw new DomainError(
+        ErrorCode.TooManyActiveRuns,
+        `This key already has ${counts.active} active runs (MAX_ACTIVE_RUNS_PER_KEY=${this.config.maxActiveRunsPerKey})`,
+        {},
+        1,
+      );
+    }
+  }
+
   private launch(h: RunHandle): void {
     this.handles.set(h.run.id, h);
     this.hub.attach(h.sink);
@@ -356,4 +343,33 @@ function isUniqueViolation(err: unknown): boolean {
 function titleFrom(prompt: string): string {
   const line = prompt.trim().split('\n')[0] ?? '';
   return line.length > 80 ? `${line.slice(0, 77)}…` : line;
+}
+
+function newRunRow(
+  id: string,
+  sessionId: string,
+  owner: string,
+  model: string,
+  maxIterations: number,
+  leaseOwner: string,
+): RunRow {
+  return {
+    id,
+    sessionId,
+    owner,
+    status: 'running',
+    model,
+    maxIterations,
+    iterations: 0,
+    promptTokens: 0,
+    completionTokens: 0,
+    error: null,
+    lastSeq: 1,
+    finalMessageId: null,
+    leaseOwner,
+    leaseExpired: false,
+    cancelRequested: false,
+    createdAt: new Date(),
+    finishedAt: null,
+  };
 }
