@@ -9,7 +9,12 @@ import { buildModelMessages } from './conversation';
 import { RunFinalization, type FinalOutcome } from './run-finalization';
 import { RunStopped, type RunHandle } from './run-handle';
 import type { RunEventBody, Usage } from './run-events';
-import { ConversationStore, type MessageRow } from './conversation-store.service';
+import {
+  ConversationStore,
+  type MessageRow,
+  type NewToolCall,
+  type ToolCallRow,
+} from './conversation-store.service';
 import { RunStore } from './run-store.service';
 import { ToolStepService, toolMessage } from './tool-step.service';
 
@@ -209,32 +214,27 @@ export class RunOrchestrator {
       this.conversation.advanceMessageSeqSql(run.sessionId, h.nextMessageSeq),
       this.conversation.insertMessagesSql(run.sessionId, run.id, stored),
     ];
-    if (calls.length > 0) {
-      writes.push(
-        this.conversation.insertToolCallsSql(
-          calls.map((c) => ({
-            id: c.id,
-            runId: run.id,
-            messageId: assistantId,
-            callId: c.callId,
-            iteration,
-            position: c.position,
-            name: c.name,
-            rawArguments: c.rawArguments,
-            arguments: typeof c.eventArguments === 'string' ? undefined : c.eventArguments,
-            executor: c.executor,
-            // Nothing waits: the calls that may run are run right after this commit.
-            status: c.status === 'pending' && status === 'continue' ? 'running' : c.status,
-            deadlineMs:
-              c.status === 'pending_approval' || c.status === 'awaiting_client'
-                ? this.config.approvalTimeoutMs
-                : null,
-            approvalReason: c.approvalReason,
-            settlement: c.settlement,
-          })),
-        ),
-      );
-    }
+    const newCalls: NewToolCall[] = calls.map((c) => ({
+      id: c.id,
+      runId: run.id,
+      messageId: assistantId,
+      callId: c.callId,
+      iteration,
+      position: c.position,
+      name: c.name,
+      rawArguments: c.rawArguments,
+      arguments: typeof c.eventArguments === 'string' ? undefined : c.eventArguments,
+      executor: c.executor,
+      // Nothing waits: the calls that may run are run right after this commit.
+      status: c.status === 'pending' && status === 'continue' ? 'running' : c.status,
+      deadlineMs:
+        c.status === 'pending_approval' || c.status === 'awaiting_client'
+          ? this.config.approvalTimeoutMs
+          : null,
+      approvalReason: c.approvalReason,
+      settlement: c.settlement,
+    }));
+    if (newCalls.length > 0) writes.push(this.conversation.insertToolCallsSql(newCalls));
     await h.sink.commitWrites(events, writes, {
       iterations: iteration,
       promptTokens: run.promptTokens,
@@ -247,31 +247,9 @@ export class RunOrchestrator {
     });
     h.streamingText = '';
     h.addMessages(stored);
-    const assistantSeq = seq;
-    h.openCalls = calls
-      .filter((c) => c.status === 'pending')
-      .map((c) => ({
-        id: c.id,
-        runId: run.id,
-        messageId: assistantId,
-        callId: c.callId,
-        iteration,
-        position: c.position,
-        name: c.name,
-        rawArguments: c.rawArguments,
-        arguments: c.eventArguments,
-        executor: c.executor,
-        status: 'running' as const,
-        approval: null,
-        result: null,
-        isError: false,
-        errorCode: null,
-        deadlineAt: null,
-        createdAt: new Date(),
-        approvalReason: null,
-        messageSeq: assistantSeq + c.position + 1,
-        sessionId: run.sessionId,
-      }));
+    h.openCalls = newCalls
+      .filter((c) => c.status === 'running')
+      .map((c) => openCallRow(c, seq, run.sessionId));
     for (const c of calls) if (c.settlement) this.metrics.toolCall(c.name, c.settlement.errorCode ?? 'ok', 0);
     return status;
   }
@@ -312,4 +290,19 @@ function shutdownError(): RunError {
 function toRunError(err: unknown): RunError {
   if (err instanceof ModelError) return { code: err.code, message: err.message, retryable: err.retryable };
   return { code: 'INTERNAL_ERROR', message: 'The run failed on an internal error.', retryable: false };
+}
+
+/** A call this process stored as running a moment ago, as the loop will read it. */
+function openCallRow(c: NewToolCall, assistantSeq: number, sessionId: string): ToolCallRow {
+  return {
+    ...c,
+    approval: null,
+    result: null,
+    isError: false,
+    errorCode: null,
+    deadlineAt: null,
+    createdAt: new Date(),
+    messageSeq: assistantSeq + c.position + 1,
+    sessionId,
+  };
 }
