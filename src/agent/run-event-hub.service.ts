@@ -80,6 +80,9 @@ export class RunEventHub implements OnModuleInit {
           if (end !== -1) return;
           last = page[page.length - 1].seq;
           if (page.length === PAGE) continue;
+        } else if (await this.nothingMoreAfter(runId, last)) {
+          // The run ended (or is gone) and the client already has every event up to its end.
+          return;
         }
         await woken;
       }
@@ -88,6 +91,13 @@ export class RunEventHub implements OnModuleInit {
       if (n > 0) this.followers.set(runId, n);
       else this.followers.delete(runId);
     }
+  }
+
+  private async nothingMoreAfter(runId: string, last: number): Promise<boolean> {
+    const run = await this.store.findRun(runId);
+    return (
+      run === null || (run.status !== 'running' && run.status !== 'requires_action' && last >= run.lastSeq)
+    );
   }
 
   private nextWake(runId: string, signal: AbortSignal): Promise<void> {
