@@ -224,7 +224,7 @@ class EnvReader {
       const at = pair.indexOf(':');
       const keyName = pair.slice(0, at);
       const secret = pair.slice(at + 1);
-      if (at <= 0 || secret === '' || !/^[A-Za-z0-9_.@-]+$/.test(keyName) || keys.has(secret)) {
+      if (at <= 0 || secret === '' || keyName.trim() === '' || keys.has(secret)) {
         throw new ConfigError(name, 'comma-separated name:secret pairs with distinct secrets', '<redacted>');
       }
       keys.set(secret, keyName);

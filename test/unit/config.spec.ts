@@ -1,0 +1,68 @@
+import { ConfigError, loadConfig } from '../../src/config/app-config';
+
+describe('loadConfig', () => {
+  it('gives the contract defaults with an empty environment', () => {
+    const c = loadConfig({}, '/srv');
+    expect(c).toMatchObject({
+      port: 3000,
+      host: '127.0.0.1',
+      databaseUrl: null,
+      dataDir: '/srv/.data',
+      workspaceRoot: '/srv/workspace',
+      apiKeys: null,
+      maxIterations: 10,
+      toolTimeoutMs: 30_000,
+      approvalTimeoutMs: 600_000,
+      onDisconnect: 'continue',
+      enableRunCommand: false,
+      runCommandMaxTimeoutMs: 600_000,
+      readMaxBytes: 262_144,
+      bodyLimitBytes: 1_048_576,
+      rateLimitRunsPerMinute: 120,
+      maxActiveRunsPerKey: 16,
+    });
+  });
+
+  it.each([
+    ['MAX_ITERATIONS', 'ten'],
+    ['TOOL_TIMEOUT_MS', '999'],
+    ['APPROVAL_TIMEOUT_MS', '1.5e6'],
+    ['ON_DISCONNECT', 'abort'],
+    ['ENABLE_RUN_COMMAND', 'yes'],
+    ['TOOL_POLICY', 'write_file=maybe'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['OPENAI_BASE_URL', 'not a url'],
+    ['PORT', '70000'],
+  ])('stops on %s=%s with a message naming the variable and what it accepts', (variable, value) => {
+    expect(() => loadConfig({ [variable]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [variable]: value })).toThrow(new RegExp(`^${variable}=.*accepts`));
+  });
+
+  it('refuses a non-loopback HOST while API_KEYS is unset, and allows it with keys', () => {
+    expect(() => loadConfig({ HOST: '0.0.0.0' })).toThrow(/HOST=.*loopback/);
+    expect(loadConfig({ HOST: '0.0.0.0', API_KEYS: 'ops:s3cret' }).host).toBe('0.0.0.0');
+    expect(loadConfig({ HOST: '::1' }).host).toBe('::1');
+  });
+
+  it('reads API_KEYS as name:secret pairs, secrets that contain colons included, and never echoes them', () => {
+    const keys = loadConfig({ API_KEYS: 'alice:a:b:c, team bob:xyz' }).apiKeys!;
+    expect([...keys]).toEqual([
+      ['a:b:c', 'alice'],
+      ['xyz', 'team bob'],
+    ]);
+    expect(() => loadConfig({ API_KEYS: 'alice:same,bob:same' })).toThrow(/API_KEYS/);
+    expect(() => loadConfig({ API_KEYS: 'nosecret' })).toThrow(/API_KEYS/);
+    try {
+      loadConfig({ API_KEYS: 'alice:topsecret,bob:topsecret' });
+    } catch (err) {
+      expect(String(err)).not.toContain('topsecret');
+    }
+  });
+
+  it('reads TOOL_POLICY overrides per tool', () => {
+    expect(loadConfig({ TOOL_POLICY: 'write_file=allow, run_command=confirm' }).toolPolicy).toEqual({
+      write_file: 'allow',
+      run_command: 'confirm',
+    });
+  });
+});
