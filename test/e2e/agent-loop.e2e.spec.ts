@@ -303,6 +303,45 @@ describe('the agent loop over HTTP (e2e)', () => {
     }
   });
 
+  it('recovers a tool call a model wrote into its text, behind TOOL_CALL_TEXT_RECOVERY', async () => {
+    const recovering = await startApp(
+      { OPENAI_BASE_URL: upstream.baseUrl, TOOL_CALL_TEXT_RECOVERY: 'true', WORKSPACE_ROOT: app.workspace },
+      app.databaseUrl,
+    );
+    try {
+      upstream.enqueue(
+        text(
+          'Let me look. <tool_call>{"name": "read_file", "arguments": {"path": "README.md"}}</tool_call>',
+          {
+            pieces: [
+              'Let me look. <tool',
+              '_call>{"name": "read_file", "argu',
+              'ments": {"path": "README.md"}}</tool_call>',
+            ],
+          },
+        ),
+        text('It says hello.'),
+      );
+      const events = await (
+        await openStream(`${recovering.url}/v1/chat`, { body: { prompt: 'Read it.' } })
+      ).rest();
+      expect(ofType(events, 'text')[0].delta).toBe('Let me look. ');
+      expect(
+        ofType(events, 'text')
+          .map((t) => t.delta)
+          .join(''),
+      ).not.toContain('<tool_call>');
+      expect(ofType(events, 'tool_call_start')[0]).toMatchObject({
+        name: 'read_file',
+        arguments: { path: 'README.md' },
+      });
+      expect(ofType(events, 'tool_call_result')[0].content).toContain('Hello from the workspace.');
+      expect(events.at(-1)!.data).toMatchObject({ status: 'completed', iterations: 2 });
+    } finally {
+      await recovering.close();
+    }
+  });
+
   it('lists the tools the model may be offered, with their policy per mode', async () => {
     const safe = await api(app.url, 'GET', '/v1/tools');
     expect(safe.status).toBe(200);
