@@ -30,9 +30,6 @@ export class ToolCallDecisions {
 
   /** Decides a call waiting for a person or the client; the process that decides the last one continues the run. */
   async decide(owner: string, runId: string, callId: string, decision: Decision): Promise<void> {
-    if (decision.kind === 'approval' && decision.approve && decision.arguments !== undefined) {
-      await this.checkEditedArguments(owner, runId, callId, decision.arguments);
-    }
     const claimed = await this.settleWaiting(runId, callId, decision, owner);
     if (claimed) await this.runs.takeUp(runId);
   }
@@ -49,21 +46,6 @@ export class ToolCallDecisions {
       );
       if (claimed) await this.runs.takeUp(runId);
     }
-  }
-
-  /** Edited arguments are checked like the model's; invalid ones are a 400 and the call keeps waiting. */
-  private async checkEditedArguments(
-    owner: string,
-    runId: string,
-    callId: string,
-    args: Record<string, unknown>,
-  ): Promise<void> {
-    await this.runs.assertRun(owner, runId);
-    const call = await this.conversation.findToolCall(this.store.queryable, runId, callId);
-    const tool = call ? this.registry.get(call.name) : undefined;
-    if (!tool) return; // settleWaiting answers 404/409 for these
-    const check = this.registry.validate(tool, args);
-    if (!check.ok) throw new DomainError(ErrorCode.InvalidRequest, `arguments: ${check.message}`);
   }
 
   /**
@@ -96,6 +78,12 @@ export class ToolCallDecisions {
             { runId, status: call.status },
           );
         }
+      }
+
+      if (decision.kind === 'approval' && decision.approve && decision.arguments !== undefined) {
+        // Edited arguments are checked like the model's; invalid ones are a 400 (the transaction
+        // rolls back, so the call keeps waiting).
+        this.checkEditedArguments(call.name, decision.arguments);
       }
 
       const events: RunEventBody[] = [];
@@ -145,5 +133,11 @@ export class ToolCallDecisions {
       await this.store.appendEvents(tx, runId, serializeEvents(runId, run.lastSeq, events));
       return claimed;
     });
+  }
+
+  private checkEditedArguments(toolName: string, args: Record<string, unknown>): void {
+    const tool = this.registry.get(toolName);
+    const check = tool ? this.registry.validate(tool, args) : { ok: true as const };
+    if (!check.ok) throw new DomainError(ErrorCode.InvalidRequest, `arguments: ${check.message}`);
   }
 }
