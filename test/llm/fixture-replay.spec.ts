@@ -5,7 +5,7 @@ import { DEFAULT_FIXTURES_DIR, FakeUpstream, fixture } from '../support/fake-ups
 import { collect, type Collected, llmConfig, neverAborted, userRequest, WEATHER_TOOL } from './llm-harness';
 
 /**
- * Every recorded upstream stream in shared/fixtures/upstream, replayed byte for byte through the real
+ * Every recorded upstream stream in test/fixtures/upstream, replayed byte for byte through the real
  * SDK over real HTTP into OpenAiProvider, with what it must come out as. See SOURCES.md for each quirk.
  */
 interface Expected {

@@ -103,7 +103,7 @@ export interface ToolCallsOptions extends Timing {
 
 export type MidStreamFailure = 'reset' | 'malformed' | 'error-object' | 'hang';
 
-export const DEFAULT_FIXTURES_DIR = resolve(__dirname, '../../../shared/fixtures/upstream');
+export const DEFAULT_FIXTURES_DIR = resolve(__dirname, '../fixtures/upstream');
 
 const NO_SCRIPT = status(500, {
   error: { message: 'no scripted response', type: 'server_error', code: null },
@@ -354,7 +354,7 @@ export function toolCalls(calls: readonly FakeToolCall[], options: ToolCallsOpti
 }
 
 /**
- * A recorded stream from shared/fixtures/upstream (or $FIXTURES_DIR), byte for byte. Many have no
+ * A recorded stream from test/fixtures/upstream (or $FIXTURES_DIR), byte for byte. Many have no
  * `[DONE]` because their recorder did not keep it; `appendDone` adds it.
  */
 export function fixture(name: string, options: { appendDone?: boolean } & Timing = {}): ScriptedResponse {
