@@ -2,8 +2,66 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/**
+ * One-way imports (docs/architecture.md): each folder names the folders it must not import. The
+ * durable core is layered chat → runs → agent → events → store → persistence; sessions, tools and
+ * llm sit beside it; config, common, auth, http, metrics, health and observability know none of them.
+ */
+const FEATURES = [
+  'chat',
+  'runs',
+  'agent',
+  'events',
+  'store',
+  'sessions',
+  'tools',
+  'llm',
+  'mcp',
+  'frontends',
+  'persistence',
+];
+const FORBIDDEN = {
+  runs: ['chat', 'frontends'],
+  agent: ['chat', 'frontends', 'runs', 'sessions'],
+  sessions: ['chat', 'frontends', 'runs', 'agent', 'events'],
+  events: ['chat', 'frontends', 'runs', 'agent', 'sessions', 'tools', 'mcp'],
+  store: ['chat', 'frontends', 'runs', 'agent', 'sessions', 'events', 'tools', 'llm', 'mcp'],
+  tools: ['chat', 'frontends', 'runs', 'agent', 'sessions', 'events', 'store', 'llm', 'mcp'],
+  mcp: ['chat', 'frontends', 'runs', 'agent', 'sessions', 'events', 'store', 'llm'],
+  llm: ['chat', 'frontends', 'runs', 'agent', 'sessions', 'events', 'store', 'tools', 'mcp'],
+  persistence: FEATURES.filter((f) => f !== 'persistence'),
+  ...Object.fromEntries(
+    ['config', 'common', 'auth', 'http', 'metrics', 'health', 'observability'].map((f) => [f, FEATURES]),
+  ),
+};
+const boundaries = Object.entries(FORBIDDEN).map(([folder, banned]) => ({
+  files: [`src/${folder}/**/*.ts`],
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: banned.map((b) => ({
+          regex: `^(\\.\\./)+${b}(/|$)`,
+          message: `src/${folder} must not import src/${b}: imports run one way (docs/architecture.md).`,
+        })),
+      },
+    ],
+  },
+}));
+
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', '.tools/', '.data/', 'workspace/', 'coverage/', '**/*.mjs', '**/*.js'] },
+  {
+    ignores: [
+      'dist/',
+      'node_modules/',
+      '.tools/',
+      '.data/',
+      'workspace/',
+      'coverage/',
+      '**/*.mjs',
+      '**/*.js',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -19,6 +77,7 @@ export default tseslint.config(
       '@typescript-eslint/require-await': 'off',
     },
   },
+  ...boundaries,
   {
     files: ['test/**/*.ts'],
     rules: {

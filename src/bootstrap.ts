@@ -2,6 +2,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module';
 import type { AppConfig } from './config/app-config';
+import { RUN_EVENT_SCHEMAS } from './events/run-event-schemas';
 import { configureHttp } from './http/configure-http';
 
 /**
@@ -24,7 +25,7 @@ export async function createApp(config: AppConfig, databaseUrl: string): Promise
       bodyParser: false,
     },
   );
-  await configureHttp(app, config);
+  await configureHttp(app, config, RUN_EVENT_SCHEMAS);
   await app.init();
   return app;
 }

@@ -1,5 +1,5 @@
 import type { ModelMessage } from '../llm/model-provider';
-import type { MessageRow } from './conversation-store.service';
+import type { MessageRow } from '../store/conversation-store.service';
 
 export interface HistoryBudget {
   maxMessages: number;

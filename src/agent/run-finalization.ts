@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { RunError } from '../persistence/entities/run.entity';
 import type { ToolErrorCode } from '../tools/tool';
-import type { MetricsService } from '../metrics/metrics.service';
-import { serializeEvents, type RunEventBody } from './run-events';
-import type { ConversationStore, ToolCallRow, ToolCallSettlement } from './conversation-store.service';
-import type { Queryable, RunRow, RunStore } from './run-store.service';
+import type { RunEventBody } from '../events/run-events';
+import type { ConversationStore, ToolCallRow, ToolCallSettlement } from '../store/conversation-store.service';
+import type { Queryable, RunRow, RunStore } from '../store/run-store.service';
 import { errorSettlement, resultEvent } from './tool-step.service';
 
 export type FinalOutcome = { status: 'cancelled'; why: string } | { status: 'failed'; error: RunError };
@@ -69,31 +68,4 @@ export class RunFinalization {
       finished: true,
     });
   }
-}
-
-/**
- * Ends a run no process is driving — one waiting for people, or one whose process died — under the
- * run's row lock. Returns false when a live process drives it after all (it must be asked instead).
- */
-export async function finishDetachedRun(
-  runs: RunStore,
-  conversation: ConversationStore,
-  metrics: MetricsService,
-  runId: string,
-  outcome: FinalOutcome,
-): Promise<boolean> {
-  const result = await runs.transaction(async (tx) => {
-    const run = await runs.lockRun(tx, runId);
-    if (!run || (run.status !== 'running' && run.status !== 'requires_action')) return 'ended' as const;
-    if (run.status === 'running' && !run.leaseExpired) return 'driven' as const;
-    const partialText = run.status === 'running' ? await runs.unfinishedText(tx, runId) : '';
-    const open = await conversation.unsettledToolCalls(tx, runId);
-    const last = await conversation.lastAssistantMessageId(tx, runId);
-    const finalization = new RunFinalization(run, outcome, partialText, open, last);
-    await finalization.apply(runs, conversation, tx);
-    await runs.appendEvents(tx, runId, serializeEvents(runId, run.lastSeq, finalization.events));
-    return outcome.status;
-  });
-  if (result === 'cancelled' || result === 'failed') metrics.runFinished(result, 0);
-  return result !== 'driven';
 }

@@ -1,9 +1,9 @@
-import type { Usage } from './run-events';
-import type { RunEventSink } from './run-event-sink';
-import type { MessageRow, ToolCallRow } from './conversation-store.service';
-import type { RunRow } from './run-store.service';
-import type { SessionRow } from './session-store.service';
-import type { Toolset } from './toolset';
+import type { Usage } from '../llm/model-provider';
+import type { RunEventSink } from '../events/run-event-sink';
+import type { MessageRow, ToolCallRow } from '../store/conversation-store.service';
+import type { RunRow } from '../store/run-store.service';
+import type { SessionRow } from '../store/session-store.service';
+import type { Toolset } from '../tools/toolset';
 
 export type StopReason = 'cancelled' | 'disconnected' | 'shutdown';
 

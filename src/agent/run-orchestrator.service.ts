@@ -8,14 +8,15 @@ import type { RunError } from '../persistence/entities/run.entity';
 import { buildModelMessages } from './conversation';
 import { RunFinalization, type FinalOutcome } from './run-finalization';
 import { RunStopped, type RunHandle } from './run-handle';
-import type { RunEventBody, Usage } from './run-events';
+import type { RunEventBody } from '../events/run-events';
+import type { Usage } from '../llm/model-provider';
 import {
   ConversationStore,
   type MessageRow,
   type NewToolCall,
   type ToolCallRow,
-} from './conversation-store.service';
-import { RunStore } from './run-store.service';
+} from '../store/conversation-store.service';
+import { RunStore } from '../store/run-store.service';
 import { ToolStepService, toolMessage } from './tool-step.service';
 
 /** How a stretch of driving a run ended. */
@@ -84,7 +85,7 @@ export class RunOrchestrator {
     const idle = new AbortController();
     let lastPieceAt = Date.now();
     const watchdog = setInterval(() => {
-      if (Date.now() - lastPieceAt > this.config.openai.idleTimeoutMs) idle.abort();
+      if (Date.now() - lastPieceAt > this.config.llm.idleTimeoutMs) idle.abort();
     }, 1000);
     watchdog.unref();
     try {
@@ -129,7 +130,7 @@ export class RunOrchestrator {
         firstTokenMs,
       );
       if (idle.signal.aborted && !h.signal.aborted) {
-        const seconds = Math.round(this.config.openai.idleTimeoutMs / 1000);
+        const seconds = Math.round(this.config.llm.idleTimeoutMs / 1000);
         throw new ModelError('UPSTREAM_TIMEOUT', `The model sent nothing for ${seconds} s.`, true);
       }
       throw err;

@@ -11,9 +11,13 @@ import { parseToolArguments } from '../tools/tool-arguments';
 import { ToolRegistry } from '../tools/tool-registry.service';
 import { ToolRunner } from '../tools/tool-runner.service';
 import { callKey, type RunHandle } from './run-handle';
-import type { RunEventBody } from './run-events';
-import { ConversationStore, type ToolCallRow, type ToolCallSettlement } from './conversation-store.service';
-import { RunStore } from './run-store.service';
+import type { RunEventBody } from '../events/run-events';
+import {
+  ConversationStore,
+  type ToolCallRow,
+  type ToolCallSettlement,
+} from '../store/conversation-store.service';
+import { RunStore } from '../store/run-store.service';
 
 /** The same tool with the same arguments is run at most twice in a run; the third ask is refused. */
 const MAX_IDENTICAL_CALLS = 2;

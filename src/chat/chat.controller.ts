@@ -2,7 +2,7 @@ import { Body, Controller, Param, Post, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Owner } from '../auth/owner.decorator';
-import { ApiEventStream } from '../http/api-event-stream.decorator';
+import { ApiEventStream } from './api-event-stream.decorator';
 import { CreateChatDto } from './dto/create-chat.dto';
 import { CreateMessageDto } from './dto/create-message.dto';
 import { RunStreamsService } from './run-streams.service';

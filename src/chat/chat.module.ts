@@ -1,5 +1,8 @@
 import { Module } from '@nestjs/common';
-import { AgentModule } from '../agent/agent.module';
+import { EventsModule } from '../events/events.module';
+import { RunsModule } from '../runs/runs.module';
+import { SessionsModule } from '../sessions/sessions.module';
+import { ToolsModule } from '../tools/tools.module';
 import { ChatController } from './chat.controller';
 import { RunStreamsService } from './run-streams.service';
 import { RunsController } from './runs.controller';
@@ -9,7 +12,7 @@ import { ToolsController } from './tools.controller';
 
 /** The HTTP API: sessions, prompts as event streams, runs, approvals and client results, tools. */
 @Module({
-  imports: [AgentModule],
+  imports: [RunsModule, EventsModule, SessionsModule, ToolsModule],
   controllers: [ChatController, SessionsController, RunsController, ToolsController],
   providers: [EventStreamService, RunStreamsService],
 })

@@ -1,6 +1,6 @@
-import type { MessageRow, ToolCallRow } from '../agent/conversation-store.service';
-import type { RunRow } from '../agent/run-store.service';
-import type { SessionRow } from '../agent/session-store.service';
+import type { MessageRow, ToolCallRow } from '../store/conversation-store.service';
+import type { RunRow } from '../store/run-store.service';
+import type { SessionRow } from '../store/session-store.service';
 
 /** The JSON shapes of the contract, built from stored rows (internal columns stay inside). */
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { RunEventHub } from '../agent/run-event-hub.service';
-import { RunService, type StartRun } from '../agent/run.service';
+import { RunEventHub } from '../events/run-event-hub.service';
+import { RunService, type StartRun } from '../runs/run.service';
 import { EventStreamService } from './sse/event-stream.service';
 
 /** Starting a run and following one, each as an event stream on the reply. */

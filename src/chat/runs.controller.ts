@@ -1,11 +1,11 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { RunService } from '../agent/run.service';
-import { ToolCallDecisions } from '../agent/tool-call-decisions.service';
+import { RunService } from '../runs/run.service';
+import { ToolCallDecisions } from '../runs/tool-call-decisions.service';
 import { Owner } from '../auth/owner.decorator';
 import { DomainError, ErrorCode } from '../common/domain-error';
-import { ApiEventStream } from '../http/api-event-stream.decorator';
+import { ApiEventStream } from './api-event-stream.decorator';
 import { ApprovalDto } from './dto/approval.dto';
 import { RunEventsQuery } from './dto/run-events.query';
 import { ToolResultDto } from './dto/tool-result.dto';

@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { SessionsService } from '../agent/sessions.service';
+import { SessionsService } from '../sessions/sessions.service';
 import { Owner } from '../auth/owner.decorator';
 import { ListSessionsQuery } from './dto/list-sessions.query';
 import { SessionOptionsDto } from './dto/session-options.dto';

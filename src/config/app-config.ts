@@ -11,7 +11,7 @@ export interface AppConfig {
   host: string;
   databaseUrl: string | null;
   dataDir: string;
-  openai: {
+  llm: {
     apiKey: string;
     baseUrl: string | null;
     model: string;
@@ -95,7 +95,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
       'a postgres:// or postgresql:// URL',
     ),
     dataDir: resolve(cwd, read.string('DATA_DIR', './.data')),
-    openai: {
+    llm: {
       apiKey: read.string('OPENAI_API_KEY', 'not-set'),
       baseUrl: read.optional('OPENAI_BASE_URL', isHttpUrl, 'an http:// or https:// URL'),
       model: read.string('LLM_MODEL', 'gpt-4.1-mini'),

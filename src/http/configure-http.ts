@@ -8,7 +8,7 @@ import type { AppConfig } from '../config/app-config';
 import { echoRequestIdHook, requestIdFor } from '../observability/request-id';
 import { corsOptions } from './cors-options';
 import { jsonOnlyHook } from './json-only.hook';
-import { setupOpenApi } from './openapi';
+import { setupOpenApi, type OpenApiSchemas } from './openapi';
 import { SECURITY_HEADERS } from './security-headers';
 import { createValidationPipe } from './validation-pipe';
 
@@ -21,7 +21,11 @@ import { createValidationPipe } from './validation-pipe';
  * run before the body is read and before routing answers 404, and after nestjs-pino's middleware,
  * so every rejection carries a request id and is logged.
  */
-export async function configureHttp(app: NestFastifyApplication, config: AppConfig): Promise<void> {
+export async function configureHttp(
+  app: NestFastifyApplication,
+  config: AppConfig,
+  openApiSchemas: OpenApiSchemas = {},
+): Promise<void> {
   app.useLogger(app.get(Logger));
   app.useGlobalFilters(new AllExceptionsFilter(config));
   app.useGlobalPipes(createValidationPipe());
@@ -46,5 +50,5 @@ export async function configureHttp(app: NestFastifyApplication, config: AppConf
   fastify.addHook('onRequest', apiKeyAuthHook(config.apiKeys));
   fastify.addHook('onRequest', jsonOnlyHook());
 
-  setupOpenApi(app);
+  setupOpenApi(app, openApiSchemas);
 }

@@ -1,6 +1,5 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
-import { RUN_EVENT_SCHEMAS } from './run-event-schemas';
 import { serveSwaggerUi } from './swagger-ui';
 
 export const DOCS_PATH = '/docs';
@@ -9,8 +8,11 @@ const BEARER = 'bearer';
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 const ERROR_RESPONSE = { $ref: '#/components/schemas/ErrorResponse' };
 
+/** Named schemas the feature modules add to the document (the run events, say): http knows none of them. */
+export type OpenApiSchemas = NonNullable<OpenAPIObject['components']>['schemas'];
+
 /** The OpenAPI document of every controller, served at /docs/json, with its UI at /docs. */
-export function setupOpenApi(app: NestFastifyApplication): void {
+export function setupOpenApi(app: NestFastifyApplication, schemas: OpenApiSchemas = {}): void {
   const config = new DocumentBuilder()
     .setTitle('Loopwright')
     .setDescription(
@@ -21,11 +23,16 @@ export function setupOpenApi(app: NestFastifyApplication): void {
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'A secret of API_KEYS' }, BEARER)
     .build();
   // Built on first request: by then every controller, the owner's included, is registered.
-  SwaggerModule.setup(DOCS_PATH, app, () => completeDocument(SwaggerModule.createDocument(app, config)), {
-    ui: false,
-    raw: ['json'],
-    jsonDocumentUrl: DOCS_JSON_PATH,
-  });
+  SwaggerModule.setup(
+    DOCS_PATH,
+    app,
+    () => completeDocument(SwaggerModule.createDocument(app, config), schemas),
+    {
+      ui: false,
+      raw: ['json'],
+      jsonDocumentUrl: DOCS_JSON_PATH,
+    },
+  );
   serveSwaggerUi(app.getHttpAdapter().getInstance(), DOCS_PATH, DOCS_JSON_PATH, 'Loopwright API');
 }
 
@@ -34,10 +41,10 @@ export function setupOpenApi(app: NestFastifyApplication): void {
  * route before a controller runs: the key requirement and its 401, and for routes with a body the
  * 400 (bad JSON), 413 and 415.
  */
-export function completeDocument(document: OpenAPIObject): OpenAPIObject {
+export function completeDocument(document: OpenAPIObject, schemas: OpenApiSchemas = {}): OpenAPIObject {
   document.components = {
     ...document.components,
-    schemas: { ...document.components?.schemas, ...RUN_EVENT_SCHEMAS },
+    schemas: { ...document.components?.schemas, ...schemas },
   };
   for (const [path, item] of Object.entries(document.paths)) {
     if (!path.startsWith('/v1/')) continue;

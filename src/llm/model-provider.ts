@@ -1,4 +1,8 @@
-import type { Usage } from '../agent/run-events';
+/** Tokens one model call (or a run, summed) used. */
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+}
 
 /** A message of the conversation as the model sees it (OpenAI Chat Completions shape, our names). */
 export type ModelMessage =

@@ -28,12 +28,12 @@ export class OpenAiProvider implements ModelProvider {
 
   constructor(config: AppConfig) {
     this.client = new OpenAI({
-      apiKey: config.openai.apiKey,
+      apiKey: config.llm.apiKey,
       // Explicit values so the SDK doesn't fall back to OPENAI_* variables behind the config's back.
-      baseURL: config.openai.baseUrl ?? OPENAI_BASE_URL,
+      baseURL: config.llm.baseUrl ?? OPENAI_BASE_URL,
       organization: null,
       project: null,
-      maxRetries: config.openai.maxRetries,
+      maxRetries: config.llm.maxRetries,
       logger: SILENT_LOGGER,
       logLevel: 'off',
     });

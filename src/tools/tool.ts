@@ -1,4 +1,7 @@
 import type { AppConfig } from '../config/app-config';
+import type { FileChange } from '../common/file-change';
+
+export type { FileChange };
 
 export type ToolKind = 'read' | 'write' | 'exec';
 
@@ -27,13 +30,6 @@ export class ToolError extends Error {
     super(message);
     this.name = 'ToolError';
   }
-}
-
-/** One file a write tool changed: what was there before and after (sha256, null when absent). */
-export interface FileChange {
-  path: string;
-  beforeSha256: string | null;
-  afterSha256: string | null;
 }
 
 export interface ToolResult {
@@ -73,4 +69,11 @@ export interface Tool<Args = Record<string, unknown>> {
   /** A short text for the person asked to approve the call (write tools show the diff). */
   describeForApproval?(args: Args, ctx: Omit<ToolContext, 'emitOutput'>): Promise<string>;
   execute(args: Args, ctx: ToolContext): Promise<ToolResult>;
+}
+
+/** What the model is offered of a tool: its name, what it does, and its arguments' JSON Schema. */
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
 }

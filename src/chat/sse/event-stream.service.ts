@@ -6,7 +6,7 @@ import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import { DomainError, ErrorCode } from '../../common/domain-error';
 import { MetricsService } from '../../metrics/metrics.service';
-import type { SerializedEvent } from '../../agent/run-events';
+import type { EventRecord } from '../../store/run-store.service';
 
 const PING_AFTER_MS = 15_000;
 
@@ -56,7 +56,7 @@ export class EventStreamService implements OnModuleDestroy {
   async write(
     reply: FastifyReply,
     headers: Record<string, string>,
-    events: (signal: AbortSignal) => AsyncIterable<SerializedEvent[]>,
+    events: (signal: AbortSignal) => AsyncIterable<EventRecord[]>,
     onClose: () => void = () => {},
   ): Promise<void> {
     reply.hijack();

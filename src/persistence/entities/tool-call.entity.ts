@@ -1,5 +1,5 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import type { FileChange } from '../../tools/tool';
+import type { FileChange } from '../../common/file-change';
 import { MessageEntity } from './message.entity';
 import { RunEntity } from './run.entity';
 

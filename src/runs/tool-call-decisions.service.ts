@@ -3,11 +3,11 @@ import { DomainError, ErrorCode } from '../common/domain-error';
 import { MetricsService } from '../metrics/metrics.service';
 import type { ToolCallApproval } from '../persistence/entities/tool-call.entity';
 import { ToolRegistry } from '../tools/tool-registry.service';
-import { ConversationStore } from './conversation-store.service';
-import { serializeEvents, type RunEventBody } from './run-events';
-import { RunStore } from './run-store.service';
+import { ConversationStore } from '../store/conversation-store.service';
+import { serializeEvents, type RunEventBody } from '../events/run-events';
+import { RunStore } from '../store/run-store.service';
 import { RunService, runNotFound } from './run.service';
-import { errorSettlement, resultEvent } from './tool-step.service';
+import { errorSettlement, resultEvent } from '../agent/tool-step.service';
 
 export type Decision =
   | { kind: 'approval'; approve: boolean; reason?: string; arguments?: Record<string, unknown> }

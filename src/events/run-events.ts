@@ -1,11 +1,12 @@
+import type { Usage } from '../llm/model-provider';
+import type { EventRecord } from '../store/run-store.service';
+
+export type { Usage };
+
 /**
- * The event stream's vocabulary (../shared/API.md, "The event stream"). Every event a run emits is
+ * The event stream's vocabulary (docs/API.md, "The event stream"). Every event a run emits is
  * one of these; `seq` is assigned by the run's event sink, 1, 2, 3 … within the run.
  */
-export interface Usage {
-  promptTokens: number;
-  completionTokens: number;
-}
 
 export type ToolExecutor = 'server' | 'client';
 
@@ -54,10 +55,8 @@ export type RunEventType = RunEventBody['type'];
 export type RunEvent = RunEventBody & { runId: string; seq: number };
 
 /** An event as it is stored and sent: its number, its type and its JSON text (serialised once). */
-export interface SerializedEvent {
-  seq: number;
+export interface SerializedEvent extends EventRecord {
   type: RunEventType;
-  data: string;
 }
 
 export function isTerminalEvent(type: string): boolean {

@@ -6,11 +6,15 @@ import { DomainError, ErrorCode } from '../common/domain-error';
 import type { ClientToolDefinition } from '../persistence/entities/session.entity';
 import { validateJsonSchema } from '../tools/json-schema';
 import { ToolRegistry } from '../tools/tool-registry.service';
-import { ConversationStore, type FileChangeRecord, type MessageRow } from './conversation-store.service';
-import { RunStore, type Queryable } from './run-store.service';
-import { SessionStore, type NewSession, type SessionRow } from './session-store.service';
+import {
+  ConversationStore,
+  type FileChangeRecord,
+  type MessageRow,
+} from '../store/conversation-store.service';
+import { RunStore, type Queryable } from '../store/run-store.service';
+import { SessionStore, type NewSession, type SessionRow } from '../store/session-store.service';
 import { defaultSystemPrompt } from './system-prompt';
-import { Toolset } from './toolset';
+import { Toolset } from '../tools/toolset';
 
 export interface SessionOptions {
   title?: string;

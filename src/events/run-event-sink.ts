@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { serializeEvent, type RunEventBody, type SerializedEvent } from './run-events';
-import type { RunChanges, RunStore, SqlStatement } from './run-store.service';
+import type { RunChanges, RunStore, SqlStatement } from '../store/run-store.service';
 
 /** How long text deltas may wait before they are written: batching keeps the database off the hot path. */
 const FLUSH_DELAY_MS = 100;

@@ -12,17 +12,17 @@ import { DomainError, ErrorCode } from '../common/domain-error';
 import { MetricsService } from '../metrics/metrics.service';
 import { PgNotifications } from '../persistence/pg-notifications.service';
 import { ToolRegistry } from '../tools/tool-registry.service';
-import { RunEventHub } from './run-event-hub.service';
-import { RunEventSink } from './run-event-sink';
-import { serializeEvents, type SerializedEvent } from './run-events';
-import { finishDetachedRun } from './run-finalization';
-import { RunHandle, RunStopped, callKey } from './run-handle';
-import { RunOrchestrator } from './run-orchestrator.service';
-import { ConversationStore, type ToolCallRow } from './conversation-store.service';
-import { RunStore, type Queryable, type RunRow } from './run-store.service';
-import { SessionStore, type SessionRow } from './session-store.service';
-import { SessionsService, type SessionOptions } from './sessions.service';
-import { Toolset } from './toolset';
+import { RunEventHub } from '../events/run-event-hub.service';
+import { RunEventSink } from '../events/run-event-sink';
+import { serializeEvents, type SerializedEvent } from '../events/run-events';
+import { finishDetachedRun } from './detached-runs';
+import { RunHandle, RunStopped, callKey } from '../agent/run-handle';
+import { RunOrchestrator } from '../agent/run-orchestrator.service';
+import { ConversationStore, type ToolCallRow } from '../store/conversation-store.service';
+import { RunStore, type Queryable, type RunRow } from '../store/run-store.service';
+import { SessionStore, type SessionRow } from '../store/session-store.service';
+import { SessionsService, type SessionOptions } from '../sessions/sessions.service';
+import { Toolset } from '../tools/toolset';
 
 const RUN_CANCEL_CHANNEL = 'lw_run_cancel';
 
@@ -119,7 +119,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
       const active = input.sessionId ? await this.store.activeRunOfSession(tx, session.id) : null;
       if (active) throw sessionBusy(session.id, active);
       await this.checkLimits(tx, owner);
-      model = session.model ?? this.config.openai.model;
+      model = session.model ?? this.config.llm.model;
       const maxIterations = Math.min(
         session.maxIterations ?? this.config.maxIterations,
         this.config.maxIterations,

@@ -4,12 +4,18 @@ import type { AppConfig } from '../config/app-config';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { RunError, RunStatus } from '../persistence/entities/run.entity';
-import type { SerializedEvent } from './run-events';
 
 /** Anything that can run a query: the data source or a transaction's manager. */
 export type Queryable = Pick<EntityManager, 'query'>;
 
 export const RUN_EVENTS_CHANNEL = 'lw_run_events';
+
+/** An event as the log stores it: its number, its type and its JSON text (serialised once). */
+export interface EventRecord {
+  seq: number;
+  type: string;
+  data: string;
+}
 
 export interface RunRow {
   id: string;
@@ -121,7 +127,7 @@ export class RunStore {
       leaseOwner: string;
     },
     prompt: { id: string; content: string },
-    firstEvent: SerializedEvent,
+    firstEvent: EventRecord,
   ): Promise<number> {
     const rows: { seq: number }[] = await tx.query(
       `WITH pos AS (
@@ -190,7 +196,7 @@ export class RunStore {
   async writeWithEvents(
     q: Queryable,
     runId: string,
-    events: readonly SerializedEvent[],
+    events: readonly EventRecord[],
     writes: readonly SqlStatement[] = [],
     fields: RunChanges = {},
   ): Promise<void> {
@@ -281,11 +287,11 @@ export class RunStore {
    * Appends events (consecutive seqs) to the log, moves the run's `last_seq`, and notifies every
    * process following the run — in one statement; inside a transaction the notice leaves at commit.
    */
-  async appendEvents(q: Queryable, runId: string, events: readonly SerializedEvent[]): Promise<void> {
+  async appendEvents(q: Queryable, runId: string, events: readonly EventRecord[]): Promise<void> {
     if (events.length > 0) await this.writeWithEvents(q, runId, events);
   }
 
-  async eventsAfter(runId: string, after: number, limit: number): Promise<SerializedEvent[]> {
+  async eventsAfter(runId: string, after: number, limit: number): Promise<EventRecord[]> {
     return this.db.query(
       `SELECT seq, type, payload::text AS data FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
       [runId, after, limit],

@@ -1,11 +1,10 @@
 import type { ValidateFunction } from 'ajv';
 import type { AppConfig, SessionMode, ToolPolicy } from '../config/app-config';
-import type { ModelToolDefinition } from '../llm/model-provider';
 import type { ClientToolDefinition } from '../persistence/entities/session.entity';
-import { compileSchema } from '../tools/json-schema';
-import type { Tool } from '../tools/tool';
-import { resolvePolicy } from '../tools/tool-policy';
-import type { ToolRegistry } from '../tools/tool-registry.service';
+import { compileSchema } from './json-schema';
+import type { Tool, ToolDefinition } from './tool';
+import { resolvePolicy } from './tool-policy';
+import type { ToolRegistry } from './tool-registry.service';
 
 export type ToolLookup =
   | { kind: 'server'; tool: Tool; policy: Exclude<ToolPolicy, 'deny'> }
@@ -17,7 +16,7 @@ const EMPTY_OBJECT_SCHEMA = { type: 'object', properties: {} };
 
 /** The tools one session offers the model: its server tools the mode does not refuse, and its client tools. */
 export class Toolset {
-  readonly definitions: ModelToolDefinition[];
+  readonly definitions: ToolDefinition[];
   private readonly server = new Map<string, { tool: Tool; policy: Exclude<ToolPolicy, 'deny'> }>();
   private readonly refused = new Map<string, string>();
   private readonly client = new Map<

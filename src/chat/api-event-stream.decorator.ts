@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiOkResponse, ApiProduces } from '@nestjs/swagger';
-import { RUN_EVENT_SCHEMA } from './run-event-schemas';
+import { RUN_EVENT_SCHEMA } from '../events/run-event-schemas';
 
 /**
  * Documents a route that answers 200 with the run's Server-Sent Events. Each event's `data:` is a

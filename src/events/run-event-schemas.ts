@@ -1,7 +1,7 @@
 import type { ReferenceObject, SchemaObject } from '@nestjs/swagger';
-import type { RunEventType } from '../agent/run-events';
+import type { RunEventType } from './run-events';
 
-// The event stream's vocabulary (src/agent/run-events.ts) as OpenAPI 3.0 schemas; the SSE `data:`
+// The event stream's vocabulary (src/events/run-events.ts) as OpenAPI 3.0 schemas; the SSE `data:`
 // line of each event is one of these. A new event type must be added here: SCHEMA_NAMES is typed by
 // RunEventType, so the compiler points at this file.
 

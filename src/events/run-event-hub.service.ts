@@ -1,8 +1,8 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { PgNotifications } from '../persistence/pg-notifications.service';
 import { RunEventSink } from './run-event-sink';
-import { isTerminalEvent, type SerializedEvent } from './run-events';
-import { RUN_EVENTS_CHANNEL, RunStore } from './run-store.service';
+import { isTerminalEvent } from './run-events';
+import { RUN_EVENTS_CHANNEL, RunStore, type EventRecord } from '../store/run-store.service';
 
 const PAGE = 500;
 /** A follower re-reads the log at least this often even without a notice (a lost notice costs no more). */
@@ -50,7 +50,7 @@ export class RunEventHub implements OnModuleInit {
    * Every event of the run after `after`, in order, without gaps or repeats, then live ones until
    * the run's `done` or `error`. Ends early when `signal` aborts.
    */
-  async *follow(runId: string, after: number, signal: AbortSignal): AsyncGenerator<SerializedEvent[]> {
+  async *follow(runId: string, after: number, signal: AbortSignal): AsyncGenerator<EventRecord[]> {
     this.followers.set(runId, this.followerCount(runId) + 1);
     try {
       let last = after;
@@ -124,7 +124,7 @@ export class RunEventHub implements OnModuleInit {
 }
 
 /** The events that directly follow `last`: a later one whose predecessor is not stored yet waits. */
-function contiguous(events: SerializedEvent[], last: number): SerializedEvent[] {
+function contiguous(events: EventRecord[], last: number): EventRecord[] {
   let n = 0;
   while (n < events.length && events[n].seq === last + n + 1) n++;
   return n === events.length ? events : events.slice(0, n);

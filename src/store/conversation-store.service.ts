@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { MessageRole, StoredToolCall } from '../persistence/entities/message.entity';
 import type { ToolCallApproval, ToolCallStatus } from '../persistence/entities/tool-call.entity';
-import type { FileChange } from '../tools/tool';
+import type { FileChange } from '../common/file-change';
 import { returningRows, type Queryable, type SqlStatement } from './run-store.service';
 
 export interface MessageRow {

@@ -1,0 +1,32 @@
+import type { MetricsService } from '../metrics/metrics.service';
+import { RunFinalization, type FinalOutcome } from '../agent/run-finalization';
+import { serializeEvents } from '../events/run-events';
+import type { ConversationStore } from '../store/conversation-store.service';
+import type { RunStore } from '../store/run-store.service';
+
+/**
+ * Ends a run no process is driving — one waiting for people, or one whose process died — under the
+ * run's row lock. Returns false when a live process drives it after all (it must be asked instead).
+ */
+export async function finishDetachedRun(
+  runs: RunStore,
+  conversation: ConversationStore,
+  metrics: MetricsService,
+  runId: string,
+  outcome: FinalOutcome,
+): Promise<boolean> {
+  const result = await runs.transaction(async (tx) => {
+    const run = await runs.lockRun(tx, runId);
+    if (!run || (run.status !== 'running' && run.status !== 'requires_action')) return 'ended' as const;
+    if (run.status === 'running' && !run.leaseExpired) return 'driven' as const;
+    const partialText = run.status === 'running' ? await runs.unfinishedText(tx, runId) : '';
+    const open = await conversation.unsettledToolCalls(tx, runId);
+    const last = await conversation.lastAssistantMessageId(tx, runId);
+    const finalization = new RunFinalization(run, outcome, partialText, open, last);
+    await finalization.apply(runs, conversation, tx);
+    await runs.appendEvents(tx, runId, serializeEvents(runId, run.lastSeq, finalization.events));
+    return outcome.status;
+  });
+  if (result === 'cancelled' || result === 'failed') metrics.runFinished(result, 0);
+  return result !== 'driven';
+}

@@ -1,0 +1,17 @@
+import { Module } from '@nestjs/common';
+import { AgentModule } from '../agent/agent.module';
+import { EventsModule } from '../events/events.module';
+import { SessionsModule } from '../sessions/sessions.module';
+import { StoreModule } from '../store/store.module';
+import { ToolsModule } from '../tools/tools.module';
+import { RunService } from './run.service';
+import { RunSupervisor } from './run-supervisor.service';
+import { ToolCallDecisions } from './tool-call-decisions.service';
+
+/** The durable life of runs: start, take up, settle waiting calls, cancel, supervise, end. */
+@Module({
+  imports: [AgentModule, EventsModule, SessionsModule, StoreModule, ToolsModule],
+  providers: [RunService, ToolCallDecisions, RunSupervisor],
+  exports: [RunService, ToolCallDecisions],
+})
+export class RunsModule {}

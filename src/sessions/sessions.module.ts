@@ -1,0 +1,12 @@
+import { Module } from '@nestjs/common';
+import { StoreModule } from '../store/store.module';
+import { ToolsModule } from '../tools/tools.module';
+import { SessionsService } from './sessions.service';
+
+/** Sessions: their options, their messages and the files their tool calls changed. */
+@Module({
+  imports: [StoreModule, ToolsModule],
+  providers: [SessionsService],
+  exports: [SessionsService],
+})
+export class SessionsModule {}
