@@ -1,7 +1,10 @@
 // A fast fake OpenAI Chat Completions upstream for the benchmark (plain node:http, no dependencies).
 //
 // POST /v1/chat/completions, always streamed. It decides from the request body:
-//   - last message has role "tool"  → the answer: 200 text deltas, finish_reason "stop";
+//   - last message has role "tool"  → the answer: 200 text deltas (1000 for a model whose name
+//     contains "long": a run of about 10 s in the delay mode), finish_reason "stop" — unless the tool
+//     message lacks the input file's first line, then the answer is TOOL_RESULT_MISSING (the load
+//     client compares the exact answer text, so a tool result that never reached the model fails);
 //   - otherwise                     → one tool call, its arguments in 5 deltas, finish_reason "tool_calls":
 //       read_file {"path":"bench-input.txt"}, or write_file {"path":"out-<n>.txt","content":"x"}
 //       when the model name contains "approve" (the approval scenario).
@@ -9,6 +12,7 @@
 // 10 ms between chunks (paced against the clock, so timer lateness does not add up). Any other
 // model is answered at once, in one write.
 // A usage chunk (choices: []) is sent when stream_options.include_usage is true.
+// GET /stats → {"calls":N}: requests answered so far (the bench checks two per completed run).
 //
 // Started by bench/run.mjs as a child process: prints {"port":N} on stdout once listening, exits
 // when its stdin closes (the parent went away) or on SIGTERM.
@@ -18,6 +22,9 @@ import { fileURLToPath } from 'node:url';
 
 export const INPUT_FILE = 'bench-input.txt';
 export const ANSWER_DELTAS = 200;
+export const LONG_ANSWER_DELTAS = 1000;
+/** The first line of the input file: the tool result must carry it to the model. */
+export const INPUT_MARKER = 'line 1: the benchmark reads this file through read_file on every run.';
 const FIRST_DELAY_MS = 100;
 const CHUNK_DELAY_MS = 10;
 
@@ -42,16 +49,23 @@ function split(text, n) {
   return parts;
 }
 
-// ---- the answer: 200 text deltas, all pre-serialised ----
-const TEXT_CHUNKS = [];
-for (let i = 0; i < ANSWER_DELTAS; i++) {
-  const word = (i === 0 ? '' : ' ') + WORDS[i % WORDS.length];
-  TEXT_CHUNKS.push(chunk(i === 0 ? { role: 'assistant', content: word } : { content: word }));
+const wordsOf = (deltas) =>
+  Array.from({ length: deltas }, (_, i) => (i === 0 ? '' : ' ') + WORDS[i % WORDS.length]);
+/** The exact answer of `deltas` text deltas, as a client assembles it. */
+export const answerText = (deltas) => wordsOf(deltas).join('');
+
+// ---- the answers, all pre-serialised ----
+function answer(words) {
+  const chunks = words.map((word, i) =>
+    chunk(i === 0 ? { role: 'assistant', content: word } : { content: word }),
+  );
+  chunks.push(chunk({}, 'stop'));
+  const tail = usage(400, words.length);
+  return { chunks, usage: tail, noUsage: chunks.join('') + DONE, withUsage: chunks.join('') + tail + DONE };
 }
-TEXT_CHUNKS.push(chunk({}, 'stop'));
-const TEXT_USAGE = usage(400, ANSWER_DELTAS);
-const TEXT_BODY_NO_USAGE = TEXT_CHUNKS.join('') + DONE;
-const TEXT_BODY_USAGE = TEXT_CHUNKS.join('') + TEXT_USAGE + DONE;
+const SHORT = answer(wordsOf(ANSWER_DELTAS));
+const LONG = answer(wordsOf(LONG_ANSWER_DELTAS));
+const MISSING = answer(['TOOL_RESULT_MISSING']);
 
 // ---- the tool call: a header chunk (id, name, arguments "") then 5 argument deltas ----
 // The header is pre-serialised around the call id, which is new for every answer.
@@ -78,7 +92,8 @@ if (READ_HEAD_A + '"ID"' + READ_HEAD_B !== toolChunks('ID', 'read_file', READ_AR
 }
 const TOOL_USAGE = usage(300, 20);
 
-let calls = 0;
+let toolCalls = 0;
+let requests = 0;
 const tag = process.pid.toString(36);
 let writes = 0;
 
@@ -86,15 +101,18 @@ function answerChunks(body) {
   const messages = Array.isArray(body.messages) ? body.messages : [];
   const last = messages[messages.length - 1];
   const withUsage = body.stream_options?.include_usage === true;
+  const model = typeof body.model === 'string' ? body.model : '';
   if (last?.role === 'tool') {
+    const reached =
+      typeof last.content === 'string' && (model.includes('approve') || last.content.includes(INPUT_MARKER));
+    const a = !reached ? MISSING : model.includes('long') ? LONG : SHORT;
     return {
-      chunks: TEXT_CHUNKS,
-      tail: withUsage ? [TEXT_USAGE, DONE] : [DONE],
-      joined: withUsage ? TEXT_BODY_USAGE : TEXT_BODY_NO_USAGE,
+      chunks: a.chunks,
+      tail: withUsage ? [a.usage, DONE] : [DONE],
+      joined: withUsage ? a.withUsage : a.noUsage,
     };
   }
-  const callId = `call_${tag}_${++calls}`;
-  const model = typeof body.model === 'string' ? body.model : '';
+  const callId = `call_${tag}_${++toolCalls}`;
   let chunks;
   if (model.includes('approve')) {
     chunks = toolChunks(
@@ -124,6 +142,11 @@ function separate(chunks) {
 }
 
 function handle(req, res) {
+  if (req.method === 'GET' && req.url === '/stats') {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ calls: requests }));
+    return;
+  }
   if (req.method !== 'POST' || !req.url.endsWith('/chat/completions')) {
     res.writeHead(404, { 'content-type': 'application/json' });
     res.end('{"error":{"message":"not found","type":"invalid_request_error"}}');
@@ -140,6 +163,7 @@ function handle(req, res) {
       res.end('{"error":{"message":"bad json","type":"invalid_request_error"}}');
       return;
     }
+    requests++;
     const answer = answerChunks(body);
     const delayed = typeof body.model === 'string' && body.model.includes('delay');
     if (!delayed) {

