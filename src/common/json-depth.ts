@@ -54,7 +54,7 @@ export function jsonValueNestingExceeds(value: unknown, maxDepth = JSON_MAX_DEPT
   while (stack.length > 0) {
     const { node, depth } = stack.pop()!;
     if (depth > maxDepth) return true;
-    const children = Array.isArray(node) ? (node as unknown[]) : Object.values(node);
+    const children: unknown[] = Array.isArray(node) ? (node as unknown[]) : Object.values(node);
     for (const child of children) {
       if (typeof child === 'object' && child !== null) stack.push({ node: child, depth: depth + 1 });
     }

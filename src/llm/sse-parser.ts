@@ -10,7 +10,6 @@ export type SseEventHandler = (data: string, event: string) => boolean | void;
 export const SSE_EVENT_MAX_CHARS = 32 * 1024 * 1024;
 
 const LF = 0x0a;
-const CR = 0x0d;
 const COLON = 0x3a;
 const SPACE = 0x20;
 const DECODE_STREAM = { stream: true };
