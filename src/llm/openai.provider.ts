@@ -8,8 +8,12 @@ import { abortReason, UpstreamCall } from './upstream-call';
 
 const OPENAI_BASE_URL = 'https://api.openai.com/v1';
 
-/** After `[DONE]`, how long the rest of the body (usually just its end) may take before it is cut off. */
-const DRAIN_AFTER_DONE_MS = 1000;
+/**
+ * After `[DONE]`, how long the end of the body may take to arrive. Reading a body to its end lets
+ * the connection serve the next call (no new TCP and TLS handshake); the end normally comes with
+ * `[DONE]` or right after it, and a server that holds the body open past this is cut off.
+ */
+const BODY_END_AFTER_DONE_MS = 250;
 
 function noop(): void {}
 
@@ -112,22 +116,21 @@ export class OpenAiProvider implements ModelProvider {
         // What came before a bad event is still the model's: yield it, then fail.
         for (let i = 0; i < out.length; i++) yield out[i];
         out.length = 0;
-        if (failed !== undefined) throw call.failure(failed);
+        // The upstream's failures become ModelErrors; anything else is a bug of ours, thrown as it is.
+        if (failed !== undefined) {
+          throw failed instanceof ModelError || failed instanceof APIError ? call.failure(failed) : failed;
+        }
         if (atEnd) break;
       }
+      if (sawDone && !atEnd) atEnd = await bodyEnd(reader, BODY_END_AFTER_DONE_MS);
       // A transport failure can end a body quietly; an abort or the idle timeout is not an end.
       call.throwIfStopped();
       if (!sawDone && !normalizer.cut && !normalizer.finished) {
         throw new ModelError('UPSTREAM_CONNECTION', 'upstream closed the stream before finishing', true);
       }
       normalizer.end(out);
-      const cut = normalizer.cut;
-      if (!atEnd) {
-        // Cut: close the request now. After [DONE]: let the body end on its own, so the connection is reused.
-        if (cut || !sawDone) call.close(true);
-        else drain(reader);
-        atEnd = true;
-      }
+      // Cut (or a body held open after [DONE]): close the request before the step goes on.
+      if (!atEnd) call.close(true);
       for (let i = 0; i < out.length; i++) yield out[i];
     } finally {
       // The consumer stopped early, or a failure: closing aborts the request.
@@ -158,15 +161,21 @@ function parseEvent(data: string, event: string, headers: Headers | undefined): 
   return value;
 }
 
-/** Reads what is left of a body after `[DONE]` in the background, cutting it off if it does not end soon. */
-function drain(reader: ReadableStreamDefaultReader<Uint8Array>): void {
-  const timer = setTimeout(() => void reader.cancel().catch(noop), DRAIN_AFTER_DONE_MS);
-  timer.unref();
-  const next = (): void => {
-    reader.read().then((read) => {
-      if (read.done) clearTimeout(timer);
-      else next();
-    }, () => clearTimeout(timer));
-  };
-  next();
+/** Reads a body to its end, ignoring what it holds; false when it did not end within `ms` or failed. */
+async function bodyEnd(reader: ReadableStreamDefaultReader<Uint8Array>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), ms);
+  });
+  try {
+    for (;;) {
+      const read = await Promise.race([reader.read(), late]);
+      if (read === 'late') return false;
+      if (read.done) return true;
+    }
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
 }

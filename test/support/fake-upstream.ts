@@ -117,6 +117,8 @@ export class FakeUpstream {
   fallback: FakeResponse = NO_SCRIPT;
   /** Requests the client abandoned before the answer was complete. */
   aborted = 0;
+  /** TCP connections opened to the fake so far (a client that reuses its connections opens few). */
+  connections = 0;
   private readonly queue: FakeResponse[] = [];
   private readonly waiters = new Set<() => void>();
 
@@ -135,6 +137,7 @@ export class FakeUpstream {
     const { port } = server.address() as AddressInfo;
     const upstream = new FakeUpstream(server, `http://127.0.0.1:${port}/v1`);
     server.on('request', (req: IncomingMessage, res: ServerResponse) => upstream.handle(req, res));
+    server.on('connection', () => (upstream.connections += 1));
     return upstream;
   }
 
