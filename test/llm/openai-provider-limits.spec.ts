@@ -1,7 +1,10 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { ModelError } from '../../src/llm/model-provider';
 import { OpenAiProvider } from '../../src/llm/openai.provider';
 import { chunksThen, endless, FakeUpstream, raw, text } from '../support/fake-upstream';
 import { chatChunk, sseData, SSE_DONE } from '../support/sse-chunks';
+import { eventually } from '../support/eventually';
 import { collect, llmConfig, neverAborted, userRequest } from './llm-harness';
 
 /** What the provider holds one model call to, over real HTTP through the real SDK. */
@@ -74,20 +77,57 @@ describe('OpenAiProvider limits and the end of a stream', () => {
     expect(result.text).toBe('one two three four');
   });
 
-  it('keeps the connection for the next call after a [DONE] stream (the body is read to its end)', async () => {
-    const fresh = await FakeUpstream.start();
+  it('reads the body to its end after [DONE], so the next call reuses the connection', async () => {
+    // The body's end comes a moment after [DONE] (a separate write): a client that closes the body at
+    // [DONE] needs a new connection for every call.
+    let connections = 0;
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(sseData(chatChunk({ content: 'ok' }, 'stop')) + SSE_DONE);
+        setTimeout(() => res.end(), 20);
+      });
+    });
+    server.keepAliveTimeout = 60_000;
+    server.on('connection', () => (connections += 1));
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
     try {
-      // The body's end comes a moment after [DONE]: a client that closes the body at [DONE] opens a
-      // connection per call; one that reads to the end reuses one (undici may open a second early on).
-      fresh.fallback = text('one two', { delayMs: 5 });
-      const p = new OpenAiProvider(llmConfig(fresh.baseUrl));
+      const { port } = server.address() as AddressInfo;
+      const p = new OpenAiProvider(llmConfig(`http://127.0.0.1:${port}/v1`));
       for (let i = 0; i < 10; i++) {
-        expect((await collect(p.stream(userRequest(`call ${i}`), neverAborted()))).error).toBeUndefined();
+        const result = await collect(p.stream(userRequest(`call ${i}`), neverAborted()));
+        expect(result.text).toBe('ok');
+        expect(result.finish?.finishReason).toBe('stop');
       }
-      expect(fresh.requests).toHaveLength(10);
-      expect(fresh.connections).toBeLessThanOrEqual(3);
+      // undici may open a second connection early on; closing at [DONE] would take ten.
+      expect(connections).toBeLessThanOrEqual(3);
     } finally {
-      await fresh.close();
+      server.closeAllConnections();
+      await new Promise<void>((done) => server.close(() => done()));
+    }
+  });
+  it('finishes after [DONE] even when the upstream holds the body open, and then closes the request', async () => {
+    let closed = false;
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(sseData(chatChunk({ content: 'ok' })) + SSE_DONE);
+        res.on('close', () => (closed = true));
+      });
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const p = new OpenAiProvider(llmConfig(`http://127.0.0.1:${port}/v1`));
+      const result = await collect(p.stream(userRequest('go'), neverAborted()));
+      expect(result.error).toBeUndefined();
+      expect(result.finish?.finishReason).toBe('stop');
+      await eventually(() => closed);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((done) => server.close(() => done()));
     }
   });
 });
