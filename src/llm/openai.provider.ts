@@ -155,7 +155,8 @@ function parseEvent(data: string, event: string, headers: Headers | undefined): 
       false,
     );
   }
-  const error = typeof value === 'object' && value !== null ? (value as { error?: unknown }).error : undefined;
+  const error =
+    typeof value === 'object' && value !== null ? (value as { error?: unknown }).error : undefined;
   if (event === 'error') throw new APIError(undefined, (error ?? value) as object, undefined, headers);
   if (error) throw new APIError(undefined, error, undefined, headers);
   return value;

@@ -7,7 +7,7 @@ import { ModelError } from './model-provider';
 export type SseEventHandler = (data: string, event: string) => boolean | void;
 
 /** Longest SSE event (or line) an upstream may send, in UTF-16 code units: a bound on what is buffered. */
-export const SSE_EVENT_MAX_CHARS = 32 * 1024 * 1024;
+export const SSE_EVENT_MAX_CHARS = 16 * 1024 * 1024;
 
 const LF = 0x0a;
 const COLON = 0x3a;

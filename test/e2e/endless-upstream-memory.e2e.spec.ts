@@ -64,13 +64,17 @@ if (!onLinux) console.warn('endless-upstream-memory: skipped, reading RSS needs 
         .map((e) => e.data.delta as string)
         .join('');
       expect(Buffer.byteLength(streamed)).toBe(1_048_576);
-      expect(events.filter((e) => e.event === 'step_finished').map((e) => e.data.finishReason)).toEqual(['length']);
+      expect(events.filter((e) => e.event === 'step_finished').map((e) => e.data.finishReason)).toEqual([
+        'length',
+      ]);
       expect(events.at(-1)!.data).toMatchObject({ type: 'done', status: 'completed' });
     }
     await upstream.waitForAborted(3);
 
     const after = rssOf(server.pid);
-    console.info(`endless-upstream-memory: RSS ${Math.round(before / MiB)} MiB → ${Math.round(after / MiB)} MiB`);
+    console.info(
+      `endless-upstream-memory: RSS ${Math.round(before / MiB)} MiB → ${Math.round(after / MiB)} MiB`,
+    );
     expect(after - before).toBeLessThan(RSS_GROWTH_LIMIT);
     expect((await fetch(`${server.url}/health/live`)).status).toBe(200);
   });

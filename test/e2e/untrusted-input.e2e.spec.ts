@@ -14,11 +14,17 @@ import { api, openStream, type StreamEvent } from '../support/sse-client';
 
 const FFFD = '\uFFFD';
 /** Commands need PATH to find programs. */
-const BASE_ENV = { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' };
+const BASE_ENV = {
+  PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+  HOME: process.env.HOME ?? '/tmp',
+};
 
 const ofType = (events: StreamEvent[], type: string) =>
   events.filter((e) => e.event === type).map((e) => e.data);
-const textOf = (events: StreamEvent[]) => ofType(events, 'text').map((d) => d.delta as string).join('');
+const textOf = (events: StreamEvent[]) =>
+  ofType(events, 'text')
+    .map((d) => d.delta as string)
+    .join('');
 const last = (events: StreamEvent[]) => events.at(-1)!;
 
 /** `[…[ ]…]` nested `depth` levels deep, as JSON text. */
@@ -61,9 +67,10 @@ describe('text PostgreSQL cannot hold, deep JSON and how an upstream stream ends
   /** The stream said nothing the store lacks, and the store holds what the stream said. */
   async function expectStoredAsStreamed(events: StreamEvent[]): Promise<void> {
     const runId = events[0].data.runId as string;
-    const stored = await query<{ data: unknown }>('SELECT payload AS data FROM run_events WHERE run_id = $1 ORDER BY seq', [
-      runId,
-    ]);
+    const stored = await query<{ data: unknown }>(
+      'SELECT payload AS data FROM run_events WHERE run_id = $1 ORDER BY seq',
+      [runId],
+    );
     expect(stored.map((r) => r.data)).toEqual(events.map((e) => e.data));
   }
 
@@ -115,7 +122,11 @@ describe('text PostgreSQL cannot hold, deep JSON and how an upstream stream ends
         { path: `a${FFFD}b${FFFD}.txt` },
         { path: `c${FFFD}d${FFFD}.txt` },
       ]);
-      expect(ofType(events, 'tool_call_result').map((r) => [r.toolCallId, r.isError]).sort()).toEqual([
+      expect(
+        ofType(events, 'tool_call_result')
+          .map((r) => [r.toolCallId, r.isError])
+          .sort(),
+      ).toEqual([
         ['call_escaped', true],
         ['call_raw', true],
       ]);
@@ -125,8 +136,16 @@ describe('text PostgreSQL cannot hold, deep JSON and how an upstream stream ends
       );
       expect(calls).toEqual([
         // The escapes are storable text as written; the parsed value has the replacements.
-        { call_id: 'call_escaped', arguments: starts[0].arguments, raw_arguments: '{"path":"a\\u0000b\\ud800.txt"}' },
-        { call_id: 'call_raw', arguments: starts[1].arguments, raw_arguments: `{"path":"c${FFFD}d${FFFD}.txt"}` },
+        {
+          call_id: 'call_escaped',
+          arguments: starts[0].arguments,
+          raw_arguments: '{"path":"a\\u0000b\\ud800.txt"}',
+        },
+        {
+          call_id: 'call_raw',
+          arguments: starts[1].arguments,
+          raw_arguments: `{"path":"c${FFFD}d${FFFD}.txt"}`,
+        },
       ]);
       await expectStoredAsStreamed(events);
     });
@@ -137,7 +156,9 @@ describe('text PostgreSQL cannot hold, deep JSON and how an upstream stream ends
       expect(last(events).data).toMatchObject({ type: 'done', status: 'completed' });
       const messages = await storedMessages(events[0].data.runId);
       expect(messages[0]).toEqual({ role: 'user', content: `hi${FFFD}there${FFFD}` });
-      expect((upstream.requests[0].body.messages as Array<{ role: string; content: unknown }>).at(-1)).toEqual({
+      expect(
+        (upstream.requests[0].body.messages as Array<{ role: string; content: unknown }>).at(-1),
+      ).toEqual({
         role: 'user',
         content: `hi${FFFD}there${FFFD}`,
       });
@@ -162,15 +183,23 @@ describe('text PostgreSQL cannot hold, deep JSON and how an upstream stream ends
       const events = [...head, ...(await stream.rest())];
       expect(last(events).data).toMatchObject({ type: 'done', status: 'completed' });
       const expected = `note${FFFD}with${FFFD}odd text`;
-      expect(ofType(events, 'tool_call_result')[0]).toMatchObject({ toolCallId: 'call_note', content: expected });
+      expect(ofType(events, 'tool_call_result')[0]).toMatchObject({
+        toolCallId: 'call_note',
+        content: expected,
+      });
       expect((await storedMessages(runId)).find((m) => m.role === 'tool')!.content).toBe(expected);
-      expect((upstream.requests[1].body.messages as Array<{ content: unknown }>).at(-1)!.content).toBe(expected);
+      expect((upstream.requests[1].body.messages as Array<{ content: unknown }>).at(-1)!.content).toBe(
+        expected,
+      );
       await expectStoredAsStreamed(events);
     });
 
     it('in a workspace file with a NUL after its first 8 KB, read with read_file in safe mode', async () => {
       writeFileSync(join(app.workspace, 'dump.log'), `${'x'.repeat(9000)}\u0000tail\n`);
-      upstream.enqueue(toolCalls([{ id: 'call_log', name: 'read_file', arguments: { path: 'dump.log' } }]), text('Read.'));
+      upstream.enqueue(
+        toolCalls([{ id: 'call_log', name: 'read_file', arguments: { path: 'dump.log' } }]),
+        text('Read.'),
+      );
       const events = await chat({ prompt: 'Read the log.' });
       expect(last(events).data).toMatchObject({ type: 'done', status: 'completed' });
       const result = ofType(events, 'tool_call_result')[0];
@@ -187,7 +216,9 @@ describe('text PostgreSQL cannot hold, deep JSON and how an upstream stream ends
       );
       const events = await chat({ prompt: 'Print a NUL.', mode: 'exec' });
       expect(last(events).data).toMatchObject({ type: 'done', status: 'completed' });
-      const output = ofType(events, 'tool_call_output').map((o) => o.chunk as string).join('');
+      const output = ofType(events, 'tool_call_output')
+        .map((o) => o.chunk as string)
+        .join('');
       expect(output).toContain(`a${FFFD}b`);
       const result = ofType(events, 'tool_call_result')[0];
       expect(result).toMatchObject({ toolCallId: 'call_nul', isError: false });
@@ -227,7 +258,11 @@ describe('text PostgreSQL cannot hold, deep JSON and how an upstream stream ends
       upstream.enqueue(toolCalls([{ id: 'call_deep', name: 'read_file', arguments: deep }]), text('Sorry.'));
       const events = await chat({ prompt: 'Go deep.' });
       const result = ofType(events, 'tool_call_result')[0];
-      expect(result).toMatchObject({ toolCallId: 'call_deep', isError: true, errorCode: 'INVALID_ARGUMENTS' });
+      expect(result).toMatchObject({
+        toolCallId: 'call_deep',
+        isError: true,
+        errorCode: 'INVALID_ARGUMENTS',
+      });
       expect(result.content).toContain('64 levels');
       expect(last(events).data).toMatchObject({ type: 'done', status: 'completed', iterations: 2 });
       expect(textOf(events)).toBe('Sorry.');
@@ -252,10 +287,17 @@ describe('text PostgreSQL cannot hold, deep JSON and how an upstream stream ends
     it('closed without [DONE] and without a finish reason: the run fails, retryable UPSTREAM_CONNECTION', async () => {
       upstream.enqueue(raw(sseData(chatChunk({ role: 'assistant', content: 'Hi th' }))));
       const events = await chat({ prompt: 'Hello.' });
-      expect(last(events).data).toMatchObject({ type: 'error', code: 'UPSTREAM_CONNECTION', retryable: true });
+      expect(last(events).data).toMatchObject({
+        type: 'error',
+        code: 'UPSTREAM_CONNECTION',
+        retryable: true,
+      });
       const run = await api(app.url, 'GET', `/v1/runs/${events[0].data.runId}`);
       expect(run.body.status).toBe('failed');
-      expect((await storedMessages(events[0].data.runId)).at(-1)).toEqual({ role: 'assistant', content: 'Hi th' });
+      expect((await storedMessages(events[0].data.runId)).at(-1)).toEqual({
+        role: 'assistant',
+        content: 'Hi th',
+      });
     });
   });
 });

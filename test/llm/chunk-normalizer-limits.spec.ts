@@ -48,7 +48,11 @@ describe('ChunkNormalizer: text PostgreSQL cannot hold', () => {
 
   it('makes tool-call ids, names and the assembled arguments storable, judging a split pair whole', () => {
     const r = run([
-      chunk({ tool_calls: [{ index: 0, id: 'call\u0000', function: { name: 'f\ud800', arguments: '{"a":"\u0000' } }] }),
+      chunk({
+        tool_calls: [
+          { index: 0, id: 'call\u0000', function: { name: 'f\ud800', arguments: '{"a":"\u0000' } },
+        ],
+      }),
       chunk({ tool_calls: [{ index: 0, function: { arguments: '\ud83d' } }] }),
       chunk({ tool_calls: [{ index: 0, function: { arguments: '\ude00"}' } }] }),
       chunk({}, 'tool_calls'),
@@ -76,7 +80,9 @@ describe('ChunkNormalizer: text PostgreSQL cannot hold', () => {
   it('serialises object-valued arguments of any depth (JSON.stringify would overflow the stack)', () => {
     const text = `${'{"k":'.repeat(20_000)}1${'}'.repeat(20_000)}`;
     const r = run([
-      chunk({ tool_calls: [{ index: 0, id: 'c', function: { name: 'f', arguments: JSON.parse(text) as object } }] }),
+      chunk({
+        tool_calls: [{ index: 0, id: 'c', function: { name: 'f', arguments: JSON.parse(text) as object } }],
+      }),
       chunk({}, 'tool_calls'),
     ]);
     expect(r.finish.toolCalls[0].arguments).toBe(text);
@@ -85,10 +91,9 @@ describe('ChunkNormalizer: text PostgreSQL cannot hold', () => {
 
 describe('ChunkNormalizer: what one model call may hold', () => {
   it('cuts the delta that crosses answerMaxBytes at a character boundary, and finishes length without tool calls', () => {
-    const r = run(
-      [content('abc'), content('dé😀f'), content('never read'), chunk({}, 'stop')],
-      { answerMaxBytes: 8 },
-    );
+    const r = run([content('abc'), content('dé😀f'), content('never read'), chunk({}, 'stop')], {
+      answerMaxBytes: 8,
+    });
     // abc (3) + d (1) + é (2) = 6; 😀 (4) would make 10.
     expect(r.text).toBe('abcdé');
     expect(r.cut).toBe(true);
@@ -130,14 +135,20 @@ describe('ChunkNormalizer: what one model call may hold', () => {
 
   it('cuts at the reasoning limit', () => {
     const think = (t: string) => chunk({ reasoning_content: t });
-    const r = run([think('12345'), think('67890'), think('more'), chunk({}, 'stop')], { reasoningMaxChars: 8 });
+    const r = run([think('12345'), think('67890'), think('more'), chunk({}, 'stop')], {
+      reasoningMaxChars: 8,
+    });
     expect(r.reasoning).toBe('12345');
     expect(r.finish.finishReason).toBe('length');
   });
 
   it('bounds a <tool_call> block held back by text recovery by the arguments limit', () => {
     const r = run(
-      [content('Sure. <tool_call>{"name":"f","arguments":{"x":"'), content('y'.repeat(100)), chunk({}, 'stop')],
+      [
+        content('Sure. <tool_call>{"name":"f","arguments":{"x":"'),
+        content('y'.repeat(100)),
+        chunk({}, 'stop'),
+      ],
       { recoverToolCallsFromText: true, toolArgumentsMaxChars: 64 },
     );
     expect(r.text).toBe('Sure. ');

@@ -21,7 +21,9 @@ describe('OpenAiProvider limits and the end of a stream', () => {
 
   it('cuts an endless answer at ANSWER_MAX_BYTES, closes the request and finishes with length', async () => {
     upstream.enqueue(endless('ab€'));
-    const result = await collect(provider({ ANSWER_MAX_BYTES: '1000' }).stream(userRequest('go'), neverAborted()));
+    const result = await collect(
+      provider({ ANSWER_MAX_BYTES: '1000' }).stream(userRequest('go'), neverAborted()),
+    );
     expect(result.error).toBeUndefined();
     expect(Buffer.byteLength(result.text)).toBeLessThanOrEqual(1000);
     // 'ab€' is 5 bytes: 200 whole pieces fit exactly.

@@ -60,7 +60,7 @@ function reference(text: string): Parsed[] {
 function randomCuts(length: number, seed: number): number[] {
   const cuts: number[] = [];
   let x = seed;
-  for (let at = 0; ; ) {
+  for (let at = 0; ;) {
     x = (x * 1103515245 + 12345) & 0x7fffffff;
     at += 1 + (x % 97);
     if (at >= length) return cuts;
@@ -79,10 +79,16 @@ describe('SseParser on every recorded upstream stream', () => {
       const body = bytes(variant);
       expect(parse(body)).toEqual(expected);
       expect(parse(body, randomCuts(body.length, name.length))).toEqual(expected);
-      expect(parse(body, Array.from({ length: body.length - 1 }, (_, i) => i + 1))).toEqual(expected);
+      expect(
+        parse(
+          body,
+          Array.from({ length: body.length - 1 }, (_, i) => i + 1),
+        ),
+      ).toEqual(expected);
     }
     // Every payload is one JSON value or the [DONE] sentinel.
-    for (const { data } of expected) if (data !== '[DONE]') expect(() => JSON.parse(data) as unknown).not.toThrow();
+    for (const { data } of expected)
+      if (data !== '[DONE]') expect(() => JSON.parse(data) as unknown).not.toThrow();
   });
 });
 
