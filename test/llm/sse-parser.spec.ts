@@ -92,6 +92,33 @@ describe('SseParser on every recorded upstream stream', () => {
   });
 });
 
+/**
+ * The same stream as a lax proxy might frame it: a keep-alive comment before every event, and each
+ * JSON payload broken over two `data:` lines right after its opening brace (joined with \n, which
+ * JSON reads as whitespace).
+ */
+function reframed(text: string): string {
+  return text
+    .split(/(?<=\n\n)/)
+    .map((event) => `: keep-alive\n${event.replace(/^data: \{/m, 'data: {\ndata:')}`)
+    .join('');
+}
+
+describe('SseParser on every recorded stream, reframed with comments and multi-line data', () => {
+  it.each(FIXTURES)('%s: the same JSON values in the same order', (name) => {
+    const text = readFileSync(join(DEFAULT_FIXTURES_DIR, name), 'utf8');
+    const values = (events: Parsed[]) =>
+      events.map(({ data, event }) => ({
+        event,
+        value: data === '[DONE]' ? data : (JSON.parse(data) as unknown),
+      }));
+    const body = bytes(reframed(text).replace(/\n/g, '\r\n'));
+    const parsed = parse(body, randomCuts(body.length, 7));
+    expect(parsed.some((e) => e.data.startsWith('{\n'))).toBe(true);
+    expect(values(parsed)).toEqual(values(reference(text)));
+  });
+});
+
 describe('SseParser framing', () => {
   it('skips comment lines, keep-alives included, and ignores id: and retry:', () => {
     const text = ': OPENROUTER PROCESSING\n\nretry: 10\nid: 4\n: note\ndata: {"a":1}\n\n:ping\n\n';
