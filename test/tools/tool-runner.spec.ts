@@ -59,7 +59,11 @@ describe('ToolRunner', () => {
     );
     expect(result).toEqual({ content: 'a\uFFFDb\uFFFDc 😀' });
     expect(chunks).toEqual(['out\uFFFDput\uFFFD']);
-    const long = await runner.run(fakeTool(async () => ({ content: '\u0000'.repeat(1000) })), {}, call);
+    const long = await runner.run(
+      fakeTool(async () => ({ content: '\u0000'.repeat(1000) })),
+      {},
+      call,
+    );
     expect(long.truncated).toBe(true);
     expect(long.content).not.toContain('\u0000');
     expect(Buffer.byteLength(long.content)).toBeLessThanOrEqual(1024);
