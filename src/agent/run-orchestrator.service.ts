@@ -80,14 +80,7 @@ export class RunOrchestrator {
     const started = performance.now();
     let firstTokenMs: number | null = null;
     h.streamingText = '';
-    // An upstream that stops sending without closing would hold the run forever: give up after
-    // LLM_IDLE_TIMEOUT_MS of silence, as a retryable timeout.
-    const idle = new AbortController();
-    let lastPieceAt = Date.now();
-    const watchdog = setInterval(() => {
-      if (Date.now() - lastPieceAt > this.config.llm.idleTimeoutMs) idle.abort();
-    }, 1000);
-    watchdog.unref();
+    // A silent upstream is the provider's to time out (LLM_IDLE_TIMEOUT_MS): it throws UPSTREAM_TIMEOUT.
     try {
       const stream = this.model.stream(
         {
@@ -97,10 +90,9 @@ export class RunOrchestrator {
           // The last allowed call may not ask for tools, so the person still gets an answer.
           toolChoice: tools.length > 0 && iteration >= h.run.maxIterations ? 'none' : undefined,
         },
-        AbortSignal.any([h.signal, idle.signal]),
+        h.signal,
       );
       for await (const event of stream) {
-        lastPieceAt = Date.now();
         firstTokenMs ??= performance.now() - started;
         switch (event.type) {
           case 'text':
@@ -129,13 +121,7 @@ export class RunOrchestrator {
         performance.now() - started,
         firstTokenMs,
       );
-      if (idle.signal.aborted && !h.signal.aborted) {
-        const seconds = Math.round(this.config.llm.idleTimeoutMs / 1000);
-        throw new ModelError('UPSTREAM_TIMEOUT', `The model sent nothing for ${seconds} s.`, true);
-      }
       throw err;
-    } finally {
-      clearInterval(watchdog);
     }
   }
 

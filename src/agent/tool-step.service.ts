@@ -5,12 +5,14 @@ import type { AppConfig } from '../config/app-config';
 import type { ModelToolCall } from '../llm/model-provider';
 import { MetricsService } from '../metrics/metrics.service';
 import type { ToolCallStatus } from '../persistence/entities/tool-call.entity';
+import { toStorableText } from '../common/storable-text';
 import { checkAgainst } from '../tools/json-schema';
 import type { Tool, ToolErrorCode, ToolResult } from '../tools/tool';
 import { parseToolArguments } from '../tools/tool-arguments';
 import { ToolRegistry } from '../tools/tool-registry.service';
 import { ToolRunner } from '../tools/tool-runner.service';
-import { callKey, type RunHandle } from './run-handle';
+import { callKey } from './call-key';
+import type { RunHandle } from './run-handle';
 import type { RunEventBody } from '../events/run-events';
 import {
   ConversationStore,
@@ -238,7 +240,8 @@ export class ToolStepService {
       })
       .catch(() => undefined);
     const why = `${tool.name} needs approval in ${h.session.mode} mode.`;
-    return summary ? `${why}\n${summary}` : why;
+    // The summary quotes files (a diff), which may hold text PostgreSQL cannot store.
+    return summary ? `${why}\n${toStorableText(summary)}` : why;
   }
 
   /**

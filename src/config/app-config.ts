@@ -17,6 +17,8 @@ export interface AppConfig {
     model: string;
     maxRetries: number;
     idleTimeoutMs: number;
+    /** The most answer text (UTF-8 bytes of text deltas) one model call may stream before it is cut. */
+    answerMaxBytes: number;
   };
   workspaceRoot: string;
   /** secret → key name; null when auth is off. */
@@ -101,6 +103,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
       model: read.string('LLM_MODEL', 'gpt-4.1-mini'),
       maxRetries: read.int('LLM_MAX_RETRIES', 2, 0, 10),
       idleTimeoutMs: read.ms('LLM_IDLE_TIMEOUT_MS', 120_000),
+      answerMaxBytes: read.int('ANSWER_MAX_BYTES', 1_048_576, 1, 1024 * 1024 * 1024),
     },
     workspaceRoot: resolvePath(cwd, read.string('WORKSPACE_ROOT', './workspace')),
     apiKeys,

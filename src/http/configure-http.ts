@@ -7,6 +7,7 @@ import { AllExceptionsFilter } from '../common/all-exceptions.filter';
 import type { AppConfig } from '../config/app-config';
 import { echoRequestIdHook, requestIdFor } from '../observability/request-id';
 import { corsOptions } from './cors-options';
+import { jsonBodyParser } from './json-body-parser';
 import { jsonOnlyHook } from './json-only.hook';
 import { setupOpenApi, type OpenApiSchemas } from './openapi';
 import { SECURITY_HEADERS } from './security-headers';
@@ -37,15 +38,11 @@ export async function configureHttp(
   const fastify = app.getHttpAdapter().getInstance();
   fastify.setGenReqId(requestIdFor);
   fastify.addHook('onRequest', echoRequestIdHook());
-  // Only JSON is parsed (jsonOnlyHook refuses other bodies before this matters). A body-less POST
-  // that still says application/json (cancel from a client with a global header) is no body, not a 400.
+  // Only JSON is parsed (jsonOnlyHook refuses other bodies before this matters).
   fastify.removeContentTypeParser('text/plain');
   const parseJson = fastify.getDefaultJsonParser('error', 'error');
   fastify.removeContentTypeParser('application/json');
-  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '') done(null, undefined);
-    else void parseJson(request, body.toString(), done);
-  });
+  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, jsonBodyParser(parseJson));
   if (config.apiKeys === null) fastify.addHook('onRequest', loopbackHostHook());
   fastify.addHook('onRequest', apiKeyAuthHook(config.apiKeys));
   fastify.addHook('onRequest', jsonOnlyHook());

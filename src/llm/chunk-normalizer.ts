@@ -1,4 +1,7 @@
+import { jsonValueNestingExceeds, stringifyJson } from '../common/json-depth';
+import { makeJsonStorable, StorableTextStream } from '../common/storable-text';
 import type { ModelStreamEvent } from './model-provider';
+import { STREAM_LIMITS, StreamBudget } from './stream-budget';
 import { ToolCallAccumulator } from './tool-call-accumulator';
 import { ToolCallTextRecovery, type RecoveredToolCall } from './tool-call-text-recovery';
 import type {
@@ -17,6 +20,11 @@ export interface ChunkNormalizerOptions {
   recoverToolCallsFromText?: boolean;
   /** Tool-call ids already used in the conversation: an upstream that reuses one gets a fresh id. */
   reservedToolCallIds?: ReadonlySet<string>;
+  /** ANSWER_MAX_BYTES: UTF-8 bytes of text this call may yield before it is cut (default: no cap). */
+  answerMaxBytes?: number;
+  /** Override STREAM_LIMITS (tests). */
+  toolArgumentsMaxChars?: number;
+  reasoningMaxChars?: number;
 }
 
 /**
@@ -25,6 +33,11 @@ export interface ChunkNormalizerOptions {
  * Messages events. Reasoning never becomes text; tool calls are only complete in the finish event.
  * One instance per model call; `push` appends to a caller-owned array so the hot path allocates
  * nothing but the events themselves.
+ *
+ * What it yields is storable text (U+0000 and unpaired surrogates become U+FFFD, judged across
+ * deltas), and it holds one call to its budget: once the answer, the arguments or the reasoning cross
+ * their limit, it is `cut` — the caller stops reading — and the finish says `length`, with no tool
+ * calls (a cut answer's calls cannot be trusted to be whole).
  */
 export class ChunkNormalizer {
   private finishReason: string | null = null;
@@ -32,6 +45,9 @@ export class ChunkNormalizer {
   private completionTokens = 0;
   private readonly toolCalls: ToolCallAccumulator;
   private readonly recovery: ToolCallTextRecovery | undefined;
+  private readonly budget: StreamBudget;
+  private readonly textStream = new StorableTextStream();
+  private readonly reasoningStream = new StorableTextStream();
   /** Where recovered calls go: the array of the push (or end) in progress. */
   private out: ModelStreamEvent[] = [];
 
@@ -40,6 +56,11 @@ export class ChunkNormalizer {
     this.recovery = options.recoverToolCallsFromText
       ? new ToolCallTextRecovery((call) => this.recovered(call))
       : undefined;
+    this.budget = new StreamBudget({
+      answerMaxBytes: options.answerMaxBytes ?? Number.POSITIVE_INFINITY,
+      toolArgumentsMaxChars: options.toolArgumentsMaxChars ?? STREAM_LIMITS.toolArgumentsMaxChars,
+      reasoningMaxChars: options.reasoningMaxChars ?? STREAM_LIMITS.reasoningMaxChars,
+    });
   }
 
   /** Whether the upstream said it was done (a finish_reason, an Anthropic stop_reason or message_stop). */
@@ -47,8 +68,13 @@ export class ChunkNormalizer {
     return this.finishReason !== null;
   }
 
+  /** Whether a limit was crossed: the caller should stop reading and end the stream. */
+  get cut(): boolean {
+    return this.budget.cut;
+  }
+
   push(chunk: unknown, out: ModelStreamEvent[]): void {
-    if (typeof chunk !== 'object' || chunk === null) return;
+    if (typeof chunk !== 'object' || chunk === null || this.budget.cut) return;
     this.out = out;
     const c = chunk as WireChunk;
     const choices = c.choices;
@@ -64,18 +90,25 @@ export class ChunkNormalizer {
     if (isObject(usage)) this.openAiUsage(usage);
   }
 
-  /** Ends the stream: flushes text held back by recovery and appends the finish event. */
+  /** Ends the stream: flushes text held back (a lone high surrogate, recovery) and appends the finish event. */
   end(out: ModelStreamEvent[]): void {
     this.out = out;
-    if (this.recovery !== undefined) {
-      const rest = this.recovery.flush();
-      if (rest !== '') out.push({ type: 'text', delta: rest });
+    if (!this.budget.cut) {
+      const reasoning = this.reasoningStream.flush();
+      if (reasoning !== '') out.push({ type: 'reasoning', delta: reasoning });
+      const text = this.textStream.flush();
+      if (text !== '') this.recoverAndEmit(text, out);
+      if (this.recovery !== undefined && !this.budget.cut) {
+        const rest = this.recovery.flush();
+        if (rest !== '') this.emitText(rest, out);
+      }
     }
+    const cut = this.budget.cut;
     out.push({
       type: 'finish',
-      finishReason: this.finishReason ?? 'stop',
+      finishReason: cut ? 'length' : (this.finishReason ?? 'stop'),
       usage: { promptTokens: this.promptTokens, completionTokens: this.completionTokens },
-      toolCalls: this.toolCalls.finish(),
+      toolCalls: cut ? [] : this.toolCalls.finish(),
     });
   }
 
@@ -86,7 +119,7 @@ export class ChunkNormalizer {
     if (isObject(delta)) {
       const d = delta as WireDelta;
       const reasoning = nonEmpty(d.reasoning_content) ?? nonEmpty(d.reasoning);
-      if (reasoning !== undefined) out.push({ type: 'reasoning', delta: reasoning });
+      if (reasoning !== undefined) this.reasoning(reasoning, out);
       const content = d.content;
       if (typeof content === 'string') {
         if (content !== '') this.text(content, out);
@@ -116,9 +149,10 @@ export class ChunkNormalizer {
       id ??= nonEmpty(fn.id);
       const raw = fn.arguments;
       // Non-standard but seen (native Ollama through proxies, Venice): arguments as an object.
-      args = typeof raw === 'string' ? raw : isObject(raw) ? JSON.stringify(raw) : undefined;
+      args = typeof raw === 'string' ? raw : isObject(raw) ? stringifyJson(raw) : undefined;
     }
-    const extra = isObject(call.extra_content) ? (call.extra_content as Record<string, unknown>) : undefined;
+    if (args !== undefined && !this.budget.arguments(args.length)) return;
+    const extra = opaqueProviderData(call.extra_content);
     const event = this.toolCalls.delta(
       typeof call.index === 'number' ? call.index : undefined,
       id,
@@ -139,7 +173,7 @@ export class ChunkNormalizer {
       } else if (type === 'thinking') {
         const reasoning =
           typeof thinking === 'string' ? thinking : Array.isArray(thinking) ? joinTexts(thinking) : '';
-        if (reasoning !== '') out.push({ type: 'reasoning', delta: reasoning });
+        if (reasoning !== '') this.reasoning(reasoning, out);
       }
     }
   }
@@ -157,14 +191,15 @@ export class ChunkNormalizer {
         if (block.type === 'tool_use') {
           // `input` is `{}` when the arguments stream as input_json_delta; a gateway might put them all here instead.
           const preset =
-            isObject(block.input) && hasKeys(block.input) ? JSON.stringify(block.input) : undefined;
+            isObject(block.input) && hasKeys(block.input) ? stringifyJson(block.input) : undefined;
+          if (preset !== undefined && !this.budget.arguments(preset.length)) return;
           out.push(this.toolCalls.start(blockIndex(c), nonEmpty(block.id), nonEmpty(block.name), preset));
         } else if (block.type === 'text') {
           const text = nonEmpty(block.text);
           if (text !== undefined) this.text(text, out);
         } else if (block.type === 'thinking') {
           const thinking = nonEmpty(block.thinking);
-          if (thinking !== undefined) out.push({ type: 'reasoning', delta: thinking });
+          if (thinking !== undefined) this.reasoning(thinking, out);
         }
         return;
       }
@@ -176,11 +211,12 @@ export class ChunkNormalizer {
           if (text !== undefined) this.text(text, out);
         } else if (delta.type === 'input_json_delta') {
           if (typeof delta.partial_json !== 'string') return;
+          if (!this.budget.arguments(delta.partial_json.length)) return;
           const event = this.toolCalls.append(blockIndex(c), delta.partial_json);
           if (event !== undefined) out.push(event);
         } else if (delta.type === 'thinking_delta') {
           const thinking = nonEmpty(delta.thinking);
-          if (thinking !== undefined) out.push({ type: 'reasoning', delta: thinking });
+          if (thinking !== undefined) this.reasoning(thinking, out);
         }
         return;
       }
@@ -203,11 +239,29 @@ export class ChunkNormalizer {
   }
 
   private text(delta: string, out: ModelStreamEvent[]): void {
+    const storable = this.textStream.push(delta);
+    if (storable !== '') this.recoverAndEmit(storable, out);
+  }
+
+  private recoverAndEmit(text: string, out: ModelStreamEvent[]): void {
     if (this.recovery !== undefined) {
-      delta = this.recovery.push(delta);
-      if (delta === '') return;
+      text = this.recovery.push(text);
+      // A <tool_call> block is held until it closes: it counts against the arguments' limit.
+      if (!this.budget.holds(this.recovery.heldChars)) return;
+      if (text === '') return;
     }
-    out.push({ type: 'text', delta });
+    this.emitText(text, out);
+  }
+
+  private emitText(text: string, out: ModelStreamEvent[]): void {
+    const shown = this.budget.text(text);
+    if (shown !== '') out.push({ type: 'text', delta: shown });
+  }
+
+  private reasoning(delta: string, out: ModelStreamEvent[]): void {
+    if (!this.budget.reasoning(delta.length)) return;
+    const storable = this.reasoningStream.push(delta);
+    if (storable !== '') out.push({ type: 'reasoning', delta: storable });
   }
 
   private recovered(call: RecoveredToolCall): void {
@@ -243,6 +297,15 @@ function count(value: unknown): number {
 
 function blockIndex(c: WireChunk): number {
   return typeof c.index === 'number' ? c.index : -1;
+}
+
+/**
+ * Provider data that must go back with a call (Gemini's thought signature): kept when it is JSON we
+ * can store and send back — not nested beyond JSON_MAX_DEPTH, its strings made storable.
+ */
+function opaqueProviderData(value: unknown): Record<string, unknown> | undefined {
+  if (!isObject(value) || Array.isArray(value) || jsonValueNestingExceeds(value)) return undefined;
+  return makeJsonStorable(value as Record<string, unknown>);
 }
 
 function hasKeys(value: object): boolean {

@@ -38,7 +38,11 @@ export interface ModelRequest {
   toolChoice?: 'auto' | 'none';
 }
 
-/** What a model stream yields, in order; exactly one `finish` ends a stream that did not throw. */
+/**
+ * What a model stream yields, in order; exactly one `finish` ends a stream that did not throw. Text
+ * and reasoning deltas and the finish's tool calls are storable text (common/storable-text);
+ * `tool_call_delta` fragments are as received, for progress only.
+ */
 export type ModelStreamEvent =
   | { type: 'text'; delta: string }
   | { type: 'reasoning'; delta: string }

@@ -1,11 +1,19 @@
-import OpenAI, { type ClientOptions } from 'openai';
+import OpenAI, { APIError, type ClientOptions } from 'openai';
 import type { AppConfig } from '../config/app-config';
 import { ChunkNormalizer } from './chunk-normalizer';
 import { ModelError, type ModelProvider, type ModelRequest, type ModelStreamEvent } from './model-provider';
 import { toChatCompletionParams, toolCallIdsIn } from './openai-request.mapper';
-import { mapUpstreamError } from './upstream-error.mapper';
+import { SseParser } from './sse-parser';
+import { abortReason, UpstreamCall } from './upstream-call';
 
 const OPENAI_BASE_URL = 'https://api.openai.com/v1';
+
+/**
+ * After `[DONE]`, how long the end of the body may take to arrive. Reading a body to its end lets
+ * the connection serve the next call (no new TCP and TLS handshake); the end normally comes with
+ * `[DONE]` or right after it, and a server that holds the body open past this is cut off.
+ */
+const BODY_END_AFTER_DONE_MS = 250;
 
 function noop(): void {}
 
@@ -18,13 +26,18 @@ const SILENT_LOGGER: NonNullable<ClientOptions['logger']> = {
 };
 
 /**
- * Any OpenAI-compatible Chat Completions endpoint, through the official SDK. The SDK retries 429,
- * 408/409, 5xx and connection failures before the body starts (honouring retry-after-ms and
- * retry-after); what it cannot retry becomes a ModelError here.
+ * Any OpenAI-compatible Chat Completions endpoint. The official SDK sends the request: auth,
+ * headers, retries of 429, 408/409, 5xx and connection failures before the body starts (honouring
+ * retry-after-ms and retry-after), and its errors. The streamed body is ours to read
+ * (docs/decisions/007-raw-sse-parsing.md): one pass from bytes to ChunkNormalizer, which sees
+ * `[DONE]`, costs one JSON.parse per event, and stops the request as soon as the call's budget is
+ * spent. A silent upstream fails after LLM_IDLE_TIMEOUT_MS as a retryable UPSTREAM_TIMEOUT.
  */
 export class OpenAiProvider implements ModelProvider {
   private readonly client: OpenAI;
   private readonly recoverToolCallsFromText: boolean;
+  private readonly idleTimeoutMs: number;
+  private readonly answerMaxBytes: number;
 
   constructor(config: AppConfig) {
     this.client = new OpenAI({
@@ -38,61 +51,132 @@ export class OpenAiProvider implements ModelProvider {
       logLevel: 'off',
     });
     this.recoverToolCallsFromText = config.toolCallTextRecovery;
+    this.idleTimeoutMs = config.llm.idleTimeoutMs;
+    this.answerMaxBytes = config.llm.answerMaxBytes;
   }
 
   async *stream(
     request: ModelRequest,
     signal: AbortSignal,
   ): AsyncGenerator<ModelStreamEvent, void, undefined> {
+    if (signal.aborted) throw abortReason(signal);
     const normalizer = new ChunkNormalizer({
       recoverToolCallsFromText: this.recoverToolCallsFromText,
       reservedToolCallIds: toolCallIdsIn(request.messages),
+      answerMaxBytes: this.answerMaxBytes,
     });
-    let chunks: AsyncIterator<unknown>;
-    try {
-      const stream = await this.client.chat.completions.create(toChatCompletionParams(request), { signal });
-      chunks = stream[Symbol.asyncIterator]();
-    } catch (error) {
-      throw failure(error, signal);
-    }
     const out: ModelStreamEvent[] = [];
-    let drained = false;
+    let sawDone = false;
+    let headers: Headers | undefined;
+    const parser = new SseParser((data, event) => {
+      if (data === '[DONE]') {
+        sawDone = true;
+        return true;
+      }
+      normalizer.push(parseEvent(data, event, headers), out);
+      return normalizer.cut;
+    });
+    const call = new UpstreamCall(signal, this.idleTimeoutMs);
+    let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+    let atEnd = false;
     try {
-      for (;;) {
-        let next: IteratorResult<unknown>;
+      let response: Response;
+      try {
+        response = await this.client.chat.completions
+          .create(toChatCompletionParams(request), { signal: call.signal })
+          .asResponse();
+      } catch (error) {
+        throw call.failure(error);
+      }
+      call.touch();
+      headers = response.headers;
+      if (response.body === null) {
+        throw new ModelError('UPSTREAM_MALFORMED', 'the model upstream answered without a body', false);
+      }
+      reader = response.body.getReader();
+      while (!parser.done) {
+        let read: Awaited<ReturnType<typeof reader.read>>;
         try {
-          next = await chunks.next();
+          read = await reader.read();
         } catch (error) {
-          drained = true;
-          throw failure(error, signal);
+          throw call.failure(error);
         }
-        if (next.done === true) break;
-        normalizer.push(next.value, out);
+        call.touch();
+        let failed: unknown;
+        try {
+          if (read.done) {
+            atEnd = true;
+            parser.end();
+          } else {
+            parser.push(read.value);
+          }
+        } catch (error) {
+          failed = error;
+        }
+        // What came before a bad event is still the model's: yield it, then fail.
         for (let i = 0; i < out.length; i++) yield out[i];
         out.length = 0;
+        // The upstream's failures become ModelErrors; anything else is a bug of ours, thrown as it is.
+        if (failed !== undefined) {
+          throw failed instanceof ModelError || failed instanceof APIError ? call.failure(failed) : failed;
+        }
+        if (atEnd) break;
       }
-      drained = true;
+      if (sawDone && !atEnd) atEnd = await bodyEnd(reader, BODY_END_AFTER_DONE_MS);
+      // A transport failure can end a body quietly; an abort or the idle timeout is not an end.
+      call.throwIfStopped();
+      if (!sawDone && !normalizer.cut && !normalizer.finished) {
+        throw new ModelError('UPSTREAM_CONNECTION', 'upstream closed the stream before finishing', true);
+      }
+      normalizer.end(out);
+      // Cut (or a body held open after [DONE]): close the request before the step goes on.
+      if (!atEnd) call.close(true);
+      for (let i = 0; i < out.length; i++) yield out[i];
     } finally {
-      // The consumer stopped early (or the normalizer threw): closing the SDK stream aborts the request.
-      if (!drained) await chunks.return?.();
+      // The consumer stopped early, or a failure: closing aborts the request.
+      call.close(!atEnd);
     }
-    // The SDK ends iteration quietly both when our signal aborts and on some transport errors.
-    if (signal.aborted) throw abortReason(signal);
-    if (!normalizer.finished) {
-      throw new ModelError('UPSTREAM_CONNECTION', 'upstream closed the stream before finishing', true);
-    }
-    normalizer.end(out);
-    for (let i = 0; i < out.length; i++) yield out[i];
   }
 }
 
-/** An abort is not an upstream failure: it is rethrown as the signal's reason, for the caller to recognise. */
-function failure(error: unknown, signal: AbortSignal): unknown {
-  return signal.aborted ? abortReason(signal) : mapUpstreamError(error);
+/**
+ * One event's data as a chunk for the normalizer: parsed once; error objects sent inside a 200
+ * stream (`data: {"error": …}`, Anthropic's `event: error`) become the SDK's APIError, as its own
+ * stream reader would throw them, for mapUpstreamError to judge.
+ */
+function parseEvent(data: string, event: string, headers: Headers | undefined): unknown {
+  let value: unknown;
+  try {
+    value = JSON.parse(data);
+  } catch {
+    throw new ModelError(
+      'UPSTREAM_MALFORMED',
+      'the model upstream sent a malformed stream: an event whose data is not JSON',
+      false,
+    );
+  }
+  const error =
+    typeof value === 'object' && value !== null ? (value as { error?: unknown }).error : undefined;
+  if (event === 'error') throw new APIError(undefined, (error ?? value) as object, undefined, headers);
+  if (error) throw new APIError(undefined, error, undefined, headers);
+  return value;
 }
 
-/** Whatever the signal was aborted with (a DOMException AbortError unless the caller chose a reason). */
-function abortReason(signal: AbortSignal): unknown {
-  const reason: unknown = signal.reason;
-  return reason ?? new DOMException('The model request was aborted', 'AbortError');
+/** Reads a body to its end, ignoring what it holds; false when it did not end within `ms` or failed. */
+async function bodyEnd(reader: ReadableStreamDefaultReader<Uint8Array>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), ms);
+  });
+  try {
+    for (;;) {
+      const read = await Promise.race([reader.read(), late]);
+      if (read === 'late') return false;
+      if (read.done) return true;
+    }
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
 }

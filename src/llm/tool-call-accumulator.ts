@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { toStorableText } from '../common/storable-text';
 import type { ModelStreamEvent, ModelToolCall } from './model-provider';
 
 export type ToolCallDeltaEvent = Extract<ModelStreamEvent, { type: 'tool_call_delta' }>;
@@ -126,12 +127,20 @@ export class ToolCallAccumulator {
     };
   }
 
-  /** The complete calls in the order first seen; a call with neither name nor arguments is noise and dropped. */
+  /**
+   * The complete calls in the order first seen; a call with neither name nor arguments is noise and
+   * dropped. Ids, names and arguments are judged whole here, so U+0000 or a lone surrogate becomes
+   * U+FFFD while a pair split across fragments survives.
+   */
   finish(): ModelToolCall[] {
     const result: ModelToolCall[] = [];
     for (const call of this.calls) {
       if (call.name === '' && call.arguments === '') continue;
-      const done: ModelToolCall = { id: call.id, name: call.name, arguments: call.arguments };
+      const done: ModelToolCall = {
+        id: toStorableText(call.id),
+        name: toStorableText(call.name),
+        arguments: toStorableText(call.arguments),
+      };
       if (call.extraContent !== undefined) done.extraContent = call.extraContent;
       result.push(done);
     }

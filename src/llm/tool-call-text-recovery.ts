@@ -1,3 +1,5 @@
+import { stringifyJson } from '../common/json-depth';
+
 export interface RecoveredToolCall {
   name: string;
   arguments: string;
@@ -16,6 +18,11 @@ export class ToolCallTextRecovery {
   private block: string | null = null;
 
   constructor(private readonly onCall: (call: RecoveredToolCall) => void) {}
+
+  /** How much text is held back now (an open block, or what may start a tag): the caller bounds it. */
+  get heldChars(): number {
+    return this.held.length + (this.block?.length ?? 0);
+  }
 
   /** Feeds one text delta; returns the text that is safe to show now ('' when everything is held back). */
   push(delta: string): string {
@@ -102,6 +109,6 @@ function parseBlock(body: string): RecoveredToolCall | undefined {
   if (typeof name !== 'string' || name === '') return undefined;
   const given = args !== undefined ? args : parameters;
   const text =
-    typeof given === 'string' ? given : given === undefined || given === null ? '' : JSON.stringify(given);
+    typeof given === 'string' ? given : given === undefined || given === null ? '' : stringifyJson(given);
   return { name, arguments: text };
 }

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { realpath } from 'node:fs/promises';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
+import { toStorableText } from '../common/storable-text';
 import { capHead } from './output-cap';
 import { ToolError, type Tool, type ToolContext, type ToolErrorCode, type ToolResult } from './tool';
 import { parseToolArguments } from './tool-arguments';
@@ -93,7 +94,7 @@ export class ToolRunner {
       runId: ctx.runId,
       sessionId: ctx.sessionId,
       toolCallId: ctx.toolCallId,
-      emitOutput: ctx.emitOutput ?? (() => undefined),
+      emitOutput: storableOutput(ctx.emitOutput),
       config: this.config,
     };
     try {
@@ -135,12 +136,15 @@ export class ToolRunner {
   }
 
   private errorResult(code: ToolErrorCode, message: string): ToolResult {
-    return { content: message, isError: true, errorCode: code };
+    // Messages can quote what the model sent (a tool name).
+    return { content: toStorableText(message), isError: true, errorCode: code };
   }
 
+  /** Output as PostgreSQL can hold it (a NUL in a file or a command's output becomes U+FFFD), then capped. */
   private cap(result: ToolResult): ToolResult {
-    const capped = capHead(result.content, this.config.toolOutputMaxBytes);
-    if (!capped.truncated) return result;
+    const content = toStorableText(result.content);
+    const capped = capHead(content, this.config.toolOutputMaxBytes);
+    if (!capped.truncated) return content === result.content ? result : { ...result, content };
     return { ...result, content: capped.text, truncated: true };
   }
 
@@ -148,6 +152,12 @@ export class ToolRunner {
     this.realRoot ??= realpath(this.config.workspaceRoot).catch(() => this.config.workspaceRoot);
     return this.realRoot;
   }
+}
+
+/** Live output is stored and streamed like the result: chunks come decoded, so each is judged whole. */
+function storableOutput(emit: ToolRunContext['emitOutput']): ToolContext['emitOutput'] {
+  if (emit === undefined) return () => undefined;
+  return (stream, chunk) => emit(stream, toStorableText(chunk));
 }
 
 /** Waits for the tool, or — once the signal fires — at most ABORT_GRACE_MS more. */

@@ -158,10 +158,12 @@ describe('OpenAiProvider failures', () => {
       expect((result.error as Error).message).toBe('upstream closed the stream before finishing');
     });
 
-    it('fails the same way on [DONE] without any finish_reason (the SDK hides [DONE], so the two cannot be told apart)', async () => {
+    it('finishes with stop on [DONE] without any finish_reason (the upstream said it was done)', async () => {
       upstream.enqueue(raw(sseData(chatChunk({ content: 'Hel' })) + SSE_DONE));
       const result = await run(provider());
-      expect(result.error).toMatchObject({ code: 'UPSTREAM_CONNECTION' });
+      expect(result.error).toBeUndefined();
+      expect(result.text).toBe('Hel');
+      expect(result.finish?.finishReason).toBe('stop');
     });
 
     it('ends normally when the stream stops after its finish_reason without [DONE] or usage', async () => {

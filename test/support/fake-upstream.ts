@@ -51,7 +51,9 @@ type Plan =
       headers: Record<string, string>;
     }
   | { kind: 'status'; status: number; body: string; headers: Record<string, string> }
-  | { kind: 'hang' };
+  | { kind: 'hang' }
+  /** `head`, then `frame` again and again, as fast as the client reads, until it goes away. */
+  | { kind: 'endless'; head: string[]; frame: string };
 
 /** One scripted answer; build it with text(), toolCalls(), fixture(), raw(), status(), chunksThen() or hang(). */
 export class ScriptedResponse {
@@ -115,6 +117,8 @@ export class FakeUpstream {
   fallback: FakeResponse = NO_SCRIPT;
   /** Requests the client abandoned before the answer was complete. */
   aborted = 0;
+  /** TCP connections opened to the fake so far (a client that reuses its connections opens few). */
+  connections = 0;
   private readonly queue: FakeResponse[] = [];
   private readonly waiters = new Set<() => void>();
 
@@ -133,6 +137,7 @@ export class FakeUpstream {
     const { port } = server.address() as AddressInfo;
     const upstream = new FakeUpstream(server, `http://127.0.0.1:${port}/v1`);
     server.on('request', (req: IncomingMessage, res: ServerResponse) => upstream.handle(req, res));
+    server.on('connection', () => (upstream.connections += 1));
     return upstream;
   }
 
@@ -256,6 +261,17 @@ export class FakeUpstream {
       this.changed();
     });
     if (plan.kind === 'hang') return;
+    if (plan.kind === 'endless') {
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+      res.write(plan.head.join(''));
+      const pump = (): void => {
+        // write() says false once the socket's buffer is full: go on when it drains, not before.
+        while (!res.destroyed && res.write(plan.frame));
+        if (!res.destroyed) res.once('drain', pump);
+      };
+      pump();
+      return;
+    }
     if (plan.kind === 'status') {
       res.writeHead(plan.status, plan.headers);
       res.end(plan.body);
@@ -431,6 +447,23 @@ export function chunksThen(
       );
     }
     return streamPlan(frames, options, failure === 'reset' || failure === 'hang' ? failure : 'end');
+  });
+}
+
+/**
+ * A text answer that never ends: `piece` as one content delta after another, as fast as the client
+ * reads, with no finish_reason, until the client closes the request (which then counts as aborted).
+ * Set `reasoning` to stream it as `reasoning_content` instead.
+ */
+export function endless(piece: string, options: { reasoning?: boolean } = {}): ScriptedResponse {
+  return new ScriptedResponse('endless', (request) => {
+    const envelope = envelopeFor(request);
+    const delta = options.reasoning ? { reasoning_content: piece } : { content: piece };
+    return {
+      kind: 'endless',
+      head: [sseData(chatChunk({ role: 'assistant', content: '' }, null, envelope))],
+      frame: sseData(chatChunk(delta, null, envelope)),
+    };
   });
 }
 

@@ -47,6 +47,41 @@ describe('ToolRunner', () => {
     expect(result).toEqual({ content: 'ok' });
   });
 
+  it('replaces U+0000 and lone surrogates in results and live output with U+FFFD, and caps after', async () => {
+    const chunks: string[] = [];
+    const result = await runner.run(
+      fakeTool(async (_args, ctx) => {
+        ctx.emitOutput('stdout', 'out\u0000put\ud800');
+        return { content: 'a\u0000b\udc00c 😀' };
+      }),
+      {},
+      { ...call, emitOutput: (_stream, chunk) => chunks.push(chunk) },
+    );
+    expect(result).toEqual({ content: 'a\uFFFDb\uFFFDc 😀' });
+    expect(chunks).toEqual(['out\uFFFDput\uFFFD']);
+    const long = await runner.run(
+      fakeTool(async () => ({ content: '\u0000'.repeat(1000) })),
+      {},
+      call,
+    );
+    expect(long.truncated).toBe(true);
+    expect(long.content).not.toContain('\u0000');
+    expect(Buffer.byteLength(long.content)).toBeLessThanOrEqual(1024);
+  });
+
+  it('names an unknown tool in storable text, whatever the model called it', async () => {
+    const result = await runner.runCall('no\u0000such\ud800', '{}', call);
+    expect(result).toMatchObject({ isError: true, errorCode: 'UNKNOWN_TOOL' });
+    expect(result.content).toContain('no\uFFFDsuch\uFFFD');
+  });
+
+  it('answers arguments nested more than 64 levels with INVALID_ARGUMENTS', async () => {
+    const deep = `{"n":${'['.repeat(20_000)}${']'.repeat(20_000)}}`;
+    const result = await runner.runCall('read_file', deep, call);
+    expect(result).toMatchObject({ isError: true, errorCode: 'INVALID_ARGUMENTS' });
+    expect(result.content).toContain('64 levels');
+  });
+
   it('aborts a tool that exceeds its timeout through its signal and returns TIMEOUT', async () => {
     let sawAbort = false;
     const slow = fakeTool(

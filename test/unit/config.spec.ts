@@ -21,6 +21,7 @@ describe('loadConfig', () => {
       rateLimitRunsPerMinute: 120,
       maxActiveRunsPerKey: 16,
     });
+    expect(c.llm.answerMaxBytes).toBe(1_048_576);
   });
 
   it.each([
@@ -33,6 +34,7 @@ describe('loadConfig', () => {
     ['DATABASE_URL', 'mysql://x'],
     ['OPENAI_BASE_URL', 'not a url'],
     ['PORT', '70000'],
+    ['ANSWER_MAX_BYTES', '0'],
   ])('stops on %s=%s with a message naming the variable and what it accepts', (variable, value) => {
     expect(() => loadConfig({ [variable]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [variable]: value })).toThrow(new RegExp(`^${variable}=.*accepts`));
