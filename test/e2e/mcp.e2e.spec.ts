@@ -9,7 +9,10 @@ import { startMcpHttpServer, type McpHttpTestServer } from '../support/mcp-http-
 import { api, openStream, type OpenStream, type StreamEvent } from '../support/sse-client';
 
 const TEST_SERVER = resolve(__dirname, '../support/mcp-test-server.mjs');
-const EVERYTHING = resolve(__dirname, '../../node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+const EVERYTHING = resolve(
+  __dirname,
+  '../../node_modules/@modelcontextprotocol/server-everything/dist/index.js',
+);
 const KEY = 'mcp-test-key';
 const AUTH = { authorization: `Bearer ${KEY}` };
 const REMOTE_TOKEN = 'remote-secret-42';
@@ -67,8 +70,9 @@ describe('MCP servers as tool sources (e2e)', () => {
       const servers = (await api(app.url, 'GET', '/v1/mcp/servers', undefined, AUTH)).body as any[];
       const byName = new Map(servers.map((s) => [s.name, s]));
       return (
-        ['notes', 'slowpoke', 'crashy', 'everything', 'remote'].every((n) => byName.get(n)?.status === 'connected') &&
-        byName.get('broken')?.status === 'failed'
+        ['notes', 'slowpoke', 'crashy', 'everything', 'remote'].every(
+          (n) => byName.get(n)?.status === 'connected',
+        ) && byName.get('broken')?.status === 'failed'
       );
     }, 20_000);
   });
@@ -86,7 +90,11 @@ describe('MCP servers as tool sources (e2e)', () => {
   }
 
   /** One tool call by the scripted model, then a final answer; the whole stream. */
-  async function callOnce(name: string, args: Record<string, unknown> = {}, options: Record<string, unknown> = {}) {
+  async function callOnce(
+    name: string,
+    args: Record<string, unknown> = {},
+    options: Record<string, unknown> = {},
+  ) {
     upstream.enqueue(toolCalls([{ id: 'call_1', name, arguments: args }]), text('Done.'));
     const events = await (await chat({ prompt: `use ${name}`, ...options })).rest();
     return { events, result: oneEvent(events, 'tool_call_result', 'call_1').data };
@@ -199,7 +207,10 @@ describe('MCP servers as tool sources (e2e)', () => {
       );
       expect(decided.status).toBe(202);
       const rest = await stream.rest();
-      expect(oneEvent(rest, 'tool_call_result', callId).data).toMatchObject({ isError: true, errorCode: 'REJECTED' });
+      expect(oneEvent(rest, 'tool_call_result', callId).data).toMatchObject({
+        isError: true,
+        errorCode: 'REJECTED',
+      });
       expect(lines(marker()).length).toBe(before);
     });
 
@@ -226,7 +237,11 @@ describe('MCP servers as tool sources (e2e)', () => {
 
   it('turns isError into an MCP_TOOL_ERROR result and the run goes on', async () => {
     const { events, result } = await callOnce('notes__fail');
-    expect(result).toMatchObject({ isError: true, errorCode: 'MCP_TOOL_ERROR', content: 'The quota is exhausted.' });
+    expect(result).toMatchObject({
+      isError: true,
+      errorCode: 'MCP_TOOL_ERROR',
+      content: 'The quota is exhausted.',
+    });
     expect(events.at(-1)!.data).toMatchObject({ status: 'completed' });
   });
 
@@ -257,7 +272,10 @@ describe('MCP servers as tool sources (e2e)', () => {
     const runId = head[0].data.runId;
     expect((await api(app.url, 'POST', `/v1/runs/${runId}/cancel`, undefined, AUTH)).status).toBe(202);
     const rest = await stream.rest();
-    expect(oneEvent(rest, 'tool_call_result', 'call_s').data).toMatchObject({ isError: true, errorCode: 'CANCELLED' });
+    expect(oneEvent(rest, 'tool_call_result', 'call_s').data).toMatchObject({
+      isError: true,
+      errorCode: 'CANCELLED',
+    });
     expect(rest.at(-1)!.data).toMatchObject({ status: 'cancelled' });
     await eventually(() => lines(cancelFile).length === before + 1);
   });
@@ -315,7 +333,11 @@ describe('MCP servers as tool sources (e2e)', () => {
       app.url,
       'POST',
       '/v1/sessions',
-      { clientTools: [{ type: 'function', function: { name: 'notes__read_note', parameters: { type: 'object' } } }] },
+      {
+        clientTools: [
+          { type: 'function', function: { name: 'notes__read_note', parameters: { type: 'object' } } },
+        ],
+      },
       AUTH,
     );
     expect(res.status).toBe(400);
@@ -325,11 +347,22 @@ describe('MCP servers as tool sources (e2e)', () => {
   it('gives a stdio server only the minimal environment plus its env, none of the service secrets', async () => {
     const { result } = await callOnce('notes__environment');
     const env = JSON.parse(result.content) as Record<string, string>;
-    const allowed = ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER', 'MARKER_FILE', 'CANCEL_FILE', 'START_FILE'];
+    const allowed = [
+      'HOME',
+      'LOGNAME',
+      'PATH',
+      'SHELL',
+      'TERM',
+      'USER',
+      'MARKER_FILE',
+      'CANCEL_FILE',
+      'START_FILE',
+    ];
     expect(Object.keys(env).filter((k) => !allowed.includes(k))).toEqual([]);
     expect(env.MARKER_FILE).toBe(file('notes-marker.txt'));
     const values = Object.values(env).join('\n');
-    for (const secret of ['sk-canary', KEY, app.databaseUrl, REMOTE_TOKEN]) expect(values).not.toContain(secret);
+    for (const secret of ['sk-canary', KEY, app.databaseUrl, REMOTE_TOKEN])
+      expect(values).not.toContain(secret);
   });
 
   it('counts MCP calls by server in the metrics', async () => {

@@ -80,7 +80,9 @@ server.registerTool(
 );
 
 // 12 KB of bytes (the PNG signature, then zeros), base64 encoded.
-const IMAGE = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47]), Buffer.alloc(12 * 1024 - 4)]).toString('base64');
+const IMAGE = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47]), Buffer.alloc(12 * 1024 - 4)]).toString(
+  'base64',
+);
 server.registerTool(
   'snapshot',
   { description: 'Returns a picture.', inputSchema: {}, annotations: { readOnlyHint: true } },
