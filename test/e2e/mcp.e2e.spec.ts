@@ -235,6 +235,55 @@ describe('MCP servers as tool sources (e2e)', () => {
     });
   });
 
+  it('lets another replica, with its own connection, run an approved MCP call of a run it did not start', async () => {
+    // The same server under the same name, writing its own marker: which process ran the call shows.
+    const notes = JSON.parse(readFileSync(file('mcp.json'), 'utf8')).mcpServers.notes;
+    notes.env.MARKER_FILE = file('replica-marker.txt');
+    writeFileSync(file('replica.json'), JSON.stringify({ mcpServers: { notes } }));
+    const other = await startApp(
+      {
+        OPENAI_BASE_URL: upstream.baseUrl,
+        API_KEYS: `tester:${KEY}`,
+        MCP_CONFIG: file('replica.json'),
+        REMOTE_TOKEN,
+      },
+      app.databaseUrl,
+    );
+    try {
+      await eventually(async () => {
+        const servers = (await api(other.url, 'GET', '/v1/mcp/servers', undefined, AUTH)).body as any[];
+        return servers[0]?.status === 'connected';
+      });
+      const marker = file('notes-marker.txt');
+      const before = lines(marker).length;
+      upstream.enqueue(
+        toolCalls([{ id: 'call_r', name: 'notes__delete_everything', arguments: { reason: 'replica' } }]),
+        text('Done.'),
+      );
+      const stream = await chat({ prompt: 'delete everything' });
+      const head = await stream.until('tool_approval_required');
+      const runId = head[0].data.runId;
+      const decided = await api(
+        other.url,
+        'POST',
+        `/v1/runs/${runId}/tool-calls/call_r/approval`,
+        { approve: true },
+        AUTH,
+      );
+      expect(decided.status).toBe(202);
+      const rest = await stream.rest();
+      expect(oneEvent(rest, 'tool_call_result', 'call_r').data).toMatchObject({
+        isError: false,
+        content: 'Everything deleted.',
+      });
+      expect(rest.at(-1)!.data).toMatchObject({ status: 'completed' });
+      expect(lines(file('replica-marker.txt'))).toEqual(['replica']);
+      expect(lines(marker).length).toBe(before);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('turns isError into an MCP_TOOL_ERROR result and the run goes on', async () => {
     const { events, result } = await callOnce('notes__fail');
     expect(result).toMatchObject({
@@ -298,6 +347,8 @@ describe('MCP servers as tool sources (e2e)', () => {
       return String(now.find((s) => s.name === 'broken').error ?? '').includes('refuses to start');
     });
     expect((await fetch(`${app.url}/health/ready`)).status).toBe(200);
+    const tools = (await api(app.url, 'GET', '/v1/tools', undefined, AUTH)).body as any[];
+    expect(tools.filter((t) => t.source === 'mcp:broken')).toEqual([]);
     const { events, result } = await callOnce('broken__anything');
     expect(result).toMatchObject({ isError: true, errorCode: 'MCP_UNAVAILABLE' });
     expect(events.at(-1)!.data).toMatchObject({ status: 'completed' });
