@@ -6,10 +6,12 @@ import { errorMessage } from './fs/errno';
 export type SchemaCheck = { ok: true } | { ok: false; message: string };
 
 // strict:false because tool schemas written for models carry keywords ajv does not know (e.g. "title" on odd places, vendor extensions).
-const ajv = new Ajv({ strict: false, allErrors: true });
+const AJV_OPTIONS = { strict: false, allErrors: true } as const;
+const ajv = new Ajv(AJV_OPTIONS);
 addFormats(ajv);
-// MCP servers may declare JSON Schema 2020-12 (`$schema`); the default instance speaks draft-07.
-const ajv2020 = new Ajv2020({ strict: false, allErrors: true });
+// MCP servers may declare JSON Schema 2020-12 (`$schema`); the default instance speaks draft-07. Both
+// share the options and formats: a protection added to one dialect must be added to the other.
+const ajv2020 = new Ajv2020(AJV_OPTIONS);
 addFormats(ajv2020);
 
 function ajvFor(schema: Record<string, unknown>): Ajv {
