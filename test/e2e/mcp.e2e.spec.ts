@@ -23,6 +23,7 @@ const lines = (file: string): string[] =>
 describe('MCP servers as tool sources (e2e)', () => {
   let upstream: FakeUpstream;
   let remote: McpHttpTestServer;
+  let flaky: McpHttpTestServer;
   let app: TestApp;
   let dir: string;
   const file = (name: string) => join(dir, name);
@@ -31,6 +32,7 @@ describe('MCP servers as tool sources (e2e)', () => {
     dir = mkdtempSync(join(tmpdir(), 'loopwright-mcp-'));
     upstream = await FakeUpstream.start();
     remote = await startMcpHttpServer(REMOTE_TOKEN);
+    flaky = await startMcpHttpServer(REMOTE_TOKEN);
     const node = process.execPath;
     const testServer = (name: string, extra: Record<string, unknown> = {}) => ({
       command: node,
@@ -52,6 +54,7 @@ describe('MCP servers as tool sources (e2e)', () => {
           broken: { command: node, args: [TEST_SERVER], env: { FAIL_AT_START: '1' } },
           everything: { command: node, args: [EVERYTHING, 'stdio'] },
           remote: { url: remote.url, headers: { Authorization: 'Bearer ${REMOTE_TOKEN}' } },
+          flaky: { url: flaky.url, headers: { Authorization: 'Bearer ${REMOTE_TOKEN}' } },
         },
       }),
     );
@@ -70,7 +73,7 @@ describe('MCP servers as tool sources (e2e)', () => {
       const servers = (await api(app.url, 'GET', '/v1/mcp/servers', undefined, AUTH)).body as any[];
       const byName = new Map(servers.map((s) => [s.name, s]));
       return (
-        ['notes', 'slowpoke', 'crashy', 'everything', 'remote'].every(
+        ['notes', 'slowpoke', 'crashy', 'everything', 'remote', 'flaky'].every(
           (n) => byName.get(n)?.status === 'connected',
         ) && byName.get('broken')?.status === 'failed'
       );
@@ -79,6 +82,7 @@ describe('MCP servers as tool sources (e2e)', () => {
   afterAll(async () => {
     await app?.close();
     await remote?.close();
+    await flaky?.close();
     await upstream?.close();
   });
   beforeEach(() => upstream.reset());
@@ -128,6 +132,7 @@ describe('MCP servers as tool sources (e2e)', () => {
       ['broken', 'stdio', 'failed'],
       ['everything', 'stdio', 'connected'],
       ['remote', 'http', 'connected'],
+      ['flaky', 'http', 'connected'],
     ]);
     const notes = servers.find((s) => s.name === 'notes');
     expect(notes.tools).toEqual(expect.arrayContaining(['notes__read_note', 'notes__delete_everything']));
@@ -365,6 +370,24 @@ describe('MCP servers as tool sources (e2e)', () => {
     }, 20_000);
     const again = await callOnce('crashy__read_note', { title: 'after' });
     expect(again.result).toMatchObject({ isError: false, content: 'Note "after": buy milk' });
+  });
+
+  it('notices a remote server that went away, answers MCP_UNAVAILABLE, and reconnects when it is back', async () => {
+    const port = Number(new URL(flaky.url).port);
+    await flaky.close();
+    const { result } = await callOnce('flaky__lookup', { word: 'gone' });
+    expect(result).toMatchObject({ isError: true, errorCode: 'MCP_UNAVAILABLE' });
+    const status = async () =>
+      ((await api(app.url, 'GET', '/v1/mcp/servers', undefined, AUTH)).body as any[]).find(
+        (s) => s.name === 'flaky',
+      );
+    expect((await status()).status).not.toBe('connected');
+    expect((await status()).tools).toEqual([]);
+    flaky = await startMcpHttpServer(REMOTE_TOKEN, port);
+    await eventually(async () => (await status()).status === 'connected', 20_000);
+    upstream.reset();
+    const again = await callOnce('flaky__lookup', { word: 'back' });
+    expect(again.result).toMatchObject({ isError: false, content: 'back: a remote definition' });
   });
 
   it('refreshes the tool list when the server says it changed', async () => {

@@ -12,7 +12,7 @@ export interface McpHttpTestServer {
   close(): Promise<void>;
 }
 
-export async function startMcpHttpServer(token: string): Promise<McpHttpTestServer> {
+export async function startMcpHttpServer(token: string, port = 0): Promise<McpHttpTestServer> {
   const authorizations: (string | undefined)[] = [];
   const server: Server = createServer((req, res) => {
     authorizations.push(req.headers.authorization);
@@ -43,10 +43,10 @@ export async function startMcpHttpServer(token: string): Promise<McpHttpTestServ
         if (!res.headersSent) res.writeHead(500).end();
       });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const bound = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: `http://127.0.0.1:${bound}/mcp`,
     authorizations,
     close: () =>
       new Promise<void>((resolve) => {
