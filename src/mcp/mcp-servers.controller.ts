@@ -1,7 +1,19 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Owner } from '../auth/owner.decorator';
-import { McpConnections } from './mcp-connections.service';
+import { McpConnections, type McpServerStatus } from './mcp-connections.service';
+
+const MCP_SERVER_SCHEMA = {
+  type: 'object',
+  required: ['name', 'transport', 'status', 'tools'],
+  properties: {
+    name: { type: 'string' },
+    transport: { type: 'string', enum: ['stdio', 'http'] },
+    status: { type: 'string', enum: ['connecting', 'connected', 'failed'] },
+    error: { type: 'string', description: 'Why the last attempt failed or the connection dropped' },
+    tools: { type: 'array', items: { type: 'string' }, description: 'The offered <server>__<tool> names' },
+  },
+};
 
 @ApiTags('tools')
 @Controller('v1/mcp/servers')
@@ -12,7 +24,11 @@ export class McpServersController {
   @ApiOperation({
     summary: 'The configured MCP servers: transport, connection status and the tools they offer now',
   })
-  list(@Owner() _owner: string) {
+  @ApiOkResponse({
+    description: 'Every server of MCP_CONFIG, in its order',
+    schema: { type: 'array', items: MCP_SERVER_SCHEMA },
+  })
+  list(@Owner() _owner: string): McpServerStatus[] {
     return this.connections.statuses();
   }
 }
