@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { lastToolMessage, offeredToolNames, oneEvent, timeline } from '../support/agent-scripts';
+import { isRunning, lastToolMessage, offeredToolNames, oneEvent, timeline } from '../support/agent-scripts';
 import { startApp, type TestApp } from '../support/app';
 import { eventually } from '../support/eventually';
 import { FakeUpstream, text, toolCalls } from '../support/fake-upstream';
@@ -79,8 +79,9 @@ describe('MCP servers as tool sources (e2e)', () => {
       );
     }, 20_000);
   });
+  let closed = false;
   afterAll(async () => {
-    await app?.close();
+    if (!closed) await app?.close();
     await remote?.close();
     await flaky?.close();
     await upstream?.close();
@@ -444,5 +445,15 @@ describe('MCP servers as tool sources (e2e)', () => {
     expect(metrics).toMatch(/loopwright_mcp_calls_total\{server="notes"\} [1-9]/);
     expect(metrics).toMatch(/loopwright_mcp_call_errors_total\{server="notes",code="MCP_TOOL_ERROR"\} [1-9]/);
     expect(metrics).toMatch(/loopwright_mcp_call_duration_seconds_count\{server="remote"\} [1-9]/);
+  });
+  // Last: it shuts the app down.
+  it('stops its stdio servers when the service shuts down', async () => {
+    const pids = ['notes', 'slowpoke', 'crashy'].map((name) =>
+      Number(lines(file(`${name}-start.txt`)).at(-1)),
+    );
+    expect(pids.every((pid) => isRunning(pid))).toBe(true);
+    closed = true;
+    await app.close();
+    await eventually(() => pids.every((pid) => !isRunning(pid)));
   });
 });
