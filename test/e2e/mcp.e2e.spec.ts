@@ -245,6 +245,7 @@ describe('MCP servers as tool sources (e2e)', () => {
     // The same server under the same name, writing its own marker: which process ran the call shows.
     const notes = JSON.parse(readFileSync(file('mcp.json'), 'utf8')).mcpServers.notes;
     notes.env.MARKER_FILE = file('replica-marker.txt');
+    notes.env.START_FILE = file('replica-start.txt');
     writeFileSync(file('replica.json'), JSON.stringify({ mcpServers: { notes } }));
     const other = await startApp(
       {
