@@ -37,6 +37,8 @@ export class McpConnection {
   /** The tools the server listed at its last refresh (after the `tools` allow-list and the task filter). */
   listed: McpListedTool[] = [];
   private client: Client | null = null;
+  /** The client of an attempt under way: shutdown ends it too (a child that hangs in initialize must not outlive us). */
+  private attempt: Client | null = null;
   private retries = 0;
   private retryTimer: NodeJS.Timeout | undefined;
   private stopped = false;
@@ -60,10 +62,10 @@ export class McpConnection {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retryTimer);
-    const client = this.client;
+    const clients = new Set([this.client, this.attempt].filter((c): c is Client => c !== null));
     this.client = null;
     // Closing the stdio transport ends the child: stdin closed, then SIGTERM, then SIGKILL.
-    await client?.close().catch(() => undefined);
+    await Promise.all([...clients].map((c) => c.close().catch(() => undefined)));
   }
 
   async callTool(
@@ -112,6 +114,7 @@ export class McpConnection {
         this.logger.warn(`MCP server ${this.config.name}: refreshing its tools failed: ${messageOf(err)}`);
       });
     });
+    this.attempt = client;
     try {
       await client.connect(this.transport(), { timeout: this.config.timeoutMs });
       if (this.stopped) {
@@ -128,9 +131,12 @@ export class McpConnection {
       if (this.client === client) this.client = null;
       client.onclose = undefined;
       await client.close().catch(() => undefined);
+      if (this.stopped) return;
       this.logger.warn(`MCP server ${this.config.name} could not be reached: ${reason}`);
       this.setStatus('failed', reason);
       this.scheduleRetry();
+    } finally {
+      if (this.attempt === client) this.attempt = null;
     }
   }
 
