@@ -3,6 +3,7 @@ import { ChatModule } from './chat/chat.module';
 import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { HealthModule } from './health/health.module';
+import { McpModule } from './mcp/mcp.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { LoggingModule } from './observability/logging.module';
 import { PersistenceModule } from './persistence/persistence.module';
@@ -19,6 +20,7 @@ export class AppModule {
         MetricsModule,
         HealthModule,
         ChatModule,
+        McpModule,
       ],
     };
   }

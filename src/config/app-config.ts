@@ -1,5 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import { buildCommandEnv } from './command-env';
+import { loadMcpServers, McpConfigProblem, type McpServerConfig } from './mcp-config';
 
 export type SessionMode = 'safe' | 'write' | 'exec';
 export type ToolPolicy = 'allow' | 'confirm' | 'deny';
@@ -34,7 +35,10 @@ export interface AppConfig {
   runCommandEnv: readonly string[];
   /** The environment `run_command` gets: allow-listed, secrets and start-up hijackers removed (buildCommandEnv). */
   commandEnv: Readonly<Record<string, string>>;
+  /** Per-tool overrides; `<server>__*` keys apply to every tool of that MCP server. */
   toolPolicy: Readonly<Record<string, ToolPolicy>>;
+  /** MCP_CONFIG's servers, validated and interpolated (empty without MCP_CONFIG). */
+  mcpServers: readonly McpServerConfig[];
   readMaxBytes: number;
   toolOutputMaxBytes: number;
   bodyLimitBytes: number;
@@ -81,6 +85,9 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     /^[A-Za-z_][A-Za-z0-9_]*$/,
     'comma-separated variable names',
   );
+  const toolTimeoutMs = read.ms('TOOL_TIMEOUT_MS', 30_000);
+  const mcpServers = read.mcpServers('MCP_CONFIG', env, toolTimeoutMs, cwd);
+  const toolPolicy = read.toolPolicy('TOOL_POLICY', new Set(mcpServers.map((s) => s.name)));
   if (apiKeys === null && !isLoopbackHost(host)) {
     throw new ConfigError(
       'HOST',
@@ -108,7 +115,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     workspaceRoot: resolvePath(cwd, read.string('WORKSPACE_ROOT', './workspace')),
     apiKeys,
     maxIterations: read.int('MAX_ITERATIONS', 10, 1, 1000),
-    toolTimeoutMs: read.ms('TOOL_TIMEOUT_MS', 30_000),
+    toolTimeoutMs,
     approvalTimeoutMs: read.ms('APPROVAL_TIMEOUT_MS', 600_000),
     onDisconnect: read.oneOf('ON_DISCONNECT', ['continue', 'cancel'] as const, 'continue'),
     enableRunCommand: read.bool('ENABLE_RUN_COMMAND', false),
@@ -116,7 +123,8 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     runCommandMaxConcurrent: read.int('RUN_COMMAND_MAX_CONCURRENT', 4, 1, 1000),
     runCommandEnv,
     commandEnv: buildCommandEnv(env, runCommandEnv),
-    toolPolicy: read.toolPolicy('TOOL_POLICY'),
+    toolPolicy,
+    mcpServers,
     readMaxBytes: read.int('READ_MAX_BYTES', 262_144, 1024, 64 * 1024 * 1024),
     toolOutputMaxBytes: read.int('TOOL_OUTPUT_MAX_BYTES', 262_144, 1024, 64 * 1024 * 1024),
     bodyLimitBytes: read.int('BODY_LIMIT_BYTES', 1_048_576, 1024, 1024 * 1024 * 1024),
@@ -236,16 +244,34 @@ class EnvReader {
     return keys;
   }
 
-  toolPolicy(name: string): Record<string, ToolPolicy> {
+  /** `<server>__*` entries must name a configured MCP server: a typo would silently change nothing. */
+  toolPolicy(name: string, mcpServers: ReadonlySet<string>): Record<string, ToolPolicy> {
+    const accepted = 'tool=allow|confirm|deny (or <mcp server>__*=…), comma-separated';
     const policy: Record<string, ToolPolicy> = {};
-    for (const entry of this.list(
-      name,
-      /^[A-Za-z0-9_-]+=(allow|confirm|deny)$/,
-      'tool=allow|confirm|deny, comma-separated',
-    )) {
+    for (const entry of this.list(name, /^[A-Za-z0-9_-]+(__\*)?=(allow|confirm|deny)$/, accepted)) {
       const [tool, value] = entry.split('=') as [string, ToolPolicy];
+      if (tool.endsWith('__*') && !mcpServers.has(tool.slice(0, -3))) {
+        throw new ConfigError(
+          name,
+          `${accepted}; ${tool} names no server of MCP_CONFIG`,
+          this.raw(name) ?? '',
+        );
+      }
       policy[tool] = value;
     }
     return policy;
+  }
+
+  mcpServers(name: string, env: Env, defaultTimeoutMs: number, cwd: string): McpServerConfig[] {
+    const file = this.raw(name);
+    if (file === undefined) return [];
+    try {
+      return loadMcpServers(file, env, defaultTimeoutMs, cwd);
+    } catch (err) {
+      if (err instanceof McpConfigProblem) {
+        throw new ConfigError(name, `a JSON file of MCP servers (see the README); ${err.message}`, file);
+      }
+      throw err;
+    }
   }
 }

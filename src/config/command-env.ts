@@ -2,7 +2,7 @@
 const BASE_NAMES = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TERM', 'TZ'] as const;
 
 /** The server's own secrets: never passed on, even when the operator lists them. */
-const SERVER_SECRETS = new Set(['OPENAI_API_KEY', 'DATABASE_URL', 'API_KEYS']);
+export const SERVER_SECRETS: ReadonlySet<string> = new Set(['OPENAI_API_KEY', 'DATABASE_URL', 'API_KEYS']);
 
 /**
  * Variables that change which code a program loads or runs (preloads, startup scripts, shell hooks,

@@ -44,6 +44,25 @@ export class MetricsService {
     buckets: [0.001, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120],
     registers: [this.registry],
   });
+  private readonly mcpCalls = new Counter({
+    name: 'loopwright_mcp_calls_total',
+    help: 'Calls to MCP server tools, by server (configured names only).',
+    labelNames: ['server'] as const,
+    registers: [this.registry],
+  });
+  private readonly mcpErrors = new Counter({
+    name: 'loopwright_mcp_call_errors_total',
+    help: 'MCP tool calls that ended in an error, by server and error code.',
+    labelNames: ['server', 'code'] as const,
+    registers: [this.registry],
+  });
+  private readonly mcpDuration = new Histogram({
+    name: 'loopwright_mcp_call_duration_seconds',
+    help: 'Duration of MCP tool calls, by server.',
+    labelNames: ['server'] as const,
+    buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120],
+    registers: [this.registry],
+  });
   private readonly tokens = new Counter({
     name: 'loopwright_tokens_total',
     help: 'Tokens reported by the model, by kind.',
@@ -63,6 +82,13 @@ export class MetricsService {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** `server` is always a configured server name; `errorCode` a ToolErrorCode: both bounded sets. */
+  mcpCall(server: string, errorCode: string | null, durationMs: number): void {
+    this.mcpCalls.inc({ server });
+    if (errorCode !== null) this.mcpErrors.inc({ server, code: errorCode });
+    this.mcpDuration.observe({ server }, durationMs / 1000);
   }
 
   runStarted(): void {

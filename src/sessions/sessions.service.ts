@@ -102,7 +102,8 @@ export class SessionsService {
     }
     const serverTools = new Set(this.registry.enabled().map((t) => t.name));
     for (const name of o.tools ?? []) {
-      if (!serverTools.has(name)) {
+      // An MCP tool whose server is down right now is still a tool of this server.
+      if (!serverTools.has(name) && this.registry.get(name) === undefined) {
         throw invalid(
           `tools contains ${JSON.stringify(name)}, which is not a tool of this server (see GET /v1/tools)`,
         );
@@ -111,7 +112,7 @@ export class SessionsService {
     const clientNames = new Set<string>();
     for (const [i, tool] of (o.clientTools ?? []).entries()) {
       const name = tool.function.name;
-      if (this.registry.get(name)) {
+      if (this.registry.isServerToolName(name)) {
         throw invalid(`clientTools.${i}.function.name ${JSON.stringify(name)} clashes with a server tool`);
       }
       if (clientNames.has(name))

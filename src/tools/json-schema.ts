@@ -1,12 +1,23 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { errorMessage } from './fs/errno';
 
 export type SchemaCheck = { ok: true } | { ok: false; message: string };
 
 // strict:false because tool schemas written for models carry keywords ajv does not know (e.g. "title" on odd places, vendor extensions).
-const ajv = new Ajv({ strict: false, allErrors: true });
+const AJV_OPTIONS = { strict: false, allErrors: true } as const;
+const ajv = new Ajv(AJV_OPTIONS);
 addFormats(ajv);
+// MCP servers may declare JSON Schema 2020-12 (`$schema`); the default instance speaks draft-07. Both
+// share the options and formats: a protection added to one dialect must be added to the other.
+const ajv2020 = new Ajv2020(AJV_OPTIONS);
+addFormats(ajv2020);
+
+function ajvFor(schema: Record<string, unknown>): Ajv {
+  const dialect = schema.$schema;
+  return typeof dialect === 'string' && dialect.includes('2020-12') ? ajv2020 : ajv;
+}
 
 /**
  * Compiles a JSON Schema into a validator. The schema is dropped from ajv's cache right away: client
@@ -14,10 +25,11 @@ addFormats(ajv);
  * Throws when the schema itself is not valid.
  */
 export function compileSchema(schema: Record<string, unknown>): ValidateFunction {
+  const instance = ajvFor(schema);
   try {
-    return ajv.compile(schema);
+    return instance.compile(schema);
   } finally {
-    ajv.removeSchema(schema);
+    instance.removeSchema(schema);
   }
 }
 
@@ -30,8 +42,9 @@ export function validateJsonSchema(schema: unknown): SchemaCheck {
   if (record.type !== undefined && record.type !== 'object') {
     return { ok: false, message: 'parameters: the schema must describe an object ("type": "object")' };
   }
-  if (!ajv.validateSchema(record)) {
-    return { ok: false, message: `parameters: ${formatSchemaErrors(ajv.errors ?? [])}` };
+  const instance = ajvFor(record);
+  if (!instance.validateSchema(record)) {
+    return { ok: false, message: `parameters: ${formatSchemaErrors(instance.errors ?? [])}` };
   }
   try {
     compileSchema(record);

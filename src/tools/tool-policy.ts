@@ -1,5 +1,5 @@
 import type { SessionMode, ToolPolicy } from '../config/app-config';
-import type { ToolKind } from './tool';
+import type { Tool, ToolKind } from './tool';
 
 /** What each session mode does with each kind of tool, before the operator's overrides. */
 const MODE_POLICIES: Readonly<Record<SessionMode, Readonly<Record<ToolKind, ToolPolicy>>>> = {
@@ -9,12 +9,29 @@ const MODE_POLICIES: Readonly<Record<SessionMode, Readonly<Record<ToolKind, Tool
   exec: { read: 'allow', write: 'allow', exec: 'confirm' },
 };
 
-/** Whether a call runs, waits for a person, or is refused. TOOL_POLICY overrides win over the mode. */
+/**
+ * Whether a call runs, waits for a person, or is refused. TOOL_POLICY overrides win over the mode: the
+ * tool's own entry first, then its MCP server's `<server>__*` entry when it has a server.
+ */
 export function resolvePolicy(
   kind: ToolKind,
   toolName: string,
   mode: SessionMode,
   overrides: Readonly<Record<string, ToolPolicy>>,
+  mcpServer?: string,
 ): ToolPolicy {
-  return Object.hasOwn(overrides, toolName) ? overrides[toolName] : MODE_POLICIES[mode][kind];
+  if (Object.hasOwn(overrides, toolName)) return overrides[toolName];
+  const wildcard = mcpServer === undefined ? undefined : `${mcpServer}__*`;
+  if (wildcard !== undefined && Object.hasOwn(overrides, wildcard)) return overrides[wildcard];
+  return MODE_POLICIES[mode][kind];
+}
+
+/** resolvePolicy for a tool object (its MCP server, if any, from its source). */
+export function policyOf(
+  tool: Pick<Tool, 'kind' | 'name' | 'source'>,
+  mode: SessionMode,
+  overrides: Readonly<Record<string, ToolPolicy>>,
+): ToolPolicy {
+  const server = tool.source?.startsWith('mcp:') ? tool.source.slice(4) : undefined;
+  return resolvePolicy(tool.kind, tool.name, mode, overrides, server);
 }

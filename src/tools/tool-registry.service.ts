@@ -6,7 +6,7 @@ import type { AppConfig, SessionMode, ToolPolicy } from '../config/app-config';
 import { AgentTool } from './agent-tool.decorator';
 import { checkAgainst, compileSchema, type SchemaCheck } from './json-schema';
 import type { Tool } from './tool';
-import { resolvePolicy } from './tool-policy';
+import { policyOf } from './tool-policy';
 
 /** What GET /v1/tools shows for one tool. */
 export interface ToolListing {
@@ -14,6 +14,17 @@ export interface ToolListing {
   description: string;
   parameters: Record<string, unknown>;
   policy: ToolPolicy;
+  /** `builtin`, or `mcp:<server>` for a tool of an MCP server. */
+  source: string;
+}
+
+/**
+ * Tools that come and go at run time (MCP servers): what is offered now, and what a name means now —
+ * also a name that is not offered at the moment (its server is down) so a call gets a useful error.
+ */
+export interface ToolSource {
+  offered(): Tool[];
+  find(name: string): Tool | undefined;
 }
 
 /** OpenAI's limit on function names; a tool the model cannot name is useless. */
@@ -24,6 +35,7 @@ const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 export class ToolRegistry implements OnModuleInit {
   private readonly tools = new Map<string, Tool>();
   private readonly validators = new WeakMap<Tool, ValidateFunction>();
+  private readonly sources: ToolSource[] = [];
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -54,17 +66,37 @@ export class ToolRegistry implements OnModuleInit {
     this.tools.set(tool.name, tool);
   }
 
+  /** Adds a source of tools that change at run time; a built-in keeps its name against any of them. */
+  addSource(source: ToolSource): void {
+    this.sources.push(source);
+  }
+
   all(): Tool[] {
     return [...this.tools.values()];
   }
 
   get(name: string): Tool | undefined {
-    return this.tools.get(name);
+    const builtin = this.tools.get(name);
+    if (builtin !== undefined) return builtin;
+    for (const source of this.sources) {
+      const tool = source.find(name);
+      if (tool !== undefined) return tool;
+    }
+    return undefined;
   }
 
-  /** The tools this configuration offers at all (e.g. run_command only with ENABLE_RUN_COMMAND). */
+  /** The tools offered right now: the built-ins this configuration enables (e.g. run_command only with ENABLE_RUN_COMMAND) and the sources' current tools. */
   enabled(): Tool[] {
-    return this.all().filter((tool) => tool.isEnabled?.(this.config) ?? true);
+    const builtins = this.all().filter((tool) => tool.isEnabled?.(this.config) ?? true);
+    const fromSources = this.sources
+      .flatMap((source) => source.offered())
+      .filter((t) => !this.tools.has(t.name));
+    return [...builtins, ...fromSources];
+  }
+
+  /** Whether `name` is a tool offered right now or a built-in (a client tool may take neither). */
+  isServerToolName(name: string): boolean {
+    return this.tools.has(name) || this.enabled().some((tool) => tool.name === name);
   }
 
   /** GET /v1/tools: the enabled tools with the policy they get in `mode`. */
@@ -73,7 +105,8 @@ export class ToolRegistry implements OnModuleInit {
       name: tool.name,
       description: tool.description,
       parameters: tool.parameters,
-      policy: resolvePolicy(tool.kind, tool.name, mode, this.config.toolPolicy),
+      policy: policyOf(tool, mode, this.config.toolPolicy),
+      source: tool.source ?? 'builtin',
     }));
   }
 

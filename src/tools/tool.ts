@@ -19,7 +19,11 @@ export type ToolErrorCode =
   | 'REPEATED_CALL'
   | 'MAX_ITERATIONS'
   | 'CONFLICT'
-  | 'EXECUTION_ERROR';
+  | 'EXECUTION_ERROR'
+  /** An MCP server answered the call with `isError: true`. */
+  | 'MCP_TOOL_ERROR'
+  /** The MCP server of this tool is not connected (down, restarting, or it dropped during the call). */
+  | 'MCP_UNAVAILABLE';
 
 /** A tool failure with a message the model can act on. Thrown from `execute`. */
 export class ToolError extends Error {
@@ -62,6 +66,8 @@ export interface Tool<Args = Record<string, unknown>> {
   readonly description: string;
   readonly parameters: Record<string, unknown>;
   readonly kind: ToolKind;
+  /** Where the tool comes from: `builtin` when absent, `mcp:<server>` for a tool of an MCP server. */
+  readonly source?: `mcp:${string}`;
   /** Whether this tool is offered at all under this configuration (e.g. run_command behind a flag). */
   isEnabled?(config: AppConfig): boolean;
   /** Timeout for one call; defaults to TOOL_TIMEOUT_MS. */

@@ -3,7 +3,7 @@ import type { AppConfig, SessionMode, ToolPolicy } from '../config/app-config';
 import type { ClientToolDefinition } from '../persistence/entities/session.entity';
 import { compileSchema } from './json-schema';
 import type { Tool, ToolDefinition } from './tool';
-import { resolvePolicy } from './tool-policy';
+import { policyOf } from './tool-policy';
 import type { ToolRegistry } from './tool-registry.service';
 
 export type ToolLookup =
@@ -24,15 +24,25 @@ export class Toolset {
     { definition: ClientToolDefinition; validate: ValidateFunction }
   >();
 
+  private readonly allowed: ReadonlySet<string> | null;
+
   constructor(
-    registry: ToolRegistry,
-    config: AppConfig,
-    session: { mode: SessionMode; tools: string[] | null; clientTools: ClientToolDefinition[] },
+    private readonly registry: ToolRegistry,
+    private readonly config: AppConfig,
+    private readonly session: {
+      mode: SessionMode;
+      tools: string[] | null;
+      clientTools: ClientToolDefinition[];
+    },
   ) {
     const allowed = session.tools === null ? null : new Set(session.tools);
+    this.allowed = allowed;
+    // A tool offered after the session was created (an MCP server came up) never hides the session's own client tool.
+    const clientNames = new Set(session.clientTools.map((d) => d.function.name));
     for (const tool of registry.enabled()) {
       if (allowed && !allowed.has(tool.name)) continue;
-      const policy = resolvePolicy(tool.kind, tool.name, session.mode, config.toolPolicy);
+      if (clientNames.has(tool.name)) continue;
+      const policy = policyOf(tool, session.mode, config.toolPolicy);
       if (policy === 'deny') {
         this.refused.set(tool.name, `${tool.name} is not allowed in ${session.mode} mode on this server.`);
       } else {
@@ -68,10 +78,30 @@ export class Toolset {
     if (client) return { kind: 'client', ...client };
     const refused = this.refused.get(name);
     if (refused) return { kind: 'refused', reason: refused };
+    const late = this.notOffered(name);
+    if (late) return late;
     const available = this.definitions.map((d) => d.name).join(', ') || 'none';
     return {
       kind: 'unknown',
       reason: `There is no tool named ${name} in this session. Available tools: ${available}.`,
     };
+  }
+
+  /**
+   * A tool the registry knows by name but did not offer when this toolset was made: an MCP tool whose
+   * server is down (its call then gets MCP_UNAVAILABLE) or came up since. The same policies apply.
+   */
+  private notOffered(name: string): ToolLookup | undefined {
+    if (this.allowed && !this.allowed.has(name)) return undefined;
+    const tool = this.registry.get(name);
+    if (tool?.source === undefined) return undefined;
+    const policy = policyOf(tool, this.session.mode, this.config.toolPolicy);
+    if (policy === 'deny') {
+      return {
+        kind: 'refused',
+        reason: `${name} is not allowed in ${this.session.mode} mode on this server.`,
+      };
+    }
+    return { kind: 'server', tool, policy };
   }
 }

@@ -1,0 +1,143 @@
+// A real MCP server over stdio for the tests, written with the official SDK's McpServer.
+// Files it writes (paths from its environment, given through the MCP config's "env"):
+//   MARKER_FILE  one line per execution of the destructive tool
+//   CANCEL_FILE  one line per cancelled slow call ("cancelled <reason>")
+//   START_FILE   one line per start of this process (so a test can see it came back)
+import { appendFileSync } from 'node:fs';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { z } from 'zod';
+
+const env = process.env;
+if (env.START_FILE) appendFileSync(env.START_FILE, `${process.pid}\n`);
+if (env.FAIL_AT_START === '1') {
+  process.stderr.write('this server refuses to start\n');
+  process.exit(3);
+}
+
+const server = new McpServer({ name: 'loopwright-test-server', version: '1.0.0' });
+
+server.registerTool(
+  'read_note',
+  {
+    description: 'Reads a note by title.',
+    inputSchema: { title: z.string(), owner: z.email().optional() },
+    annotations: { readOnlyHint: true },
+  },
+  async ({ title }) => ({ content: [{ type: 'text', text: `Note "${title}": buy milk` }] }),
+);
+
+server.registerTool(
+  'delete_everything',
+  {
+    description: 'Deletes everything (writes a marker line instead).',
+    inputSchema: { reason: z.string() },
+    annotations: { destructiveHint: true },
+  },
+  async ({ reason }) => {
+    appendFileSync(env.MARKER_FILE, `${reason}\n`);
+    return { content: [{ type: 'text', text: 'Everything deleted.' }] };
+  },
+);
+
+server.registerTool(
+  'slow',
+  {
+    description: 'Reports progress, then waits until cancelled.',
+    inputSchema: {},
+    annotations: { readOnlyHint: true },
+  },
+  async (_args, extra) => {
+    const token = extra._meta?.progressToken;
+    if (token !== undefined) {
+      await extra.sendNotification({
+        method: 'notifications/progress',
+        params: { progressToken: token, progress: 1, total: 3, message: 'warming up' },
+      });
+      await extra.sendNotification({
+        method: 'notifications/progress',
+        params: { progressToken: token, progress: 2, total: 3 },
+      });
+    }
+    await new Promise((resolve) => {
+      extra.signal.addEventListener(
+        'abort',
+        () => {
+          appendFileSync(env.CANCEL_FILE, `cancelled ${String(extra.signal.reason ?? '')}\n`);
+          resolve(undefined);
+        },
+        { once: true },
+      );
+    });
+    return { content: [{ type: 'text', text: 'cancelled' }] };
+  },
+);
+
+server.registerTool(
+  'fail',
+  { description: 'Always fails.', inputSchema: {}, annotations: { readOnlyHint: true } },
+  async () => ({ content: [{ type: 'text', text: 'The quota is exhausted.' }], isError: true }),
+);
+
+// 12 KB of bytes (the PNG signature, then zeros), base64 encoded.
+const IMAGE = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47]), Buffer.alloc(12 * 1024 - 4)]).toString(
+  'base64',
+);
+server.registerTool(
+  'snapshot',
+  { description: 'Returns a picture.', inputSchema: {}, annotations: { readOnlyHint: true } },
+  async () => ({
+    content: [
+      { type: 'text', text: 'Here is the picture.' },
+      { type: 'image', data: IMAGE, mimeType: 'image/png' },
+      {
+        type: 'resource',
+        resource: { uri: 'file:///notes/a.txt', mimeType: 'text/plain', text: 'resource text' },
+      },
+    ],
+  }),
+);
+
+server.registerTool(
+  'weather',
+  {
+    description: 'Structured weather.',
+    inputSchema: {},
+    outputSchema: { temperature: z.number(), sky: z.string() },
+    annotations: { readOnlyHint: true },
+  },
+  async () => ({
+    content: [{ type: 'text', text: 'Sunny and mild.' }],
+    structuredContent: { temperature: 21.5, sky: 'clear' },
+  }),
+);
+
+server.registerTool(
+  'environment',
+  { description: 'Reports its environment.', inputSchema: {}, annotations: { readOnlyHint: true } },
+  async () => ({ content: [{ type: 'text', text: JSON.stringify(process.env) }] }),
+);
+
+server.registerTool(
+  'add_tool',
+  { description: 'Adds the tool "late".', inputSchema: {}, annotations: { readOnlyHint: true } },
+  async () => {
+    // Registering after connect makes McpServer send notifications/tools/list_changed.
+    server.registerTool(
+      'late',
+      { description: 'A tool that appeared later.', inputSchema: {}, annotations: { readOnlyHint: true } },
+      async () => ({ content: [{ type: 'text', text: 'late tool ran' }] }),
+    );
+    return { content: [{ type: 'text', text: 'added' }] };
+  },
+);
+
+server.registerTool(
+  'crash',
+  { description: 'Exits the process mid-call.', inputSchema: {}, annotations: { readOnlyHint: true } },
+  async () => {
+    process.exit(1);
+  },
+);
+
+await server.connect(new StdioServerTransport());
