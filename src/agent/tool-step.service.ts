@@ -125,31 +125,6 @@ export class ToolStepService {
     return planned;
   }
 
-  /** The events that announce a planned step, in the model's order. */
-  announce(calls: readonly PlannedCall[]): RunEventBody[] {
-    const events: RunEventBody[] = [];
-    for (const c of calls) {
-      events.push({
-        type: 'tool_call_start',
-        toolCallId: c.callId,
-        name: c.name,
-        arguments: c.eventArguments,
-        executor: c.executor,
-      });
-      if (c.status === 'pending_approval') {
-        events.push({
-          type: 'tool_approval_required',
-          toolCallId: c.callId,
-          name: c.name,
-          arguments: c.eventArguments,
-          reason: c.approvalReason ?? '',
-        });
-      }
-      if (c.settlement) events.push(resultEvent(c.callId, c.name, c.settlement));
-    }
-    return events;
-  }
-
   /** Runs the step's server calls that may run (pending or approved), concurrently; each result is stored as it comes. */
   async execute(h: RunHandle, calls: readonly ToolCallRow[]): Promise<void> {
     const runnable = calls.filter(
@@ -158,7 +133,9 @@ export class ToolStepService {
     if (runnable.length === 0) return;
     const toMark = runnable.filter((c) => c.status !== 'running').map((c) => c.id);
     if (toMark.length > 0)
-      await this.conversation.markToolCalls(this.store.queryable, toMark, 'running', true);
+      await h.sink.retrying(() =>
+        this.conversation.markToolCalls(this.store.queryable, toMark, 'running', true),
+      );
     await Promise.all(runnable.map((c) => this.executeOne(h, c)));
   }
 
@@ -209,8 +186,8 @@ export class ToolStepService {
     const message = toolMessage(h.run.id, call, content);
     // Not awaited here: the next model call may start while the result is written (its events
     // queue behind this write, so no stream sees them first); the loop awaits it before the step
-    // after (RunHandle.pendingWrites).
-    h.pendingWrites.push(
+    // after, and a failure stops the run at once (RunHandle.trackWrite).
+    h.trackWrite(
       h.sink.commitWrites(
         [resultEvent(call.callId, call.name, settlement)],
         this.conversation.settleToolCallSql(call, settlement, { messageId: message.id }),
