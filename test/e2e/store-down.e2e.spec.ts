@@ -97,11 +97,15 @@ describe('PostgreSQL going down under a live run (e2e, its own PostgreSQL)', () 
 
   it('stopped mid-stream and back within the lease: the run completes and its stream equals the stored log', async () => {
     const { app, db } = await freshApp({ RUN_LEASE_MS: '60000' });
-    upstream.enqueue(text(Array.from({ length: 30 }, (_, i) => `w${i}`).join(' '), { delayMs: 50 }));
+    // Long enough (100 pieces, 50 ms apart) that text arrives and must be written while PostgreSQL is down.
+    const words = Array.from({ length: 100 }, (_, i) => `w${i}`).join(' ');
+    upstream.enqueue(text(words, { delayMs: 50 }));
     const stream = await openStream(`${app.url}/v1/chat`, { body: { prompt: 'Talk.', tools: [] } });
     const first = await stream.until('text');
     const runId = first[0].data.runId as string;
     await pg.stop();
+    // The server itself sees the database gone (its readiness fails) before it comes back.
+    await eventually(async () => (await fetch(`${app.url}/health/ready`)).status === 503, 20_000);
     await pg.start();
     const seen = [...first, ...(await stream.rest(60_000))];
 
@@ -114,7 +118,7 @@ describe('PostgreSQL going down under a live run (e2e, its own PostgreSQL)', () 
     expect(seen.map((e) => ({ seq: e.id, type: e.event, payload: e.data }))).toEqual(stored);
     const [run] = await query<{ status: string }>(db, 'SELECT status FROM runs WHERE id = $1', [runId]);
     expect(run.status).toBe('completed');
-    expect(texts(seen)).toBe(Array.from({ length: 30 }, (_, i) => `w${i}`).join(' '));
+    expect(texts(seen)).toBe(words);
   }, 90_000);
 
   it('stopped past the lease: the stream closes without a final event, then the run ends RUN_ABANDONED keeping the streamed text', async () => {
