@@ -19,12 +19,7 @@ import { ToolStepService } from './tool-step.service';
  * process fails it once the lease has expired.
  */
 export type DriveOutcome =
-  | 'completed'
-  | 'max_iterations'
-  | 'requires_action'
-  | 'cancelled'
-  | 'failed'
-  | 'released';
+  'completed' | 'max_iterations' | 'requires_action' | 'cancelled' | 'failed' | 'released';
 
 /**
  * The agent loop: call the model with the conversation, store what it answered (one statement),
@@ -209,9 +204,7 @@ export class RunOrchestrator {
         open,
         h.lastAssistantMessageId,
       );
-      await h.sink.commit(finalization.events, (tx) =>
-        finalization.apply(this.store, this.conversation, tx),
-      );
+      await h.sink.commit(finalization.events, (tx) => finalization.apply(this.store, this.conversation, tx));
       return outcome.status;
     } catch (endErr) {
       if (!isRunReleased(endErr) && !isStoreUnavailable(endErr)) throw endErr;

@@ -76,7 +76,10 @@ export interface StepRecord {
 }
 
 export interface StepInput {
-  run: Pick<RunRow, 'id' | 'sessionId' | 'iterations' | 'maxIterations' | 'promptTokens' | 'completionTokens'>;
+  run: Pick<
+    RunRow,
+    'id' | 'sessionId' | 'iterations' | 'maxIterations' | 'promptTokens' | 'completionTokens'
+  >;
   turn: ModelTurn;
   calls: readonly PlannedCall[];
   /** The session's next free message position (the driving process numbers its run's messages). */
@@ -128,7 +131,12 @@ export function buildStepRecord(input: StepInput): StepRecord {
   const seq = input.nextMessageSeq;
   const toolCalls: StoredToolCall[] = calls.map((c, i) => {
     const extraContent = turn.toolCalls[i]?.extraContent;
-    return { id: c.callId, name: c.name, arguments: c.rawArguments, ...(extraContent ? { extraContent } : {}) };
+    return {
+      id: c.callId,
+      name: c.name,
+      arguments: c.rawArguments,
+      ...(extraContent ? { extraContent } : {}),
+    };
   });
   const assistant: MessageRow = {
     id: assistantId,
@@ -142,7 +150,9 @@ export function buildStepRecord(input: StepInput): StepRecord {
   };
   const answered = calls
     .filter((c) => c.settlement !== null)
-    .map((c) => toolMessage(run.id, { callId: c.callId, messageSeq: seq + c.position + 1 }, c.settlement!.result));
+    .map((c) =>
+      toolMessage(run.id, { callId: c.callId, messageSeq: seq + c.position + 1 }, c.settlement!.result),
+    );
 
   const newCalls: NewToolCall[] = calls.map((c) => ({
     id: c.id,
@@ -157,7 +167,8 @@ export function buildStepRecord(input: StepInput): StepRecord {
     executor: c.executor,
     // Nothing waits: the calls that may run are run right after this commit.
     status: c.status === 'pending' && outcome === 'continue' ? 'running' : c.status,
-    deadlineMs: c.status === 'pending_approval' || c.status === 'awaiting_client' ? input.approvalTimeoutMs : null,
+    deadlineMs:
+      c.status === 'pending_approval' || c.status === 'awaiting_client' ? input.approvalTimeoutMs : null,
     approvalReason: c.approvalReason,
     settlement: c.settlement,
   }));

@@ -2,12 +2,7 @@ import type { EntityManager } from 'typeorm';
 import { serializeEvent, type RunEventBody, type SerializedEvent } from './run-events';
 import type { RunLease } from './run-lease';
 import type { RunChanges, RunStore, SqlStatement } from '../store/run-store.service';
-import {
-  isRunReleased,
-  isStoreUnavailable,
-  LeaseLost,
-  StoreUnavailable,
-} from '../store/store-errors';
+import { isRunReleased, isStoreUnavailable, LeaseLost, StoreUnavailable } from '../store/store-errors';
 
 /** At most one write of text deltas per run this often: batching keeps the database off the hot path. */
 const FLUSH_DELAY_MS = 100;
@@ -118,14 +113,7 @@ export class RunEventSink {
    */
   commitWrites(bodies: RunEventBody[], writes: SqlStatement[], changes: RunChanges = {}): Promise<void> {
     return this.commitVia(bodies, (events) =>
-      this.store.writeWithEvents(
-        this.store.queryable,
-        this.runId,
-        events,
-        writes,
-        changes,
-        this.lease.owner,
-      ),
+      this.store.writeWithEvents(this.store.queryable, this.runId, events, writes, changes, this.lease.owner),
     );
   }
 

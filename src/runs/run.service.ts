@@ -298,7 +298,10 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
       )
       .then(() => h.sink.close())
       .catch((err: unknown) =>
-        this.logger.error({ ...ids, msg: `run events not closed: ${err instanceof Error ? err.message : String(err)}` }),
+        this.logger.error({
+          ...ids,
+          msg: `run events not closed: ${err instanceof Error ? err.message : String(err)}`,
+        }),
       )
       .finally(() => {
         this.hub.detach(h.sink);
@@ -329,7 +332,9 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
       );
     const firstSeq = conversation.find((m) => m.runId === runId && m.role === 'user')?.seq ?? 0;
     const lease = new RunLease(this.processId, this.config.runLeaseMs, claimedAt);
-    const sink = new RunEventSink(runId, run.lastSeq, this.store, lease, (err) => this.writeFailed(runId, err));
+    const sink = new RunEventSink(runId, run.lastSeq, this.store, lease, (err) =>
+      this.writeFailed(runId, err),
+    );
     const h = new RunHandle({
       run,
       session,

@@ -231,7 +231,10 @@ export class RunStore {
     const update = `UPDATE runs SET ${sets.join(', ')} WHERE id = $1::uuid`;
     const notify = `pg_notify('${RUN_EVENTS_CHANNEL}', id::text || ' ' || last_seq::text)`;
     if (leaseOwner === undefined) {
-      await q.query(`${ctes.length > 0 ? `WITH ${ctes.join(',\n')}\n` : ''}${update} RETURNING ${notify}`, params);
+      await q.query(
+        `${ctes.length > 0 ? `WITH ${ctes.join(',\n')}\n` : ''}${update} RETURNING ${notify}`,
+        params,
+      );
       return;
     }
     params.push(leaseOwner);
@@ -239,7 +242,10 @@ export class RunStore {
     try {
       // No row updated means the lease is gone: dividing by that count (zero) raises, which undoes
       // every CTE of the statement — one round trip, nothing written. No other part of a write divides.
-      await q.query(`WITH ${ctes.join(',\n')}\nSELECT 1 / (SELECT count(*)::int FROM owned) AS owned`, params);
+      await q.query(
+        `WITH ${ctes.join(',\n')}\nSELECT 1 / (SELECT count(*)::int FROM owned) AS owned`,
+        params,
+      );
     } catch (err) {
       if ((err as { code?: unknown }).code === DIVISION_BY_ZERO) throw new LeaseLost(runId);
       throw err;

@@ -33,7 +33,14 @@ export function isRunReleased(err: unknown): err is LeaseLost | StoreUnavailable
 
 // SQLSTATE classes and codes that mean "the server is not there right now", not "this write is wrong".
 const UNAVAILABLE_CODES = new Set(['57P01', '57P02', '57P03', '53300', '40001', '40P01']);
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+]);
 const CONNECTION_MESSAGES = [
   'Connection terminated',
   'connection error',

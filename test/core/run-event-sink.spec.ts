@@ -25,7 +25,7 @@ describe('RunEventSink on a real PostgreSQL: events are shown only once stored',
 
   beforeAll(async () => {
     store = await openCoreStore();
-    admin = await connect(store.db.options.url as string);
+    admin = await connect(store.url);
     // Fault injection: the log refuses an event whose payload says "poison" (a write the database
     // rejects for good), and answers "cannot connect now" (57P03, the database being unreachable)
     // while the flag table holds the run's id.
@@ -120,8 +120,11 @@ describe('RunEventSink on a real PostgreSQL: events are shown only once stored',
     const { runId, sink, errors } = await newSink();
     const hits = async () =>
       Number(
-        (await admin.query(`SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS n FROM unreachable_hits`))
-          .rows[0].n,
+        (
+          await admin.query(
+            `SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS n FROM unreachable_hits`,
+          )
+        ).rows[0].n,
       );
     const before = await hits();
     await admin.query('INSERT INTO unreachable_for VALUES ($1)', [runId]);
@@ -181,7 +184,9 @@ describe('RunEventSink on a real PostgreSQL: events are shown only once stored',
 
   it('keeps only a window of a long run in memory; a follower from the start reads the rest from the log', async () => {
     const { runId, sink } = await newSink();
-    const hub = new RunEventHub(store.runs, { listen: async () => () => undefined } as unknown as PgNotifications);
+    const hub = new RunEventHub(store.runs, {
+      listen: async () => () => undefined,
+    } as unknown as PgNotifications);
     hub.attach(sink);
     const total = SINK_WINDOW * 8;
     for (let i = 0; i < total; i++) {
@@ -189,7 +194,16 @@ describe('RunEventSink on a real PostgreSQL: events are shown only once stored',
       if (i % 100 === 99) await sink.flush();
     }
     await sink.commitWrites(
-      [{ type: 'done', sessionId: 's', status: 'completed', iterations: 1, usage: step.usage, messageId: null }],
+      [
+        {
+          type: 'done',
+          sessionId: 's',
+          status: 'completed',
+          iterations: 1,
+          usage: step.usage,
+          messageId: null,
+        },
+      ],
       [],
     );
     expect(sink.heldEvents).toBeLessThanOrEqual(2 * SINK_WINDOW);

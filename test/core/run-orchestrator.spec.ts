@@ -39,13 +39,13 @@ describe('the orchestrator driven by a scripted ModelProvider, through every out
          FROM runs WHERE id = $1`,
       [runId],
     );
-    const events = await db.query(`SELECT seq, type, payload FROM run_events WHERE run_id = $1 ORDER BY seq`, [
-      runId,
-    ]);
-    const messages = await db.query(
-      `SELECT role, content FROM messages WHERE run_id = $1 ORDER BY seq`,
+    const events = await db.query(
+      `SELECT seq, type, payload FROM run_events WHERE run_id = $1 ORDER BY seq`,
       [runId],
     );
+    const messages = await db.query(`SELECT role, content FROM messages WHERE run_id = $1 ORDER BY seq`, [
+      runId,
+    ]);
     return {
       run: run.rows[0] as {
         status: string;
@@ -63,7 +63,8 @@ describe('the orchestrator driven by a scripted ModelProvider, through every out
     };
   }
   /** The stream said exactly what the store holds, in order. */
-  const asStored = (events: SerializedEvent[]) => events.map((e) => ({ seq: e.seq, type: e.type, body: body(e) }));
+  const asStored = (events: SerializedEvent[]) =>
+    events.map((e) => ({ seq: e.seq, type: e.type, body: body(e) }));
 
   it('completed: a text answer ends the run; the stream equals the stored log', async () => {
     core.model.enqueue(answer('Hel', 'lo'));
@@ -104,7 +105,13 @@ describe('the orchestrator driven by a scripted ModelProvider, through every out
     core.model.enqueue(calls({ name: 'read_file', arguments: { path: 'a.txt' } }));
     const { runId } = await core.runs.start(OWNER, { prompt: 'go', session: { maxIterations: 1 } });
     const seen = await core.follow(runId);
-    expect(types(seen)).toEqual(['run_started', 'tool_call_start', 'tool_call_result', 'step_finished', 'done']);
+    expect(types(seen)).toEqual([
+      'run_started',
+      'tool_call_start',
+      'tool_call_result',
+      'step_finished',
+      'done',
+    ]);
     expect(body(seen[2])).toMatchObject({ errorCode: 'MAX_ITERATIONS', isError: true });
     expect(body(seen[4])).toMatchObject({ status: 'max_iterations', iterations: 1 });
     expect((await stored(runId)).run.status).toBe('max_iterations');
@@ -202,10 +209,19 @@ describe('the orchestrator driven by a scripted ModelProvider, through every out
     try {
       writeFileSync(join(core.workspace, 'bad.txt'), 'poison\n');
       const never = gate(); // the second model call is never let go: only the failed write can end the run
-      core.model.enqueue(calls({ name: 'read_file', arguments: { path: 'bad.txt' } }), textUntil(never.opened, []));
+      core.model.enqueue(
+        calls({ name: 'read_file', arguments: { path: 'bad.txt' } }),
+        textUntil(never.opened, []),
+      );
       const { runId } = await core.runs.start(OWNER, { prompt: 'read bad.txt' });
       const seen = await core.follow(runId);
-      expect(types(seen)).toEqual(['run_started', 'tool_call_start', 'step_finished', 'tool_call_result', 'error']);
+      expect(types(seen)).toEqual([
+        'run_started',
+        'tool_call_start',
+        'step_finished',
+        'tool_call_result',
+        'error',
+      ]);
       expect(body(seen[3])).toMatchObject({ isError: true, errorCode: 'EXECUTION_ERROR' });
       const s = await stored(runId);
       expect(s.run).toMatchObject({ status: 'failed', error: { code: 'INTERNAL_ERROR' } });

@@ -47,7 +47,9 @@ describe('the step, decided by pure functions', () => {
     expect(stepOutcome([], false)).toBe('completed');
     expect(stepOutcome([], true)).toBe('completed');
     expect(stepOutcome([planned(0, 'pending')], true)).toBe('max_iterations');
-    expect(stepOutcome([planned(0, 'pending'), planned(1, 'pending_approval')], false)).toBe('requires_action');
+    expect(stepOutcome([planned(0, 'pending'), planned(1, 'pending_approval')], false)).toBe(
+      'requires_action',
+    );
     expect(stepOutcome([planned(0, 'awaiting_client')], false)).toBe('requires_action');
     expect(stepOutcome([planned(0, 'pending'), planned(1, 'error')], false)).toBe('continue');
   });
@@ -63,7 +65,9 @@ describe('the step, decided by pure functions', () => {
       messageId: step.assistantId,
     });
     expect(step.run).toMatchObject({ status: 'completed', finished: true, finalMessageId: step.assistantId });
-    expect(step.messages).toEqual([expect.objectContaining({ seq: 10, role: 'assistant', content: 'The answer.' })]);
+    expect(step.messages).toEqual([
+      expect.objectContaining({ seq: 10, role: 'assistant', content: 'The answer.' }),
+    ]);
     expect(step.nextMessageSeq).toBe(11);
     expect(step.runnable).toEqual([]);
   });

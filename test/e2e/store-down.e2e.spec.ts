@@ -143,7 +143,9 @@ describe('PostgreSQL going down under a live run (e2e, its own PostgreSQL)', () 
       const rows = await query<{ status: string }>(db, 'SELECT status FROM runs WHERE id = $1', [runId]);
       return rows[0]?.status === 'failed';
     }, 30_000);
-    const [run] = await query<{ error: { code: string } }>(db, 'SELECT error FROM runs WHERE id = $1', [runId]);
+    const [run] = await query<{ error: { code: string } }>(db, 'SELECT error FROM runs WHERE id = $1', [
+      runId,
+    ]);
     expect(run.error.code).toBe('RUN_ABANDONED');
     // Its streamed text is kept as the run's last assistant message.
     const [message] = await query<{ content: string }>(

@@ -12,6 +12,7 @@ import { createTestDatabase } from './database';
 /** The stores on a real, migrated database (as the app migrates it), without the rest of the app. */
 export interface CoreStore {
   db: DataSource;
+  url: string;
   runs: RunStore;
   conversation: ConversationStore;
   sessions: SessionStore;
@@ -19,11 +20,13 @@ export interface CoreStore {
 }
 
 export async function openCoreStore(url?: string, runLeaseMs = 30_000): Promise<CoreStore> {
-  const db = await new DataSource(dataSourceOptions(url ?? (await createTestDatabase()), 4)).initialize();
+  const databaseUrl = url ?? (await createTestDatabase());
+  const db = await new DataSource(dataSourceOptions(databaseUrl, 4)).initialize();
   await runMigrationsLocked(db);
   const config = loadConfig({ OPENAI_API_KEY: 'k', RUN_LEASE_MS: String(runLeaseMs) });
   return {
     db,
+    url: databaseUrl,
     runs: new RunStore(db, config),
     conversation: new ConversationStore(db),
     sessions: new SessionStore(db),

@@ -40,7 +40,8 @@ export class ScriptedModel implements ModelProvider {
     const waiters = this.startWaiters;
     this.startWaiters = [];
     for (const w of waiters) w();
-    if (!script) return fail(new ModelError('UPSTREAM_ERROR', 'the script has no more answers', false))(request, signal);
+    if (!script)
+      return fail(new ModelError('UPSTREAM_ERROR', 'the script has no more answers', false))(request, signal);
     return script(request, signal);
   }
 }
