@@ -4,6 +4,7 @@ import type { Client } from 'pg';
 import { ModelError } from '../../src/llm/model-provider';
 import type { SerializedEvent } from '../../src/events/run-events';
 import { connect } from '../support/database';
+import { eventually } from '../support/eventually';
 import { startCore, type CoreApp } from '../support/core-app';
 import { answer, calls, fail, gate, textUntil } from '../support/scripted-model';
 
@@ -233,5 +234,102 @@ describe('the orchestrator driven by a scripted ModelProvider, through every out
     } finally {
       process.off('unhandledRejection', onStray);
     }
+  });
+});
+
+describe('the orchestrator while the store is unreachable (injected: PostgreSQL answers 57P03 for the run)', () => {
+  let core: CoreApp;
+  let db: Client;
+
+  beforeAll(async () => {
+    // A two-second lease, renewed every third of it; the supervisor looks for expired leases every second.
+    core = await startCore({ RUN_LEASE_MS: '2000' });
+    db = await connect(core.databaseUrl);
+    // While a run is listed, every write of it — its events and its row (lease renewals included) —
+    // fails as if the database were starting up: to the process, the store is down.
+    await db.query(`
+      CREATE TABLE unreachable_for (run_id uuid PRIMARY KEY);
+      CREATE SEQUENCE refused_event_writes; -- counts refused tries (a sequence is not rolled back)
+      CREATE FUNCTION unreachable() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF EXISTS (SELECT 1 FROM unreachable_for WHERE run_id = NEW.run_id) THEN
+          PERFORM nextval('refused_event_writes');
+          RAISE EXCEPTION 'the database system is starting up' USING ERRCODE = '57P03';
+        END IF;
+        RETURN NEW;
+      END $$;
+      CREATE FUNCTION unreachable_run() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF EXISTS (SELECT 1 FROM unreachable_for WHERE run_id = NEW.id) THEN
+          -- A write of events moves last_seq (a lease renewal does not): count those tries.
+          IF NEW.last_seq IS DISTINCT FROM OLD.last_seq THEN PERFORM nextval('refused_event_writes'); END IF;
+          RAISE EXCEPTION 'the database system is starting up' USING ERRCODE = '57P03';
+        END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER unreachable BEFORE INSERT ON run_events FOR EACH ROW EXECUTE FUNCTION unreachable();
+      CREATE TRIGGER unreachable_run BEFORE UPDATE ON runs FOR EACH ROW EXECUTE FUNCTION unreachable_run();`);
+  });
+  afterAll(async () => {
+    await db.end();
+    await core.close();
+  });
+
+  const statusOf = async (runId: string) =>
+    (await db.query(`SELECT status, error FROM runs WHERE id = $1`, [runId])).rows[0] as {
+      status: string;
+      error: { code: string } | null;
+    };
+
+  it('store back within the lease: the run goes on and completes; the stream equals the log', async () => {
+    const held = gate();
+    core.model.enqueue(textUntil(held.opened, ['before '], ['after']));
+    const { runId } = await core.runs.start(OWNER, { prompt: 'x' });
+    await core.follow(runId, (e) => e.type === 'text');
+    await db.query('INSERT INTO unreachable_for VALUES ($1)', [runId]);
+    const refused = async () =>
+      Number(
+        (
+          await db.query(
+            `SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS n FROM refused_event_writes`,
+          )
+        ).rows[0].n,
+      );
+    const before = await refused();
+    const following = core.follow(runId);
+    held.open();
+    // The answer's end is refused twice (retried, not shown); then the store is back, within the lease.
+    await eventually(async () => (await refused()) >= before + 2);
+    await db.query('DELETE FROM unreachable_for WHERE run_id = $1', [runId]);
+    const seen = await following;
+    expect(types(seen)).toEqual(['run_started', 'text', 'text', 'step_finished', 'done']);
+    expect((await statusOf(runId)).status).toBe('completed');
+    const log = await db.query(`SELECT seq, type FROM run_events WHERE run_id = $1 ORDER BY seq`, [runId]);
+    expect(log.rows).toEqual(seen.map((e) => ({ seq: e.seq, type: e.type })));
+  });
+
+  it('store down past the lease: the process lets the run go (no final event), then it fails as RUN_ABANDONED', async () => {
+    const held = gate();
+    core.model.enqueue(textUntil(held.opened, ['kept '], ['lost']));
+    const { runId } = await core.runs.start(OWNER, { prompt: 'x' });
+    await core.follow(runId, (e) => e.type === 'text');
+    await db.query('INSERT INTO unreachable_for VALUES ($1)', [runId]);
+    const following = core.follow(runId);
+    held.open();
+    const seen = await following;
+    expect(types(seen)).toEqual(['run_started', 'text']); // closed without done or error
+    expect(core.runs.localRunIds).not.toContain(runId);
+    expect((await statusOf(runId)).status).toBe('running');
+
+    await db.query('DELETE FROM unreachable_for WHERE run_id = $1', [runId]);
+    const after = await core.follow(runId);
+    expect(types(after)).toEqual(['run_started', 'text', 'error']);
+    expect(body(after[2])).toMatchObject({ code: 'RUN_ABANDONED', seq: 3 });
+    expect(await statusOf(runId)).toMatchObject({ status: 'failed', error: { code: 'RUN_ABANDONED' } });
+    const message = await db.query(
+      `SELECT content FROM messages WHERE run_id = $1 AND role = 'assistant' ORDER BY seq DESC LIMIT 1`,
+      [runId],
+    );
+    expect(message.rows).toEqual([{ content: 'kept ' }]);
   });
 });
