@@ -57,8 +57,8 @@ export class RunHandle {
   readonly sink: RunEventSink;
   readonly lease: RunLease;
   readonly toolset: Toolset;
-  readonly callIds: Set<string>;
-  readonly callCounts: Map<string, number>;
+  private readonly callIds: Set<string>;
+  private readonly callCounts: Map<string, number>;
   readonly firstMessageSeq: number;
   readonly resumesStep: boolean;
   private readonly messages: MessageRow[];
@@ -100,6 +100,23 @@ export class RunHandle {
   /** The session's next free message position; this process numbers its run's messages while it drives it. */
   get nextMessageSeq(): number {
     return this.nextSeq;
+  }
+
+  /** Whether a tool-call id already names a call of this run. */
+  hasCallId(id: string): boolean {
+    return this.callIds.has(id);
+  }
+
+  /** Records a call's id as used in this run. */
+  useCallId(id: string): void {
+    this.callIds.add(id);
+  }
+
+  /** Counts one more ask for the same tool with the same arguments (`key`); returns how many came before. */
+  countCall(key: string): number {
+    const seen = this.callCounts.get(key) ?? 0;
+    this.callCounts.set(key, seen + 1);
+    return seen;
   }
 
   /** A step was stored: the run's counters, the message positions and the conversation follow it. */

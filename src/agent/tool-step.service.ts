@@ -56,8 +56,7 @@ export class ToolStepService {
       const callId = this.uniqueCallId(h, call.id);
       const rawArguments = call.arguments.trim() === '' ? '{}' : call.arguments;
       const key = callKey(call.name, rawArguments);
-      const seen = h.callCounts.get(key) ?? 0;
-      h.callCounts.set(key, seen + 1);
+      const seen = h.countCall(key);
       const parsed = parseToolArguments(rawArguments);
       const base = {
         id: randomUUID(),
@@ -233,8 +232,8 @@ export class ToolStepService {
   private uniqueCallId(h: RunHandle, upstreamId: string): string {
     let id = upstreamId.trim();
     // Some servers reuse ids across responses ('0', '1' …): within a run an id must name one call.
-    if (id === '' || h.callIds.has(id)) id = `call_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
-    h.callIds.add(id);
+    if (id === '' || h.hasCallId(id)) id = `call_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
+    h.useCallId(id);
     return id;
   }
 }

@@ -190,7 +190,8 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
     if (!run) throw runNotFound(runId);
     if (!isActive(run)) return;
     const local = this.handles.get(runId);
-    if (local) {
+    // A run this process let go is no longer its to end: it is ended like any undriven run.
+    if (local && !local.released) {
       local.stop('cancelled');
       await local.done;
       return;
