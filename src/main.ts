@@ -5,8 +5,28 @@ import { readEnvironment } from './config/environment';
 import { createApp } from './bootstrap';
 import { openDatabase } from './persistence/embedded-database';
 
+/**
+ * The last line of defence: something that slips past every handler is logged (one JSON line) and
+ * the server keeps serving its other users. Nothing relies on it — every write of a run has its own
+ * handler — so the tests pass without it.
+ */
+function surviveStrayErrors(): void {
+  const log = (kind: string, err: unknown) =>
+    process.stderr.write(
+      `${JSON.stringify({
+        level: 50, // pino's "error", as every other line of the server
+        time: new Date().toISOString(),
+        msg: kind,
+        err: err instanceof Error ? { type: err.name, message: err.message, stack: err.stack } : String(err),
+      })}\n`,
+    );
+  process.on('unhandledRejection', (reason) => log('unhandled rejection (the server keeps serving)', reason));
+  process.on('uncaughtException', (err) => log('uncaught exception (the server keeps serving)', err));
+}
+
 /** The production entry: validate the environment, open the database, serve, drain on SIGTERM. */
 async function main(): Promise<void> {
+  surviveStrayErrors();
   const logger = new Logger('Loopwright');
   let config;
   try {

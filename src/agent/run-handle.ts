@@ -1,6 +1,8 @@
 import type { Usage } from '../llm/model-provider';
 import type { RunEventSink } from '../events/run-event-sink';
-import type { MessageRow, ToolCallRow } from '../store/conversation-store.service';
+import type { RunLease } from '../events/run-lease';
+import { isRunReleased, type LeaseLost, type StoreUnavailable } from '../store/store-errors';
+import type { MessageRow } from '../store/conversation-store.service';
 import type { RunRow } from '../store/run-store.service';
 import type { SessionRow } from '../store/session-store.service';
 import type { Toolset } from '../tools/toolset';
@@ -21,43 +23,115 @@ export class RunStopped extends Error {
   }
 }
 
+export interface RunHandleInit {
+  run: RunRow;
+  session: SessionRow;
+  sink: RunEventSink;
+  lease: RunLease;
+  toolset: Toolset;
+  /** The session's messages in order. */
+  conversation: MessageRow[];
+  /** Tool-call ids used in this run, and how often each (name, arguments) was asked for. */
+  callIds: Set<string>;
+  callCounts: Map<string, number>;
+  /** Seq of the run's user message: the history budget never drops this run's own messages. */
+  firstMessageSeq: number;
+  /** The session's next free message position. */
+  nextMessageSeq: number;
+  /** The run was taken up after a wait: its open step's approved calls run before the next model call. */
+  resumesStep: boolean;
+}
+
 /**
  * Everything this process holds about a run it drives. It is rebuilt from the database whenever a
- * process takes a run up, so nothing here is needed to continue the run elsewhere.
+ * process takes a run up, so nothing here is needed to continue the run elsewhere. Its state changes
+ * only through its methods: a stored step (`stepStored`), a stored tool message (`addMessages`), a
+ * tracked write, a stop.
  */
 export class RunHandle {
   private readonly controller = new AbortController();
-  /** Text of the model call in progress, not stored yet. */
+  /** Text of the model call in progress, not stored yet (written by the model call only). */
   streamingText = '';
-  lastAssistantMessageId: string | null;
-  /**
-   * The open step's calls when this process knows them (it just stored them), so the loop need not
-   * ask the database; null when the run was just taken up and they must be read.
-   */
-  openCalls: ToolCallRow[] | null = null;
+  readonly run: RunRow;
+  readonly session: SessionRow;
+  readonly sink: RunEventSink;
+  readonly lease: RunLease;
+  readonly toolset: Toolset;
+  private readonly callIds: Set<string>;
+  private readonly callCounts: Map<string, number>;
+  readonly firstMessageSeq: number;
+  readonly resumesStep: boolean;
+  private readonly messages: MessageRow[];
+  private lastAssistantId: string | null;
+  private nextSeq: number;
   /** Writes of tool results still on their way to the database; awaited before the next step is stored. */
-  pendingWrites: Promise<void>[] = [];
-  /** The session's next message position; this process numbers its run's messages while it drives it. */
-  nextMessageSeq = 0;
+  private pendingWrites: Promise<void>[] = [];
+  private releasedBy: LeaseLost | StoreUnavailable | null = null;
   readonly startedAt = Date.now();
   private finished!: () => void;
   readonly done = new Promise<void>((resolve) => (this.finished = resolve));
 
-  constructor(
-    readonly run: RunRow,
-    readonly session: SessionRow,
-    readonly sink: RunEventSink,
-    readonly toolset: Toolset,
-    /** The session's messages in order; kept in step with what is stored. */
-    readonly conversation: MessageRow[],
-    /** Tool-call ids used in this run, and how often each (name, arguments) was asked for. */
-    readonly callIds: Set<string>,
-    readonly callCounts: Map<string, number>,
-    /** Seq of the run's user message: the history budget never drops this run's own messages. */
-    readonly firstMessageSeq: number,
-  ) {
-    this.lastAssistantMessageId =
-      [...conversation].reverse().find((m) => m.role === 'assistant' && m.runId === run.id)?.id ?? null;
+  constructor(init: RunHandleInit) {
+    this.run = init.run;
+    this.session = init.session;
+    this.sink = init.sink;
+    this.lease = init.lease;
+    this.toolset = init.toolset;
+    this.messages = init.conversation;
+    this.callIds = init.callIds;
+    this.callCounts = init.callCounts;
+    this.firstMessageSeq = init.firstMessageSeq;
+    this.nextSeq = init.nextMessageSeq;
+    this.resumesStep = init.resumesStep;
+    this.lastAssistantId =
+      [...init.conversation].reverse().find((m) => m.role === 'assistant' && m.runId === init.run.id)?.id ??
+      null;
+  }
+
+  /** The session's messages in order; kept in step with what is stored. */
+  get conversation(): readonly MessageRow[] {
+    return this.messages;
+  }
+
+  get lastAssistantMessageId(): string | null {
+    return this.lastAssistantId;
+  }
+
+  /** The session's next free message position; this process numbers its run's messages while it drives it. */
+  get nextMessageSeq(): number {
+    return this.nextSeq;
+  }
+
+  /** Whether a tool-call id already names a call of this run. */
+  hasCallId(id: string): boolean {
+    return this.callIds.has(id);
+  }
+
+  /** Records a call's id as used in this run. */
+  useCallId(id: string): void {
+    this.callIds.add(id);
+  }
+
+  /** Counts one more ask for the same tool with the same arguments (`key`); returns how many came before. */
+  countCall(key: string): number {
+    const seen = this.callCounts.get(key) ?? 0;
+    this.callCounts.set(key, seen + 1);
+    return seen;
+  }
+
+  /** A step was stored: the run's counters, the message positions and the conversation follow it. */
+  stepStored(step: {
+    iteration: number;
+    usage: Usage;
+    nextMessageSeq: number;
+    messages: MessageRow[];
+  }): void {
+    this.run.iterations = step.iteration;
+    this.run.promptTokens = step.usage.promptTokens;
+    this.run.completionTokens = step.usage.completionTokens;
+    this.nextSeq = step.nextMessageSeq;
+    this.streamingText = '';
+    this.addMessages(step.messages);
   }
 
   get signal(): AbortSignal {
@@ -80,11 +154,21 @@ export class RunHandle {
   /** Inserts stored messages in their place (tool results arrive out of order; seq orders them). */
   addMessages(messages: MessageRow[]): void {
     for (const m of messages) {
-      let i = this.conversation.length;
-      while (i > 0 && this.conversation[i - 1].seq > m.seq) i--;
-      this.conversation.splice(i, 0, m);
-      if (m.role === 'assistant') this.lastAssistantMessageId = m.id;
+      let i = this.messages.length;
+      while (i > 0 && this.messages[i - 1].seq > m.seq) i--;
+      this.messages.splice(i, 0, m);
+      if (m.role === 'assistant') this.lastAssistantId = m.id;
     }
+  }
+
+  /**
+   * Keeps a write that the loop awaits later (`settleWrites`). It has a handler from the start: when
+   * it fails before anyone awaits it, the run is stopped at once (and the failure reaches the loop
+   * through `settleWrites`) — never an unhandled rejection.
+   */
+  trackWrite(write: Promise<void>): void {
+    this.pendingWrites.push(write);
+    write.catch((err: unknown) => this.writeFailed(err));
   }
 
   /** Waits for the tool results still being written; throws when one of them failed. */
@@ -92,6 +176,21 @@ export class RunHandle {
     const writes = this.pendingWrites;
     this.pendingWrites = [];
     await Promise.all(writes);
+  }
+
+  /**
+   * A write of this run failed. When the run is no longer this process's to write (the lease ran out
+   * while the store was down, or another process has it), the process lets it go; otherwise the run
+   * stops and the loop fails it.
+   */
+  writeFailed(err: unknown): void {
+    if (isRunReleased(err)) this.releasedBy ??= err;
+    if (!this.controller.signal.aborted) this.controller.abort(err);
+  }
+
+  /** Why this process let the run go (it must write nothing more), or null. */
+  get released(): LeaseLost | StoreUnavailable | null {
+    return this.releasedBy;
   }
 
   markFinished(): void {

@@ -1,40 +1,32 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
-import { MODEL_PROVIDER, ModelError, type ModelProvider, type ModelToolCall } from '../llm/model-provider';
+import { MODEL_PROVIDER, ModelError, type ModelProvider } from '../llm/model-provider';
 import { MetricsService } from '../metrics/metrics.service';
 import type { RunError } from '../persistence/entities/run.entity';
 import { buildModelMessages } from './conversation';
 import { RunFinalization, type FinalOutcome } from './run-finalization';
 import { RunStopped, type RunHandle } from './run-handle';
-import type { RunEventBody } from '../events/run-events';
-import type { Usage } from '../llm/model-provider';
-import {
-  ConversationStore,
-  type MessageRow,
-  type NewToolCall,
-  type ToolCallRow,
-} from '../store/conversation-store.service';
+import { buildStepRecord, type ModelTurn, type StepRecord } from './step-record';
+import { ConversationStore } from '../store/conversation-store.service';
 import { RunStore } from '../store/run-store.service';
-import { ToolStepService, toolMessage } from './tool-step.service';
-
-/** How a stretch of driving a run ended. */
-export type DriveOutcome = 'completed' | 'max_iterations' | 'requires_action' | 'cancelled' | 'failed';
-
-interface ModelTurn {
-  text: string;
-  finishReason: string;
-  usage: Usage;
-  toolCalls: ModelToolCall[];
-  omittedMessages: number;
-}
+import { isRunReleased, isStoreUnavailable } from '../store/store-errors';
+import { ToolStepService } from './tool-step.service';
 
 /**
- * The agent loop. Each iteration runs the step's tool calls that may run, calls the model with the
- * conversation, and stores what it answered; it stops on a text answer, the iteration cap, a wait for
- * people or the client, or an abort — each a named outcome. It resumes from whatever the database
- * holds, so a run can be continued by any process.
+ * How a stretch of driving a run ended. `released`: this process let the run go without ending it
+ * (its lease is gone: the store stayed down too long, or another process has the run); another
+ * process fails it once the lease has expired.
+ */
+export type DriveOutcome =
+  'completed' | 'max_iterations' | 'requires_action' | 'cancelled' | 'failed' | 'released';
+
+/**
+ * The agent loop: call the model with the conversation, store what it answered (one statement),
+ * run the step's calls that may run, and again — until a text answer, the iteration cap, a wait for
+ * people or the client, or an abort, each a named outcome. A run taken up after a wait first runs
+ * its open step's approved calls. It resumes from whatever the database holds, so a run can be
+ * continued by any process.
  */
 @Injectable()
 export class RunOrchestrator {
@@ -51,22 +43,28 @@ export class RunOrchestrator {
 
   async drive(h: RunHandle): Promise<DriveOutcome> {
     try {
+      if (h.resumesStep) await this.runOpenStep(h);
       for (;;) {
-        const open =
-          h.openCalls ?? (await this.conversation.unsettledToolCalls(this.store.queryable, h.run.id));
-        if (open.some((c) => c.status === 'pending_approval' || c.status === 'awaiting_client')) {
-          throw new Error('a run with calls still waiting cannot be driven');
-        }
-        await this.steps.execute(h, open);
-        h.openCalls = [];
         h.signal.throwIfAborted();
         const turn = await this.callModel(h);
-        const outcome = await this.storeTurn(h, turn);
-        if (outcome !== 'continue') return outcome;
+        const step = await this.storeStep(h, turn);
+        if (step.outcome !== 'continue') return step.outcome;
+        await this.steps.execute(h, step.runnable);
       }
     } catch (err) {
       return this.stop(h, err);
     }
+  }
+
+  /** The approved (or still unfinished) calls of the step a taken-up run was waiting in. */
+  private async runOpenStep(h: RunHandle): Promise<void> {
+    const open = await h.sink.retrying(() =>
+      this.conversation.unsettledToolCalls(this.store.queryable, h.run.id),
+    );
+    if (open.some((c) => c.status === 'pending_approval' || c.status === 'awaiting_client')) {
+      throw new Error('a run with calls still waiting cannot be driven');
+    }
+    await this.steps.execute(h, open);
   }
 
   private async callModel(h: RunHandle): Promise<ModelTurn> {
@@ -125,124 +123,46 @@ export class RunOrchestrator {
     }
   }
 
-  /** Stores one model answer with its decided tool calls and announces it, in one transaction. */
-  private async storeTurn(h: RunHandle, turn: ModelTurn): Promise<DriveOutcome | 'continue'> {
+  /**
+   * One step: decide the model's calls (`plan`), build its record (a pure function), store it in
+   * one statement (`commitStep`), then let the handle follow what was stored.
+   */
+  private async storeStep(h: RunHandle, turn: ModelTurn): Promise<StepRecord> {
     await h.settleWrites();
-    const run = h.run;
-    const iteration = run.iterations + 1;
-    const lastIteration = iteration >= run.maxIterations;
+    const lastIteration = h.run.iterations + 1 >= h.run.maxIterations;
     const calls = await this.steps.plan(h, turn.toolCalls, lastIteration);
-    const waiting = calls.some((c) => c.status === 'pending_approval' || c.status === 'awaiting_client');
-    const status: DriveOutcome | 'continue' =
-      calls.length === 0
-        ? 'completed'
-        : lastIteration
-          ? 'max_iterations'
-          : waiting
-            ? 'requires_action'
-            : 'continue';
-
-    run.iterations = iteration;
-    run.promptTokens += turn.usage.promptTokens;
-    run.completionTokens += turn.usage.completionTokens;
-    const assistantId = randomUUID();
-    const events: RunEventBody[] = [
-      ...this.steps.announce(calls),
-      {
-        type: 'step_finished',
-        iteration,
-        finishReason: turn.finishReason,
-        usage: turn.usage,
-        ...(turn.omittedMessages > 0 ? { omittedMessages: turn.omittedMessages } : {}),
-      },
-    ];
-    if (status === 'completed' || status === 'max_iterations') {
-      events.push({
-        type: 'done',
-        sessionId: run.sessionId,
-        status,
-        iterations: iteration,
-        usage: h.usage,
-        messageId: assistantId,
-      });
-    }
-
-    const toolCalls = calls.map((c, i) => {
-      const extraContent = turn.toolCalls[i]?.extraContent;
-      return {
-        id: c.callId,
-        name: c.name,
-        arguments: c.rawArguments,
-        ...(extraContent ? { extraContent } : {}),
-      };
+    const step = buildStepRecord({
+      run: h.run,
+      turn,
+      calls,
+      nextMessageSeq: h.nextMessageSeq,
+      approvalTimeoutMs: this.config.approvalTimeoutMs,
     });
-    // The driving process numbers the messages of its run itself: positions for the answer and one
-    // per call, so results land in the order the model asked whenever they finish.
-    const seq = h.nextMessageSeq;
-    h.nextMessageSeq += 1 + calls.length;
-    const content = turn.text === '' && calls.length > 0 ? null : turn.text;
-    const assistant: MessageRow = {
-      id: assistantId,
-      seq,
-      role: 'assistant',
-      content,
-      toolCalls: calls.length > 0 ? toolCalls : null,
-      toolCallId: null,
-      runId: run.id,
-      createdAt: new Date(),
-    };
-    const answered = calls
-      .filter((c) => c.settlement !== null)
-      .map((c) =>
-        toolMessage(run.id, { callId: c.callId, messageSeq: seq + c.position + 1 }, c.settlement!.result),
-      );
-    const stored = [assistant, ...answered];
-    const writes = [
-      this.conversation.advanceMessageSeqSql(run.sessionId, h.nextMessageSeq),
-      this.conversation.insertMessagesSql(run.sessionId, run.id, stored),
-    ];
-    const newCalls: NewToolCall[] = calls.map((c) => ({
-      id: c.id,
-      runId: run.id,
-      messageId: assistantId,
-      callId: c.callId,
-      iteration,
-      position: c.position,
-      name: c.name,
-      rawArguments: c.rawArguments,
-      arguments: typeof c.eventArguments === 'string' ? undefined : c.eventArguments,
-      executor: c.executor,
-      // Nothing waits: the calls that may run are run right after this commit.
-      status: c.status === 'pending' && status === 'continue' ? 'running' : c.status,
-      deadlineMs:
-        c.status === 'pending_approval' || c.status === 'awaiting_client'
-          ? this.config.approvalTimeoutMs
-          : null,
-      approvalReason: c.approvalReason,
-      settlement: c.settlement,
-    }));
-    if (newCalls.length > 0) writes.push(this.conversation.insertToolCallsSql(newCalls));
-    await h.sink.commitWrites(events, writes, {
-      iterations: iteration,
-      promptTokens: run.promptTokens,
-      completionTokens: run.completionTokens,
-      ...(status === 'continue'
-        ? {}
-        : status === 'requires_action'
-          ? { status, leaseOwner: null }
-          : { status, finalMessageId: assistantId, finished: true }),
-    });
-    h.streamingText = '';
-    h.addMessages(stored);
-    h.openCalls = newCalls
-      .filter((c) => c.status === 'running')
-      .map((c) => openCallRow(c, seq, run.sessionId));
+    await this.commitStep(h, step);
+    h.stepStored(step);
     for (const c of calls) if (c.settlement) this.metrics.toolCall(c.name, c.settlement.errorCode ?? 'ok', 0);
-    return status;
+    return step;
   }
 
-  /** Ends a run that was aborted or failed, keeping what it produced. */
+  /** The step's messages, calls, run changes and events: one statement, published once it commits. */
+  private commitStep(h: RunHandle, step: StepRecord): Promise<void> {
+    const { id: runId, sessionId } = h.run;
+    const writes = [
+      this.conversation.advanceMessageSeqSql(sessionId, step.nextMessageSeq),
+      this.conversation.insertMessagesSql(sessionId, runId, step.messages),
+    ];
+    if (step.calls.length > 0) writes.push(this.conversation.insertToolCallsSql(step.calls));
+    return h.sink.commitWrites(step.events, writes, step.run);
+  }
+
+  /**
+   * Ends a run that was aborted or failed, keeping what it produced — unless this process has let
+   * the run go (its lease is gone): then it writes nothing, and the process whose supervisor sees
+   * the lease expired ends the run.
+   */
   private async stop(h: RunHandle, err: unknown): Promise<DriveOutcome> {
+    if (isRunReleased(err)) h.writeFailed(err);
+    if (h.released) return 'released';
     const stopped = h.stopReason;
     const outcome: FinalOutcome =
       stopped === 'cancelled' || stopped === 'disconnected'
@@ -257,12 +177,26 @@ export class RunOrchestrator {
         msg: `run failed: ${cause}`,
       });
     }
-    // A result whose write failed is answered again below, as an open call.
-    await h.settleWrites().catch(() => undefined);
-    const open = await this.conversation.unsettledToolCalls(this.store.queryable, h.run.id);
-    const finalization = new RunFinalization(h.run, outcome, h.streamingText, open, h.lastAssistantMessageId);
-    await h.sink.commit(finalization.events, (tx) => finalization.apply(this.store, this.conversation, tx));
-    return outcome.status;
+    try {
+      // A result whose write failed is answered again below, as an open call.
+      await h.settleWrites().catch(() => undefined);
+      const open = await h.sink.retrying(() =>
+        this.conversation.unsettledToolCalls(this.store.queryable, h.run.id),
+      );
+      const finalization = new RunFinalization(
+        h.run,
+        outcome,
+        h.streamingText,
+        open,
+        h.lastAssistantMessageId,
+      );
+      await h.sink.commit(finalization.events, (tx) => finalization.apply(this.store, this.conversation, tx));
+      return outcome.status;
+    } catch (endErr) {
+      if (!isRunReleased(endErr) && !isStoreUnavailable(endErr)) throw endErr;
+      h.writeFailed(endErr);
+      return 'released';
+    }
   }
 }
 
@@ -277,19 +211,4 @@ function shutdownError(): RunError {
 function toRunError(err: unknown): RunError {
   if (err instanceof ModelError) return { code: err.code, message: err.message, retryable: err.retryable };
   return { code: 'INTERNAL_ERROR', message: 'The run failed on an internal error.', retryable: false };
-}
-
-/** A call this process stored as running a moment ago, as the loop will read it. */
-function openCallRow(c: NewToolCall, assistantSeq: number, sessionId: string): ToolCallRow {
-  return {
-    ...c,
-    approval: null,
-    result: null,
-    isError: false,
-    errorCode: null,
-    deadlineAt: null,
-    createdAt: new Date(),
-    messageSeq: assistantSeq + c.position + 1,
-    sessionId,
-  };
 }

@@ -58,8 +58,7 @@ export class ToolStepService {
       const callId = this.uniqueCallId(h, call.id);
       const rawArguments = call.arguments.trim() === '' ? '{}' : call.arguments;
       const key = callKey(call.name, rawArguments);
-      const seen = h.callCounts.get(key) ?? 0;
-      h.callCounts.set(key, seen + 1);
+      const seen = h.countCall(key);
       const parsed = parseToolArguments(rawArguments);
       const base = {
         id: randomUUID(),
@@ -127,31 +126,6 @@ export class ToolStepService {
     return planned;
   }
 
-  /** The events that announce a planned step, in the model's order. */
-  announce(calls: readonly PlannedCall[]): RunEventBody[] {
-    const events: RunEventBody[] = [];
-    for (const c of calls) {
-      events.push({
-        type: 'tool_call_start',
-        toolCallId: c.callId,
-        name: c.name,
-        arguments: c.eventArguments,
-        executor: c.executor,
-      });
-      if (c.status === 'pending_approval') {
-        events.push({
-          type: 'tool_approval_required',
-          toolCallId: c.callId,
-          name: c.name,
-          arguments: c.eventArguments,
-          reason: c.approvalReason ?? '',
-        });
-      }
-      if (c.settlement) events.push(resultEvent(c.callId, c.name, c.settlement));
-    }
-    return events;
-  }
-
   /** Runs the step's server calls that may run (pending or approved), concurrently; each result is stored as it comes. */
   async execute(h: RunHandle, calls: readonly ToolCallRow[]): Promise<void> {
     const runnable = calls.filter(
@@ -160,7 +134,9 @@ export class ToolStepService {
     if (runnable.length === 0) return;
     const toMark = runnable.filter((c) => c.status !== 'running').map((c) => c.id);
     if (toMark.length > 0)
-      await this.conversation.markToolCalls(this.store.queryable, toMark, 'running', true);
+      await h.sink.retrying(() =>
+        this.conversation.markToolCalls(this.store.queryable, toMark, 'running', true),
+      );
     await Promise.all(runnable.map((c) => this.executeOne(h, c)));
   }
 
@@ -211,8 +187,8 @@ export class ToolStepService {
     const message = toolMessage(h.run.id, call, content);
     // Not awaited here: the next model call may start while the result is written (its events
     // queue behind this write, so no stream sees them first); the loop awaits it before the step
-    // after (RunHandle.pendingWrites).
-    h.pendingWrites.push(
+    // after, and a failure stops the run at once (RunHandle.trackWrite).
+    h.trackWrite(
       h.sink.commitWrites(
         [resultEvent(call.callId, call.name, settlement)],
         this.conversation.settleToolCallSql(call, settlement, { messageId: message.id }),
@@ -259,8 +235,8 @@ export class ToolStepService {
   private uniqueCallId(h: RunHandle, upstreamId: string): string {
     let id = upstreamId.trim();
     // Some servers reuse ids across responses ('0', '1' …): within a run an id must name one call.
-    if (id === '' || h.callIds.has(id)) id = `call_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
-    h.callIds.add(id);
+    if (id === '' || h.hasCallId(id)) id = `call_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
+    h.useCallId(id);
     return id;
   }
 }

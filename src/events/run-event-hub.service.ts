@@ -56,10 +56,14 @@ export class RunEventHub implements OnModuleInit {
       let last = after;
       while (!signal.aborted) {
         const sink = this.sinks.get(runId);
+        // This process let the run go (its lease ran out while the store was down, or another
+        // process took it): end without a final event; a reconnect reads the stored truth.
+        if (sink?.released) return;
         // A closed sink (its run went to wait or ended) has written everything: read the log instead.
-        if (sink && !sink.closed && last + 1 >= sink.firstSeq) {
+        if (sink && !sink.closed && sink.holdsAfter(last)) {
           for (;;) {
             const batch = sink.visibleAfter(last);
+            if (batch === null) break; // fell behind the sink's window: catch up from the log
             if (batch.length > 0) {
               const end = batch.findIndex((e) => isTerminalEvent(e.type));
               yield end === -1 ? batch : batch.slice(0, end + 1);
@@ -73,14 +77,22 @@ export class RunEventHub implements OnModuleInit {
           continue;
         }
         const woken = this.nextWake(runId, signal);
-        const page = contiguous(await this.store.eventsAfter(runId, last, PAGE), last);
+        let page: EventRecord[];
+        try {
+          page = contiguous(await this.store.eventsAfter(runId, last, PAGE), last);
+        } catch {
+          // The store cannot be read (it is down): end the stream without a final event rather
+          // than say anything unstored; the client reconnects and reads what was stored.
+          return;
+        }
         if (page.length > 0) {
           const end = page.findIndex((e) => isTerminalEvent(e.type));
           yield end === -1 ? page : page.slice(0, end + 1);
           if (end !== -1) return;
           last = page[page.length - 1].seq;
-          if (page.length === PAGE) continue;
-        } else if (await this.nothingMoreAfter(runId, last)) {
+          const live = this.sinks.get(runId);
+          if (page.length === PAGE || (live && !live.closed && live.holdsAfter(last))) continue;
+        } else if (await this.nothingMoreAfter(runId, last).catch(() => true)) {
           // The run ended (or is gone) and the client already has every event up to its end.
           return;
         }

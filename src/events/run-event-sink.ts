@@ -1,29 +1,47 @@
 import type { EntityManager } from 'typeorm';
 import { serializeEvent, type RunEventBody, type SerializedEvent } from './run-events';
+import type { RunLease } from './run-lease';
 import type { RunChanges, RunStore, SqlStatement } from '../store/run-store.service';
+import { isRunReleased, isStoreUnavailable, LeaseLost, StoreUnavailable } from '../store/store-errors';
 
-/** How long text deltas may wait before they are written: batching keeps the database off the hot path. */
+/** At most one write of text deltas per run this often: batching keeps the database off the hot path. */
 const FLUSH_DELAY_MS = 100;
 const FLUSH_MAX_EVENTS = 256;
+/** Stored events kept in memory for this process's streams; a stream further behind reads the log. */
+export const SINK_WINDOW = 256;
+/** Backoff of a write while the database is unreachable: 50 ms, doubling, at most 1 s between tries. */
+const RETRY_FIRST_MS = 50;
+const RETRY_MAX_MS = 1000;
 
 /**
- * The events of one run while this process drives it. It numbers them, keeps them in memory for
- * the streams of this process, and writes them to the event log through one ordered chain of writes,
- * so the log is always a gap-free prefix of what was numbered.
+ * The events of one run while this process drives it. It numbers them and writes them to the event
+ * log through one ordered chain of writes; streams see an event only once the write holding it has
+ * committed, so the log is always a gap-free prefix and no stream says what the store lacks.
  *
- * `emit` is for events that change no state (text, tool output): they are visible at once and
- * written in batches. `commit` is for events that go with a state change: they are written in the
- * same transaction as the change and become visible only after it commits — so the store is never
- * behind what a stream has said.
+ * `emit` is for events that change no state (text, tool output): they are written in batches — the
+ * first of a quiet stretch at once, then at most one write per FLUSH_DELAY_MS. `commit` and
+ * `commitWrites` are for events that go with a state change: written with the change, after every
+ * earlier event.
+ *
+ * A write the database cannot take now is retried while the run's lease lasts. A write it refuses
+ * fails: its events (and those numbered after them, never shown to anyone) are dropped and their
+ * numbers given to the next events. When the lease is gone — run out during an outage, or taken by
+ * another process — the sink is released: nothing more is written or shown, and its streams end
+ * without a final event.
  */
 export class RunEventSink {
-  readonly firstSeq: number;
-  private readonly history: SerializedEvent[] = [];
-  private stored = 0;
-  private visible = 0;
-  private readonly heldFrom = new Set<number>();
+  /** Numbered events from `baseSeq` on: the unstored ones and a window of stored ones. */
+  private events: SerializedEvent[] = [];
+  private baseSeq: number;
+  private storedSeq: number;
+  private nextSeq: number;
   private chain: Promise<void> = Promise.resolve();
+  /** Moves on when a write fails: writes queued behind it carried events that are now dropped. */
+  private generation = 0;
+  private failure: unknown = null;
+  private releasedBy: LeaseLost | StoreUnavailable | null = null;
   private flushTimer: NodeJS.Timeout | null = null;
+  private lastFlushAt = 0;
   private waiters: (() => void)[] = [];
   private closedState = false;
   private wakeScheduled = false;
@@ -32,37 +50,57 @@ export class RunEventSink {
     readonly runId: string,
     lastSeq: number,
     private readonly store: RunStore,
-    private readonly onWriteError: (err: Error) => void,
+    private readonly lease: RunLease,
+    /** Told about every write that failed for good (the run must fail) or released the run. */
+    private readonly onWriteError: (err: unknown) => void,
     /** Events already in the log that this process's streams should still see from memory. */
     alreadyStored: readonly SerializedEvent[] = [],
   ) {
-    this.firstSeq = lastSeq + 1;
-    this.history.push(...alreadyStored);
-    this.stored = this.visible = alreadyStored.length;
+    this.events.push(...alreadyStored);
+    this.baseSeq = lastSeq + 1;
+    this.storedSeq = lastSeq + alreadyStored.length;
+    this.nextSeq = this.storedSeq + 1;
   }
 
+  /** The last number given to an event (stored or not). */
   get lastSeq(): number {
-    return this.firstSeq + this.history.length - 1;
+    return this.nextSeq - 1;
+  }
+
+  /** The last event stored, and so visible to streams. */
+  get visibleSeq(): number {
+    return this.storedSeq;
+  }
+
+  /** Events held in memory now (the unstored ones and the recent window). */
+  get heldEvents(): number {
+    return this.events.length;
   }
 
   get closed(): boolean {
     return this.closedState;
   }
 
+  /** Why this process let the run go, or null while it still drives it. */
+  get released(): LeaseLost | StoreUnavailable | null {
+    return this.releasedBy;
+  }
+
   emit(body: RunEventBody): void {
+    if (this.closedState) return;
     this.push(body);
-    if (this.heldFrom.size === 0) this.publish();
-    if (this.history.length - this.stored >= FLUSH_MAX_EVENTS) this.flushSoon(0);
-    else this.flushSoon(FLUSH_DELAY_MS);
+    if (this.nextSeq - 1 - this.storedSeq >= FLUSH_MAX_EVENTS) this.flushSoon(0);
+    else this.flushSoon(Math.max(0, this.lastFlushAt + FLUSH_DELAY_MS - Date.now()));
   }
 
   /**
-   * Writes `bodies` and whatever `work` changes in one transaction (after every earlier event), then
-   * shows the events to the streams. Resolves when all of it is stored.
+   * Writes `bodies` and whatever `work` changes in one transaction (after every earlier event, and
+   * only while this process holds the run's lease), then shows the events. Resolves when stored.
    */
   commit(bodies: RunEventBody[], work?: (tx: EntityManager) => Promise<void>): Promise<void> {
     return this.commitVia(bodies, (events) =>
       this.store.transaction(async (tx) => {
+        await this.store.assertLeased(tx, this.runId, this.lease.owner);
         if (work) await work(tx);
         await this.store.appendEvents(tx, this.runId, events);
       }),
@@ -75,48 +113,50 @@ export class RunEventSink {
    */
   commitWrites(bodies: RunEventBody[], writes: SqlStatement[], changes: RunChanges = {}): Promise<void> {
     return this.commitVia(bodies, (events) =>
-      this.store.writeWithEvents(this.store.queryable, this.runId, events, writes, changes),
+      this.store.writeWithEvents(this.store.queryable, this.runId, events, writes, changes, this.lease.owner),
     );
   }
 
-  private async commitVia(
-    bodies: RunEventBody[],
-    write: (events: SerializedEvent[]) => Promise<void>,
-  ): Promise<void> {
-    const from = this.history.length;
-    this.heldFrom.add(from);
-    for (const body of bodies) this.push(body);
-    const upTo = this.history.length;
-    try {
-      await this.enqueue(async () => {
-        await write(this.history.slice(this.stored, upTo));
-        this.stored = Math.max(this.stored, upTo);
-      });
-    } finally {
-      this.heldFrom.delete(from);
-      this.publish();
-    }
-  }
-
-  /** Writes everything emitted so far. */
+  /** Writes everything emitted so far. Never rejects: a failure is reported through `onWriteError`. */
   flush(): Promise<void> {
     if (this.flushTimer) {
       clearTimeout(this.flushTimer);
       this.flushTimer = null;
     }
-    const upTo = this.history.length;
-    if (upTo <= this.stored) return this.chain;
-    return this.enqueue(async () => {
-      if (upTo <= this.stored) return;
-      await this.store.appendEvents(this.store.queryable, this.runId, this.history.slice(this.stored, upTo));
-      this.stored = upTo;
-    });
+    this.lastFlushAt = Date.now();
+    if (this.nextSeq - 1 <= this.storedSeq || this.releasedBy) return this.chain;
+    return this.enqueue(
+      this.nextSeq - 1,
+      (events) => this.store.appendEvents(this.store.queryable, this.runId, events, this.lease.owner),
+      false,
+    ).catch(() => undefined);
   }
 
-  /** Events after `seq` that streams may see now. */
-  visibleAfter(seq: number): SerializedEvent[] {
-    const start = Math.max(0, seq - this.firstSeq + 1);
-    return start >= this.visible ? [] : this.history.slice(start, this.visible);
+  /**
+   * Runs `work` (a read or write of this run), trying again with backoff while the database is
+   * unreachable and the lease lasts; then throws StoreUnavailable. Other errors are thrown at once.
+   */
+  async retrying<T>(work: () => Promise<T>): Promise<T> {
+    for (let delay = RETRY_FIRST_MS; ; delay = Math.min(delay * 2, RETRY_MAX_MS)) {
+      try {
+        return await work();
+      } catch (err) {
+        await this.backoff(err, delay);
+      }
+    }
+  }
+
+  /** Stored events after `seq` that streams may see now; null when `seq` is behind the window (read the log). */
+  visibleAfter(seq: number): SerializedEvent[] | null {
+    if (seq + 1 < this.baseSeq) return null;
+    const start = seq + 1 - this.baseSeq;
+    const end = this.storedSeq + 1 - this.baseSeq;
+    return start >= end ? [] : this.events.slice(start, end);
+  }
+
+  /** Whether a stream that has everything up to `seq` can go on from memory. */
+  holdsAfter(seq: number): boolean {
+    return seq + 1 >= this.baseSeq;
   }
 
   /** Resolves at the next change (new events or close), or when `signal` aborts. */
@@ -134,28 +174,114 @@ export class RunEventSink {
 
   /** Stops taking events once everything is written; streams then follow the run from the log. */
   async close(): Promise<void> {
-    await this.flush().catch(() => undefined);
+    await this.flush();
     this.closedState = true;
     this.wake();
   }
 
+  private commitVia(
+    bodies: RunEventBody[],
+    write: (events: SerializedEvent[]) => Promise<void>,
+  ): Promise<void> {
+    if (this.releasedBy) return Promise.reject(this.releasedBy);
+    for (const body of bodies) this.push(body);
+    return this.enqueue(this.nextSeq - 1, write, true);
+  }
+
   private push(body: RunEventBody): void {
-    this.history.push(serializeEvent(this.runId, this.firstSeq + this.history.length, body));
+    this.events.push(serializeEvent(this.runId, this.nextSeq, body));
+    this.nextSeq++;
+  }
+
+  /**
+   * Queues a write of the unstored events up to `upTo` behind every earlier write. `always`: run it
+   * even with no events to write (it carries other changes).
+   */
+  private enqueue(
+    upTo: number,
+    write: (events: SerializedEvent[]) => Promise<void>,
+    always: boolean,
+  ): Promise<void> {
+    const generation = this.generation;
+    const next = this.chain.then(async () => {
+      if (this.releasedBy) throw this.releasedBy;
+      if (generation !== this.generation) throw this.failure;
+      if (!always && upTo <= this.storedSeq) return;
+      const from = this.storedSeq;
+      const events = this.events.slice(from + 1 - this.baseSeq, upTo + 1 - this.baseSeq);
+      try {
+        await this.writeWhileLeased(() => write(events), events.length > 0 ? upTo : null);
+      } catch (err) {
+        this.writeFailed(err);
+        throw err;
+      }
+      this.storedSeq = Math.max(this.storedSeq, upTo);
+      this.publish();
+    });
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  /** A write, retried like `retrying`; before a retry, checks whether the failed try landed after all. */
+  private async writeWhileLeased(write: () => Promise<void>, upTo: number | null): Promise<void> {
+    for (let delay = RETRY_FIRST_MS, attempt = 0; ; delay = Math.min(delay * 2, RETRY_MAX_MS), attempt++) {
+      try {
+        if (attempt > 0 && upTo !== null && (await this.landed(upTo))) return;
+        return await write();
+      } catch (err) {
+        await this.backoff(err, delay);
+      }
+    }
+  }
+
+  /** Rethrows `err` unless it is the database being unreachable with lease time left; then waits. */
+  private async backoff(err: unknown, delay: number): Promise<void> {
+    if (!isStoreUnavailable(err)) throw err;
+    const left = this.lease.remainingMs();
+    if (left <= 0) throw new StoreUnavailable(this.runId, err);
+    await new Promise((resolve) => setTimeout(resolve, Math.min(delay, left)));
+  }
+
+  /** After a dropped connection: whether the write holding events up to `upTo` committed after all. */
+  private async landed(upTo: number): Promise<boolean> {
+    const state = await this.store.writeState(this.runId);
+    if (state && state.lastSeq >= upTo) return true;
+    if (!state || state.leaseOwner !== this.lease.owner) throw new LeaseLost(this.runId);
+    return false;
+  }
+
+  private writeFailed(err: unknown): void {
+    // Nothing unstored was ever shown: dropping it and reusing its numbers reuses no number a stream saw.
+    this.events.length = this.storedSeq + 1 - this.baseSeq;
+    this.nextSeq = this.storedSeq + 1;
+    if (isRunReleased(err)) {
+      this.releasedBy ??= err;
+      if (this.flushTimer) clearTimeout(this.flushTimer);
+      this.flushTimer = null;
+      this.closedState = true;
+      this.wake();
+    } else {
+      this.generation++;
+      this.failure = err;
+    }
+    this.onWriteError(err);
   }
 
   private publish(): void {
-    const held = this.heldFrom.size === 0 ? this.history.length : Math.min(...this.heldFrom);
-    if (held > this.visible) {
-      this.visible = held;
-      // Streams wake once per turn of the event loop, so every event of one network read leaves in
-      // one socket write instead of one write each.
-      if (!this.wakeScheduled) {
-        this.wakeScheduled = true;
-        setImmediate(() => {
-          this.wakeScheduled = false;
-          this.wake();
-        });
-      }
+    // Keep a window of stored events; drop older ones in chunks so that trimming stays cheap.
+    const dropUpTo = this.storedSeq - SINK_WINDOW;
+    if (dropUpTo - this.baseSeq + 1 >= SINK_WINDOW) {
+      this.events.splice(0, dropUpTo - this.baseSeq + 1);
+      this.baseSeq = dropUpTo + 1;
+    }
+    // Streams wake once per turn of the event loop, so every event of one network read leaves in
+    // one socket write instead of one write each.
+    if (!this.wakeScheduled) {
+      this.wakeScheduled = true;
+      setImmediate(() => {
+        this.wakeScheduled = false;
+        this.wake();
+      });
     }
   }
 
@@ -172,13 +298,7 @@ export class RunEventSink {
     }
     this.flushTimer = setTimeout(() => {
       this.flushTimer = null;
-      this.flush().catch(() => undefined);
+      void this.flush();
     }, delay);
-  }
-
-  private enqueue(write: () => Promise<void>): Promise<void> {
-    const next = this.chain.then(write);
-    this.chain = next.catch((err: Error) => this.onWriteError(err));
-    return next;
   }
 }

@@ -14,6 +14,7 @@ import { PgNotifications } from '../persistence/pg-notifications.service';
 import { ToolRegistry } from '../tools/tool-registry.service';
 import { RunEventHub } from '../events/run-event-hub.service';
 import { RunEventSink } from '../events/run-event-sink';
+import { RunLease } from '../events/run-lease';
 import { serializeEvents, type SerializedEvent } from '../events/run-events';
 import { finishDetachedRun } from './detached-runs';
 import { callKey } from '../agent/call-key';
@@ -21,6 +22,7 @@ import { RunHandle, RunStopped } from '../agent/run-handle';
 import { RunOrchestrator } from '../agent/run-orchestrator.service';
 import { ConversationStore, type ToolCallRow } from '../store/conversation-store.service';
 import { RunStore, type Queryable, type RunRow } from '../store/run-store.service';
+import { isRunReleased } from '../store/store-errors';
 import { SessionStore, type SessionRow } from '../store/session-store.service';
 import { SessionsService, type SessionOptions } from '../sessions/sessions.service';
 import { Toolset } from '../tools/toolset';
@@ -78,9 +80,9 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
     await Promise.all(running());
   }
 
-  /** Runs this process drives now. */
+  /** Runs this process drives now (not those it has let go). */
   get localRunIds(): string[] {
-    return [...this.handles.keys()];
+    return [...this.handles.values()].filter((h) => !h.released).map((h) => h.run.id);
   }
 
   /** Creates the run (and the session when needed), stores the prompt and starts driving it. */
@@ -113,6 +115,8 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
     let userSeq = 0;
     let model = '';
     const events: SerializedEvent[] = [];
+    // Taken before the lease is written, so this process never counts on more lease than it has.
+    const leasedAt = Date.now();
     await this.store.transaction(async (tx) => {
       session = input.sessionId
         ? await this.sessions.find(owner, input.sessionId, tx)
@@ -141,20 +145,22 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
       }
       run = newRunRow(runId, session.id, owner, model, maxIterations, this.processId);
     });
-    const sink = new RunEventSink(runId, 0, this.store, (err) => this.writeFailed(runId, err), events);
+    const lease = new RunLease(this.processId, this.config.runLeaseMs, leasedAt);
+    const sink = new RunEventSink(runId, 0, this.store, lease, (err) => this.writeFailed(runId, err), events);
     const conversation = await this.conversation.sessionMessages(session.id);
-    const handle = new RunHandle(
+    const handle = new RunHandle({
       run,
       session,
       sink,
-      new Toolset(this.registry, this.config, session),
+      lease,
+      toolset: new Toolset(this.registry, this.config, session),
       conversation,
-      new Set(),
-      new Map(),
-      userSeq,
-    );
-    handle.openCalls = []; // a new run has no calls yet
-    handle.nextMessageSeq = userSeq + 1;
+      callIds: new Set(),
+      callCounts: new Map(),
+      firstMessageSeq: userSeq,
+      nextMessageSeq: userSeq + 1,
+      resumesStep: false, // a new run has no calls yet
+    });
     this.launch(handle);
     this.metrics.runStarted();
     return { runId, sessionId: session.id };
@@ -185,7 +191,8 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
     if (!run) throw runNotFound(runId);
     if (!isActive(run)) return;
     const local = this.handles.get(runId);
-    if (local) {
+    // A run this process let go is no longer its to end: it is ended like any undriven run.
+    if (local && !local.released) {
       local.stop('cancelled');
       await local.done;
       return;
@@ -210,14 +217,17 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
 
   /** Extends the leases of the runs this process drives, and stops those someone asked elsewhere to cancel. */
   async renewLeases(): Promise<void> {
-    const cancelled = await this.store.renewLeases(this.processId, this.localRunIds);
+    const sentAt = Date.now();
+    const { renewed, cancelled } = await this.store.renewLeases(this.processId, this.localRunIds);
+    for (const runId of renewed) this.handles.get(runId)?.lease.renewed(sentAt);
     for (const runId of cancelled) this.handles.get(runId)?.stop('cancelled');
   }
 
   /** Ends runs whose process died (its lease ran out), keeping what they had produced. */
   async failAbandonedRuns(): Promise<void> {
     for (const runId of await this.store.abandonedRunIds()) {
-      if (this.handles.has(runId)) continue;
+      const local = this.handles.get(runId);
+      if (local && !local.released) continue;
       await finishDetachedRun(this.store, this.conversation, this.metrics, runId, {
         status: 'failed',
         error: {
@@ -265,6 +275,13 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
       .drive(h)
       .then(
         (outcome) => {
+          if (outcome === 'released') {
+            this.logger.warn({
+              ...ids,
+              msg: `let the run go without ending it: ${h.released?.message ?? 'its writes failed'}`,
+            });
+            return;
+          }
           this.logger.log({
             ...ids,
             outcome,
@@ -275,10 +292,20 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
           if (outcome !== 'requires_action')
             this.metrics.runFinished(outcome, Date.now() - h.run.createdAt.getTime());
         },
-        (err: Error) => this.logger.error({ ...ids, msg: `run could not be ended cleanly: ${err.message}` }),
+        (err: unknown) =>
+          this.logger.error({
+            ...ids,
+            msg: `run could not be ended cleanly: ${err instanceof Error ? err.message : String(err)}`,
+          }),
       )
-      .finally(async () => {
-        await h.sink.close();
+      .then(() => h.sink.close())
+      .catch((err: unknown) =>
+        this.logger.error({
+          ...ids,
+          msg: `run events not closed: ${err instanceof Error ? err.message : String(err)}`,
+        }),
+      )
+      .finally(() => {
         this.hub.detach(h.sink);
         if (this.handles.get(h.run.id) === h) this.handles.delete(h.run.id);
         this.metrics.activeRuns.dec();
@@ -288,6 +315,8 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
 
   /** Takes up a run this process has just claimed (status `running`, leased to it). */
   async takeUp(runId: string): Promise<void> {
+    // The claim committed a moment ago and set the lease from then: count from about that time.
+    const claimedAt = Date.now();
     const run = await this.store.findRun(runId);
     if (!run || run.status !== 'running' || run.leaseOwner !== this.processId) return;
     const session = await this.sessionStore.find(run.sessionId, null);
@@ -304,24 +333,39 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
         (callCounts.get(callKey(c.name, c.rawArguments)) ?? 0) + 1,
       );
     const firstSeq = conversation.find((m) => m.runId === runId && m.role === 'user')?.seq ?? 0;
-    const sink = new RunEventSink(runId, run.lastSeq, this.store, (err) => this.writeFailed(runId, err));
-    const h = new RunHandle(
+    const lease = new RunLease(this.processId, this.config.runLeaseMs, claimedAt);
+    const sink = new RunEventSink(runId, run.lastSeq, this.store, lease, (err) =>
+      this.writeFailed(runId, err),
+    );
+    const h = new RunHandle({
       run,
       session,
       sink,
-      new Toolset(this.registry, this.config, session),
+      lease,
+      toolset: new Toolset(this.registry, this.config, session),
       conversation,
       callIds,
       callCounts,
-      firstSeq,
-    );
-    h.nextMessageSeq = session.nextMessageSeq;
+      firstMessageSeq: firstSeq,
+      nextMessageSeq: session.nextMessageSeq,
+      resumesStep: true,
+    });
     if (run.cancelRequested) h.stop('cancelled');
     this.launch(h);
   }
 
-  private writeFailed(runId: string, err: Error): void {
-    this.logger.error({ runId, msg: `could not store events: ${err.message}` });
+  /**
+   * A write of a run failed for good, or the run's lease is gone: the handle stops (and the loop
+   * fails the run, or lets it go — then this process no longer renews its lease, and whichever
+   * process sees the lease expired fails it as RUN_ABANDONED).
+   */
+  private writeFailed(runId: string, err: unknown): void {
+    const message = err instanceof Error ? err.message : String(err);
+    this.logger.error({
+      runId,
+      msg: isRunReleased(err) ? `letting the run go: ${message}` : `could not store events: ${message}`,
+    });
+    this.handles.get(runId)?.writeFailed(err);
   }
 }
 

@@ -4,6 +4,7 @@ import type { AppConfig } from '../config/app-config';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { RunError, RunStatus } from '../persistence/entities/run.entity';
+import { LeaseLost } from './store-errors';
 
 /** Anything that can run a query: the data source or a transaction's manager. */
 export type Queryable = Pick<EntityManager, 'query'>;
@@ -192,6 +193,10 @@ export class RunStore {
    * atomic without a transaction, and one round trip instead of one per write — the hot path of
    * every step. `writes` must not touch the `runs` row (a row updated twice in one statement keeps
    * only one of the updates); put run changes in `fields`.
+   *
+   * With `leaseOwner`, the statement only lands while the run is leased to that process: otherwise
+   * it fails as a whole (every CTE with it) and this throws LeaseLost — a process whose lease ran out
+   * never writes into a run another process took over or ended.
    */
   async writeWithEvents(
     q: Queryable,
@@ -199,6 +204,7 @@ export class RunStore {
     events: readonly EventRecord[],
     writes: readonly SqlStatement[] = [],
     fields: RunChanges = {},
+    leaseOwner?: string,
   ): Promise<void> {
     const params: unknown[] = [runId];
     const ctes = writes.map((w, i) => {
@@ -222,11 +228,46 @@ export class RunStore {
       params.push(events[events.length - 1].seq);
       sets.push(`last_seq = $${params.length}::int`);
     }
-    await q.query(
-      `${ctes.length > 0 ? `WITH ${ctes.join(',\n')}\n` : ''}UPDATE runs SET ${sets.join(', ')} WHERE id = $1::uuid
-       RETURNING pg_notify('${RUN_EVENTS_CHANNEL}', id::text || ' ' || last_seq::text)`,
-      params,
+    const update = `UPDATE runs SET ${sets.join(', ')} WHERE id = $1::uuid`;
+    const notify = `pg_notify('${RUN_EVENTS_CHANNEL}', id::text || ' ' || last_seq::text)`;
+    if (leaseOwner === undefined) {
+      await q.query(
+        `${ctes.length > 0 ? `WITH ${ctes.join(',\n')}\n` : ''}${update} RETURNING ${notify}`,
+        params,
+      );
+      return;
+    }
+    params.push(leaseOwner);
+    ctes.push(`owned AS (${update} AND lease_owner = $${params.length} RETURNING ${notify})`);
+    try {
+      // No row updated means the lease is gone: dividing by that count (zero) raises, which undoes
+      // every CTE of the statement — one round trip, nothing written. No other part of a write divides.
+      await q.query(
+        `WITH ${ctes.join(',\n')}\nSELECT 1 / (SELECT count(*)::int FROM owned) AS owned`,
+        params,
+      );
+    } catch (err) {
+      if ((err as { code?: unknown }).code === DIVISION_BY_ZERO) throw new LeaseLost(runId);
+      throw err;
+    }
+  }
+
+  /** Locks the run's row for the transaction and throws LeaseLost unless `leaseOwner` still holds it. */
+  async assertLeased(tx: Queryable, runId: string, leaseOwner: string): Promise<void> {
+    const rows: unknown[] = await tx.query(
+      `SELECT 1 FROM runs WHERE id = $1 AND lease_owner = $2 FOR UPDATE`,
+      [runId, leaseOwner],
     );
+    if (rows.length === 0) throw new LeaseLost(runId);
+  }
+
+  /** The run's last stored event and its lease holder: after a dropped connection, did the write land? */
+  async writeState(runId: string): Promise<{ lastSeq: number; leaseOwner: string | null } | null> {
+    const rows: { lastSeq: number; leaseOwner: string | null }[] = await this.db.query(
+      `SELECT last_seq AS "lastSeq", lease_owner AS "leaseOwner" FROM runs WHERE id = $1`,
+      [runId],
+    );
+    return rows[0] ?? null;
   }
 
   /** SET assignments for `fields`, their values appended to `params`. */
@@ -258,9 +299,12 @@ export class RunStore {
     await this.db.query(`UPDATE runs SET cancel_requested = true WHERE id = $1`, [runId]);
   }
 
-  /** Extends this process's leases; returns its runs that someone asked to cancel. */
-  async renewLeases(leaseOwner: string, runIds: string[]): Promise<string[]> {
-    if (runIds.length === 0) return [];
+  /** Extends this process's leases; returns the runs whose lease it renewed, with those someone asked to cancel. */
+  async renewLeases(
+    leaseOwner: string,
+    runIds: string[],
+  ): Promise<{ renewed: string[]; cancelled: string[] }> {
+    if (runIds.length === 0) return { renewed: [], cancelled: [] };
     const rows = returningRows<{ id: string; cancelRequested: boolean }>(
       await this.db.query(
         `UPDATE runs SET lease_expires_at = now() + $3::int * interval '1 millisecond'
@@ -269,7 +313,10 @@ export class RunStore {
         [runIds, leaseOwner, this.leaseMs],
       ),
     );
-    return rows.filter((r) => r.cancelRequested).map((r) => r.id);
+    return {
+      renewed: rows.map((r) => r.id),
+      cancelled: rows.filter((r) => r.cancelRequested).map((r) => r.id),
+    };
   }
 
   /** Runs left `running` by a process whose lease ran out (it died or hung). */
@@ -287,8 +334,13 @@ export class RunStore {
    * Appends events (consecutive seqs) to the log, moves the run's `last_seq`, and notifies every
    * process following the run — in one statement; inside a transaction the notice leaves at commit.
    */
-  async appendEvents(q: Queryable, runId: string, events: readonly EventRecord[]): Promise<void> {
-    if (events.length > 0) await this.writeWithEvents(q, runId, events);
+  async appendEvents(
+    q: Queryable,
+    runId: string,
+    events: readonly EventRecord[],
+    leaseOwner?: string,
+  ): Promise<void> {
+    if (events.length > 0) await this.writeWithEvents(q, runId, events, [], {}, leaseOwner);
   }
 
   async eventsAfter(runId: string, after: number, limit: number): Promise<EventRecord[]> {
@@ -309,6 +361,8 @@ export class RunStore {
     return rows[0]?.text ?? '';
   }
 }
+
+const DIVISION_BY_ZERO = '22012';
 
 /** Moves a statement's $n placeholders after `offset` parameters that come before it. */
 function renumber(sql: string, offset: number): string {

@@ -119,6 +119,8 @@ export class FakeUpstream {
   aborted = 0;
   /** TCP connections opened to the fake so far (a client that reuses its connections opens few). */
   connections = 0;
+  /** Streamed answers sent to their clean end. */
+  completed = 0;
   private readonly queue: FakeResponse[] = [];
   private readonly waiters = new Set<() => void>();
 
@@ -157,6 +159,7 @@ export class FakeUpstream {
     this.requests.length = 0;
     this.queue.length = 0;
     this.aborted = 0;
+    this.completed = 0;
     this.fallback = NO_SCRIPT;
   }
 
@@ -168,6 +171,11 @@ export class FakeUpstream {
   /** Resolves once `count` requests have been abandoned by the client in total. */
   waitForAborted(count = 1, timeoutMs = 5000): Promise<void> {
     return this.waitUntil(() => this.aborted >= count, `${count} aborted request(s)`, timeoutMs);
+  }
+
+  /** Resolves once `count` streamed answers have been sent to their clean end. */
+  waitForCompleted(count = 1, timeoutMs = 5000): Promise<void> {
+    return this.waitUntil(() => this.completed >= count, `${count} completed answer(s)`, timeoutMs);
   }
 
   async close(): Promise<void> {
@@ -285,7 +293,10 @@ export class FakeUpstream {
     res.flushHeaders();
     const finish = (): void => {
       if (plan.then === 'end') {
-        res.end();
+        res.end(() => {
+          this.completed += 1;
+          this.changed();
+        });
       } else if (plan.then === 'reset') {
         resetByUs = true;
         // Once what was written has reached the kernel, so the client reads it before the break.

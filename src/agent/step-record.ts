@@ -1,0 +1,209 @@
+import { randomUUID } from 'node:crypto';
+import type { ModelToolCall, Usage } from '../llm/model-provider';
+import type { StoredToolCall } from '../persistence/entities/message.entity';
+import type { RunEventBody } from '../events/run-events';
+import type { MessageRow, NewToolCall, ToolCallRow } from '../store/conversation-store.service';
+import type { RunChanges, RunRow } from '../store/run-store.service';
+import { resultEvent, toolMessage, type PlannedCall } from './tool-step.service';
+
+/** One model call's answer, as the loop got it. */
+export interface ModelTurn {
+  text: string;
+  finishReason: string;
+  usage: Usage;
+  toolCalls: ModelToolCall[];
+  omittedMessages: number;
+}
+
+/**
+ * What a stored step leads to, each a named stop condition:
+ * - `completed`: the model answered without asking for tools — the run's answer;
+ * - `max_iterations`: it was the last allowed model call (its calls are refused, not run);
+ * - `requires_action`: a call waits for a person's approval or the client's result;
+ * - `continue`: the step's calls run now, then the model is called again.
+ */
+export type StepOutcome = 'continue' | 'completed' | 'max_iterations' | 'requires_action';
+
+export function stepOutcome(calls: readonly PlannedCall[], lastIteration: boolean): StepOutcome {
+  if (calls.length === 0) return 'completed';
+  if (lastIteration) return 'max_iterations';
+  if (calls.some((c) => c.status === 'pending_approval' || c.status === 'awaiting_client'))
+    return 'requires_action';
+  return 'continue';
+}
+
+/** The events that announce a planned step, in the model's order. */
+export function announceCalls(calls: readonly PlannedCall[]): RunEventBody[] {
+  const events: RunEventBody[] = [];
+  for (const c of calls) {
+    events.push({
+      type: 'tool_call_start',
+      toolCallId: c.callId,
+      name: c.name,
+      arguments: c.eventArguments,
+      executor: c.executor,
+    });
+    if (c.status === 'pending_approval') {
+      events.push({
+        type: 'tool_approval_required',
+        toolCallId: c.callId,
+        name: c.name,
+        arguments: c.eventArguments,
+        reason: c.approvalReason ?? '',
+      });
+    }
+    if (c.settlement) events.push(resultEvent(c.callId, c.name, c.settlement));
+  }
+  return events;
+}
+
+/** Everything one step stores, in one statement, and what the loop does next. */
+export interface StepRecord {
+  outcome: StepOutcome;
+  iteration: number;
+  /** The run's usage with this step's. */
+  usage: Usage;
+  events: RunEventBody[];
+  /** The answer, then the immediate (error) results at their reserved positions. */
+  messages: MessageRow[];
+  assistantId: string;
+  calls: NewToolCall[];
+  run: RunChanges;
+  /** The session's next free message position after this step. */
+  nextMessageSeq: number;
+  /** The calls that run right after the commit, as the loop will read them. */
+  runnable: ToolCallRow[];
+}
+
+export interface StepInput {
+  run: Pick<
+    RunRow,
+    'id' | 'sessionId' | 'iterations' | 'maxIterations' | 'promptTokens' | 'completionTokens'
+  >;
+  turn: ModelTurn;
+  calls: readonly PlannedCall[];
+  /** The session's next free message position (the driving process numbers its run's messages). */
+  nextMessageSeq: number;
+  approvalTimeoutMs: number;
+  now?: Date;
+  newId?: () => string;
+}
+
+/**
+ * The record of one step, decided from the model's turn and its planned calls alone (no I/O): the
+ * outcome, the events, the messages at their positions, the calls' rows and the run's changes.
+ */
+export function buildStepRecord(input: StepInput): StepRecord {
+  const { run, turn, calls } = input;
+  const now = input.now ?? new Date();
+  const newId = input.newId ?? randomUUID;
+  const iteration = run.iterations + 1;
+  const outcome = stepOutcome(calls, iteration >= run.maxIterations);
+  const usage: Usage = {
+    promptTokens: run.promptTokens + turn.usage.promptTokens,
+    completionTokens: run.completionTokens + turn.usage.completionTokens,
+  };
+  const assistantId = newId();
+
+  const events: RunEventBody[] = [
+    ...announceCalls(calls),
+    {
+      type: 'step_finished',
+      iteration,
+      finishReason: turn.finishReason,
+      usage: turn.usage,
+      ...(turn.omittedMessages > 0 ? { omittedMessages: turn.omittedMessages } : {}),
+    },
+  ];
+  if (outcome === 'completed' || outcome === 'max_iterations') {
+    events.push({
+      type: 'done',
+      sessionId: run.sessionId,
+      status: outcome,
+      iterations: iteration,
+      usage,
+      messageId: assistantId,
+    });
+  }
+
+  // Positions for the answer and one per call, so results land in the order the model asked
+  // whenever they finish.
+  const seq = input.nextMessageSeq;
+  const toolCalls: StoredToolCall[] = calls.map((c, i) => {
+    const extraContent = turn.toolCalls[i]?.extraContent;
+    return {
+      id: c.callId,
+      name: c.name,
+      arguments: c.rawArguments,
+      ...(extraContent ? { extraContent } : {}),
+    };
+  });
+  const assistant: MessageRow = {
+    id: assistantId,
+    seq,
+    role: 'assistant',
+    content: turn.text === '' && calls.length > 0 ? null : turn.text,
+    toolCalls: calls.length > 0 ? toolCalls : null,
+    toolCallId: null,
+    runId: run.id,
+    createdAt: now,
+  };
+  const answered = calls
+    .filter((c) => c.settlement !== null)
+    .map((c) =>
+      toolMessage(run.id, { callId: c.callId, messageSeq: seq + c.position + 1 }, c.settlement!.result),
+    );
+
+  const newCalls: NewToolCall[] = calls.map((c) => ({
+    id: c.id,
+    runId: run.id,
+    messageId: assistantId,
+    callId: c.callId,
+    iteration,
+    position: c.position,
+    name: c.name,
+    rawArguments: c.rawArguments,
+    arguments: typeof c.eventArguments === 'string' ? undefined : c.eventArguments,
+    executor: c.executor,
+    // Nothing waits: the calls that may run are run right after this commit.
+    status: c.status === 'pending' && outcome === 'continue' ? 'running' : c.status,
+    deadlineMs:
+      c.status === 'pending_approval' || c.status === 'awaiting_client' ? input.approvalTimeoutMs : null,
+    approvalReason: c.approvalReason,
+    settlement: c.settlement,
+  }));
+
+  return {
+    outcome,
+    iteration,
+    usage,
+    events,
+    messages: [assistant, ...answered],
+    assistantId,
+    calls: newCalls,
+    run: {
+      iterations: iteration,
+      promptTokens: usage.promptTokens,
+      completionTokens: usage.completionTokens,
+      ...(outcome === 'continue'
+        ? {}
+        : outcome === 'requires_action'
+          ? { status: outcome, leaseOwner: null }
+          : { status: outcome, finalMessageId: assistantId, finished: true }),
+    },
+    nextMessageSeq: seq + 1 + calls.length,
+    runnable: newCalls
+      .filter((c) => c.status === 'running')
+      .map((c) => ({
+        ...c,
+        approval: null,
+        result: null,
+        isError: false,
+        errorCode: null,
+        deadlineAt: null,
+        createdAt: now,
+        messageSeq: seq + c.position + 1,
+        sessionId: run.sessionId,
+      })),
+  };
+}

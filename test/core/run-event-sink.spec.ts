@@ -1,0 +1,219 @@
+import { RunEventHub } from '../../src/events/run-event-hub.service';
+import { RunEventSink, SINK_WINDOW } from '../../src/events/run-event-sink';
+import { RunLease } from '../../src/events/run-lease';
+import type { RunEventBody, SerializedEvent } from '../../src/events/run-events';
+import type { PgNotifications } from '../../src/persistence/pg-notifications.service';
+import { LeaseLost, StoreUnavailable } from '../../src/store/store-errors';
+import { connect } from '../support/database';
+import { eventually } from '../support/eventually';
+import { insertRunningRun, openCoreStore, storedEvents, type CoreStore } from '../support/core-store';
+import type { Client } from 'pg';
+
+const ME = 'process-me';
+const step: RunEventBody = {
+  type: 'step_finished',
+  iteration: 1,
+  finishReason: 'stop',
+  usage: { promptTokens: 1, completionTokens: 1 },
+};
+const parsed = (events: { seq: number; type: string; data: string }[]) =>
+  events.map((e) => ({ seq: e.seq, type: e.type, body: JSON.parse(e.data) as unknown }));
+
+describe('RunEventSink on a real PostgreSQL: events are shown only once stored', () => {
+  let store: CoreStore;
+  let admin: Client;
+
+  beforeAll(async () => {
+    store = await openCoreStore();
+    admin = await connect(store.url);
+    // Fault injection: the log refuses an event whose payload says "poison" (a write the database
+    // rejects for good), and answers "cannot connect now" (57P03, the database being unreachable)
+    // while the flag table holds the run's id.
+    await admin.query(`
+      CREATE TABLE unreachable_for (run_id uuid PRIMARY KEY);
+      CREATE SEQUENCE unreachable_hits; -- counts refused tries (a sequence is not rolled back)
+      CREATE FUNCTION test_faults() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.payload::text LIKE '%poison%' THEN RAISE EXCEPTION 'refused by the test trigger'; END IF;
+        IF EXISTS (SELECT 1 FROM unreachable_for WHERE run_id = NEW.run_id) THEN
+          PERFORM nextval('unreachable_hits');
+          RAISE EXCEPTION 'the database system is starting up' USING ERRCODE = '57P03';
+        END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER test_faults BEFORE INSERT ON run_events FOR EACH ROW EXECUTE FUNCTION test_faults();`);
+  });
+  afterAll(async () => {
+    await admin.end();
+    await store.close();
+  });
+
+  async function newSink(leaseMs = 30_000) {
+    const run = await insertRunningRun(store, ME);
+    const errors: unknown[] = [];
+    const sink = new RunEventSink(
+      run.runId,
+      0,
+      store.runs,
+      new RunLease(ME, leaseMs),
+      (err) => errors.push(err),
+      [run.firstEvent],
+    );
+    return { ...run, sink, errors };
+  }
+
+  it('shows a commit and the text before it only after the statement has committed', async () => {
+    const { runId, sink } = await newSink();
+    await admin.query('BEGIN');
+    await admin.query('SELECT 1 FROM runs WHERE id = $1 FOR UPDATE', [runId]);
+    sink.emit({ type: 'text', delta: 'Hel' });
+    const committed = sink.commitWrites([step], []);
+    // The statement is written and waiting on the row lock: nothing of it may be visible yet.
+    await eventually(async () => {
+      const rows = await admin.query(
+        `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%run_events%'`,
+      );
+      return rows.rowCount! > 0;
+    });
+    expect(sink.visibleAfter(1)).toEqual([]);
+    expect(sink.visibleSeq).toBe(1);
+    await admin.query('COMMIT');
+    await committed;
+    expect(sink.visibleAfter(1)!.map((e) => e.type)).toEqual(['text', 'step_finished']);
+    expect(parsed(await storedEvents(store, runId))).toEqual(parsed(sink.visibleAfter(0)!));
+  });
+
+  it('never shows a write the database refused, and gives its unshown numbers to the next events', async () => {
+    const { runId, sink, errors } = await newSink();
+    sink.emit({ type: 'text', delta: 'fine' });
+    await sink.flush();
+    sink.emit({ type: 'text', delta: 'poison' });
+    await sink.flush();
+    expect(errors).toHaveLength(1);
+    expect(sink.visibleSeq).toBe(2);
+    await sink.commitWrites([{ type: 'error', code: 'INTERNAL_ERROR', message: 'x', retryable: false }], []);
+    const stored = parsed(await storedEvents(store, runId));
+    expect(stored.map((e) => [e.seq, e.type])).toEqual([
+      [1, 'run_started'],
+      [2, 'text'],
+      [3, 'error'],
+    ]);
+    expect(stored).toEqual(parsed(sink.visibleAfter(0)!));
+  });
+
+  it('fails the writes queued behind a refused one (they built on its events) and goes on after them', async () => {
+    const { runId, sink } = await newSink();
+    const refused = sink.commitWrites([{ type: 'text', delta: 'poison' }], []);
+    const behind = sink.commitWrites([step], []);
+    await expect(refused).rejects.toThrow('refused by the test trigger');
+    await expect(behind).rejects.toThrow('refused by the test trigger');
+    await sink.commitWrites([step], []);
+    const stored = parsed(await storedEvents(store, runId));
+    expect(stored.map((e) => [e.seq, e.type])).toEqual([
+      [1, 'run_started'],
+      [2, 'step_finished'],
+    ]);
+    expect(stored).toEqual(parsed(sink.visibleAfter(0)!));
+  });
+
+  it('retries a write while the database is unreachable and the lease lasts, and shows it once stored', async () => {
+    const { runId, sink, errors } = await newSink();
+    const hits = async () =>
+      Number(
+        (
+          await admin.query(
+            `SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS n FROM unreachable_hits`,
+          )
+        ).rows[0].n,
+      );
+    const before = await hits();
+    await admin.query('INSERT INTO unreachable_for VALUES ($1)', [runId]);
+    sink.emit({ type: 'text', delta: 'kept' });
+    const committed = sink.commitWrites([step], []);
+    // Refused three times: retried, and never shown meanwhile.
+    await eventually(async () => (await hits()) - before >= 3);
+    expect(sink.visibleSeq).toBe(1);
+    await admin.query('DELETE FROM unreachable_for WHERE run_id = $1', [runId]);
+    await committed;
+    expect(errors).toEqual([]);
+    const stored = parsed(await storedEvents(store, runId));
+    expect(stored.map((e) => e.type)).toEqual(['run_started', 'text', 'step_finished']);
+    expect(stored).toEqual(parsed(sink.visibleAfter(0)!));
+  });
+
+  it('lets the run go when the database stays unreachable past the lease: nothing more is written or shown', async () => {
+    const { runId, sink, errors } = await newSink(1);
+    await admin.query('INSERT INTO unreachable_for VALUES ($1)', [runId]);
+    sink.emit({ type: 'text', delta: 'lost' });
+    await expect(sink.commitWrites([step], [])).rejects.toBeInstanceOf(StoreUnavailable);
+    expect(errors[0]).toBeInstanceOf(StoreUnavailable);
+    expect(sink.released).toBeInstanceOf(StoreUnavailable);
+    expect(sink.closed).toBe(true);
+    await admin.query('DELETE FROM unreachable_for WHERE run_id = $1', [runId]);
+    await expect(sink.commitWrites([step], [])).rejects.toBeInstanceOf(StoreUnavailable);
+    expect((await storedEvents(store, runId)).map((e) => e.type)).toEqual(['run_started']);
+    expect(sink.visibleAfter(0)!.map((e) => e.type)).toEqual(['run_started']);
+  });
+
+  it('writes nothing into a run another process has taken (one statement, rolled back whole)', async () => {
+    const { runId, sessionId, sink, errors } = await newSink();
+    await admin.query(`UPDATE runs SET lease_owner = 'someone-else' WHERE id = $1`, [runId]);
+    const message = store.conversation.insertMessagesSql(sessionId, runId, [
+      { seq: 99, role: 'assistant', content: 'should not land' },
+    ]);
+    await expect(sink.commitWrites([step], [message])).rejects.toBeInstanceOf(LeaseLost);
+    expect(errors[0]).toBeInstanceOf(LeaseLost);
+    expect(sink.released).toBeInstanceOf(LeaseLost);
+    const messages = await admin.query('SELECT 1 FROM messages WHERE run_id = $1 AND seq = 99', [runId]);
+    expect(messages.rowCount).toBe(0);
+    expect((await storedEvents(store, runId)).map((e) => e.type)).toEqual(['run_started']);
+  });
+
+  it('writes nothing through a transaction either once the lease is gone', async () => {
+    const { runId, sink } = await newSink();
+    await admin.query(`UPDATE runs SET lease_owner = NULL, status = 'failed' WHERE id = $1`, [runId]);
+    await expect(
+      sink.commit([step], async (tx) => {
+        await store.runs.updateRun(tx, runId, { status: 'completed' });
+      }),
+    ).rejects.toBeInstanceOf(LeaseLost);
+    const run = await store.runs.findRun(runId);
+    expect(run?.status).toBe('failed');
+    expect(run?.lastSeq).toBe(1);
+  });
+
+  it('keeps only a window of a long run in memory; a follower from the start reads the rest from the log', async () => {
+    const { runId, sink } = await newSink();
+    const hub = new RunEventHub(store.runs, {
+      listen: async () => () => undefined,
+    } as unknown as PgNotifications);
+    hub.attach(sink);
+    const total = SINK_WINDOW * 8;
+    for (let i = 0; i < total; i++) {
+      sink.emit({ type: 'text', delta: `${i} ` });
+      if (i % 100 === 99) await sink.flush();
+    }
+    await sink.commitWrites(
+      [
+        {
+          type: 'done',
+          sessionId: 's',
+          status: 'completed',
+          iterations: 1,
+          usage: step.usage,
+          messageId: null,
+        },
+      ],
+      [],
+    );
+    expect(sink.heldEvents).toBeLessThanOrEqual(2 * SINK_WINDOW);
+    expect(sink.visibleAfter(0)).toBeNull(); // the start is no longer in memory
+
+    const seen: SerializedEvent[] = [];
+    for await (const batch of hub.follow(runId, 0, new AbortController().signal)) {
+      seen.push(...(batch as SerializedEvent[]));
+    }
+    expect(seen.map((e) => e.seq)).toEqual(Array.from({ length: total + 2 }, (_, i) => i + 1));
+    expect(parsed(seen)).toEqual(parsed(await storedEvents(store, runId)));
+  });
+});
