@@ -140,7 +140,9 @@ export class RunOrchestrator {
     });
     await this.commitStep(h, step);
     h.stepStored(step);
-    for (const c of calls) if (c.settlement) this.metrics.toolCall(c.name, c.settlement.errorCode ?? 'ok', 0);
+    for (const c of calls) {
+      if (c.settlement) this.steps.countOutcome(c.name, c.executor, c.settlement.errorCode ?? 'ok', 0);
+    }
     return step;
   }
 

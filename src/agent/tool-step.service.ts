@@ -195,7 +195,12 @@ export class ToolStepService {
       ),
     );
     h.addMessages([message]);
-    this.metrics.toolCall(call.name, settlement.errorCode ?? 'ok', durationMs);
+    this.countOutcome(call.name, call.executor, settlement.errorCode ?? 'ok', durationMs);
+  }
+
+  /** Counts a call's outcome in the metrics, under a label from a closed set (never a name the model invented). */
+  countOutcome(name: string, executor: 'server' | 'client', outcome: string, durationMs: number): void {
+    this.metrics.toolCall(this.registry.metricName(name, executor), outcome, durationMs);
   }
 
   /** What the person is asked to approve: why, then what the tool says it will do (a diff, a command). */

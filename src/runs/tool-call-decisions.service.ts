@@ -125,7 +125,11 @@ export class ToolCallDecisions {
             : undefined;
         await this.conversation.settleToolCall(tx, call, settlement, { approval });
         events.push(resultEvent(call.callId, call.name, settlement));
-        this.metrics.toolCall(call.name, settlement.errorCode ?? 'ok', settlement.durationMs);
+        this.metrics.toolCall(
+          this.registry.metricName(call.name, call.executor),
+          settlement.errorCode ?? 'ok',
+          settlement.durationMs,
+        );
       }
       const claimed = (await this.conversation.countWaitingToolCalls(tx, runId)) === 0;
       if (claimed)

@@ -145,6 +145,18 @@ function invalid(message: string): DomainError {
   return new DomainError(ErrorCode.InvalidRequest, message);
 }
 
+const CURSOR_TIME = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(\.\d{1,6})?[+-]\d{2}(:\d{2})?$/;
+
+/** PostgreSQL's text of a real timestamptz: the shape, and a date and time that exist. */
+function isCursorTime(text: string): boolean {
+  const m = CURSOR_TIME.exec(text);
+  if (!m) return false;
+  const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number);
+  const t = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
+  return t.getUTCMonth() === mo - 1 && t.getUTCDate() === d && h < 24 && mi < 60 && s < 60;
+}
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 function encodeCursor(createdAt: string, id: string): string {
   return Buffer.from(JSON.stringify([createdAt, id])).toString('base64url');
 }
@@ -152,7 +164,9 @@ function encodeCursor(createdAt: string, id: string): string {
 function decodeCursor(cursor: string): { createdAt: string; id: string } {
   try {
     const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as [unknown, unknown];
-    if (typeof createdAt === 'string' && typeof id === 'string' && !Number.isNaN(Date.parse(createdAt))) {
+    // Exactly what encodeCursor wrote (PostgreSQL's text of a timestamptz, a uuid): anything else is
+    // forged, and must not reach the query as a value PostgreSQL would refuse.
+    if (typeof createdAt === 'string' && typeof id === 'string' && isCursorTime(createdAt) && UUID.test(id)) {
       return { createdAt, id };
     }
   } catch {

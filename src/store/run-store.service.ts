@@ -142,6 +142,10 @@ export class RunStore {
          SELECT $8::uuid, $2::uuid, $1::uuid, pos.seq, 'user', $9 FROM pos
        ), ev AS (
          INSERT INTO run_events (run_id, seq, type, payload) VALUES ($1, $11, $12, $10::jsonb)
+       ), started AS (
+         INSERT INTO run_starts (owner) VALUES ($3)
+       ), pruned AS (
+         DELETE FROM run_starts WHERE owner = $3 AND started_at < now() - interval '1 minute'
        )
        SELECT seq FROM pos`,
       [
@@ -163,16 +167,19 @@ export class RunStore {
     return rows[0].seq;
   }
 
-  /** Runs started by `owner` in the last minute, active now, and when the oldest of the minute leaves it. */
+  /**
+   * Runs started by `owner` in the last minute (counted in run_starts, which deleting sessions does not
+   * touch), active now, and when the oldest of the minute leaves it.
+   */
   async ownerRunCounts(
     tx: Queryable,
     owner: string,
   ): Promise<{ lastMinute: number; active: number; oldestAgeMs: number }> {
     const rows: { lastMinute: string; active: string; oldestAgeMs: number | null }[] = await tx.query(
-      `SELECT count(*) FILTER (WHERE created_at > now() - interval '1 minute') AS "lastMinute",
-              count(*) FILTER (WHERE status IN ('running', 'requires_action')) AS "active",
-              (extract(epoch FROM now() - min(created_at) FILTER (WHERE created_at > now() - interval '1 minute')) * 1000)::float8 AS "oldestAgeMs"
-         FROM runs WHERE owner = $1 AND (created_at > now() - interval '1 minute' OR status IN ('running', 'requires_action'))`,
+      `SELECT s.n AS "lastMinute", s."oldestAgeMs",
+              (SELECT count(*) FROM runs WHERE owner = $1 AND status IN ('running', 'requires_action')) AS "active"
+         FROM (SELECT count(*) AS n, (extract(epoch FROM now() - min(started_at)) * 1000)::float8 AS "oldestAgeMs"
+                 FROM run_starts WHERE owner = $1 AND started_at > now() - interval '1 minute') s`,
       [owner],
     );
     const row = rows[0];

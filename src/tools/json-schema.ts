@@ -1,12 +1,29 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import { RE2JS } from 're2js';
 import { errorMessage } from './fs/errno';
 
 export type SchemaCheck = { ok: true } | { ok: false; message: string };
 
+/**
+ * `pattern` and `patternProperties` come from clients and MCP servers: they run on RE2's linear-time
+ * engine, so no pattern can backtrack catastrophically and block the event loop
+ * (docs/decisions/008-linear-time-patterns.md). A pattern RE2 cannot compile (a backreference, a
+ * lookaround) makes the schema unusable: a 400 naming it when a session declares it.
+ */
+const linearTimeRegExp = Object.assign(
+  (pattern: string, flags: string): { test(input: string): boolean; toString(): string } => {
+    const re = RE2JS.compile(pattern, flags.includes('i') ? RE2JS.CASE_INSENSITIVE : 0);
+    // ajv keys its compiled patterns by toString(): each must name its own pattern.
+    return { test: (input: string) => re.matcher(input).find(), toString: () => `/${pattern}/${flags}` };
+  },
+  // Only used by ajv's standalone code generation, which this project does not use.
+  { code: 'linearTimeRegExp' },
+);
+
 // strict:false because tool schemas written for models carry keywords ajv does not know (e.g. "title" on odd places, vendor extensions).
-const AJV_OPTIONS = { strict: false, allErrors: true } as const;
+const AJV_OPTIONS = { strict: false, allErrors: true, code: { regExp: linearTimeRegExp } } as const;
 const ajv = new Ajv(AJV_OPTIONS);
 addFormats(ajv);
 // MCP servers may declare JSON Schema 2020-12 (`$schema`); the default instance speaks draft-07. Both

@@ -99,6 +99,16 @@ export class ToolRegistry implements OnModuleInit {
     return this.tools.has(name) || this.enabled().some((tool) => tool.name === name);
   }
 
+  /**
+   * A bounded metrics label for a call's tool: a registered or offered name as it is, `client` for a
+   * session's client tool, `unknown` for a name the model invented — labels on the public /metrics
+   * come from a closed set.
+   */
+  metricName(name: string, executor: 'server' | 'client'): string {
+    if (executor === 'client') return 'client';
+    return this.isServerToolName(name) ? name : 'unknown';
+  }
+
   /** GET /v1/tools: the enabled tools with the policy they get in `mode`. */
   catalog(mode: SessionMode = 'safe'): ToolListing[] {
     return this.enabled().map((tool) => ({

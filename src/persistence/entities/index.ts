@@ -1,7 +1,15 @@
 import { MessageEntity } from './message.entity';
 import { RunEventEntity } from './run-event.entity';
 import { RunEntity } from './run.entity';
+import { RunStartEntity } from './run-start.entity';
 import { SessionEntity } from './session.entity';
 import { ToolCallEntity } from './tool-call.entity';
 
-export const ENTITIES = [SessionEntity, MessageEntity, RunEntity, ToolCallEntity, RunEventEntity];
+export const ENTITIES = [
+  SessionEntity,
+  MessageEntity,
+  RunEntity,
+  ToolCallEntity,
+  RunEventEntity,
+  RunStartEntity,
+];
