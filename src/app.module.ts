@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ChatModule } from './chat/chat.module';
+import { DrainingModule } from './common/draining';
 import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { HealthModule } from './health/health.module';
@@ -15,6 +16,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        DrainingModule,
         LoggingModule,
         PersistenceModule.forRoot(databaseUrl),
         MetricsModule,

@@ -3,7 +3,9 @@ import { mkdirSync } from 'node:fs';
 import { ConfigError, loadConfig } from './config/app-config';
 import { readEnvironment } from './config/environment';
 import { createApp } from './bootstrap';
-import { openDatabase } from './persistence/embedded-database';
+import { Draining } from './common/draining';
+import { EmbeddedDatabaseError, openDatabase } from './persistence/embedded-database';
+import { startupLog } from './observability/startup-log';
 
 /**
  * The last line of defence: something that slips past every handler is logged (one JSON line) and
@@ -11,15 +13,10 @@ import { openDatabase } from './persistence/embedded-database';
  * handler — so the tests pass without it.
  */
 function surviveStrayErrors(): void {
-  const log = (kind: string, err: unknown) =>
-    process.stderr.write(
-      `${JSON.stringify({
-        level: 50, // pino's "error", as every other line of the server
-        time: new Date().toISOString(),
-        msg: kind,
-        err: err instanceof Error ? { type: err.name, message: err.message, stack: err.stack } : String(err),
-      })}\n`,
-    );
+  const log = (msg: string, err: unknown) =>
+    startupLog('error', msg, {
+      err: err instanceof Error ? { type: err.name, message: err.message, stack: err.stack } : String(err),
+    });
   process.on('unhandledRejection', (reason) => log('unhandled rejection (the server keeps serving)', reason));
   process.on('uncaughtException', (err) => log('uncaught exception (the server keeps serving)', err));
 }
@@ -27,22 +24,22 @@ function surviveStrayErrors(): void {
 /** The production entry: validate the environment, open the database, serve, drain on SIGTERM. */
 async function main(): Promise<void> {
   surviveStrayErrors();
-  const logger = new Logger('Loopwright');
   let config;
   try {
     config = loadConfig(readEnvironment());
   } catch (err) {
     if (err instanceof ConfigError) {
-      console.error(`Loopwright cannot start: ${err.message}`);
+      startupLog('error', `Loopwright cannot start: ${err.message}`);
       process.exit(1);
     }
     throw err;
   }
 
   mkdirSync(config.workspaceRoot, { recursive: true });
-  const database = await openDatabase(config, (msg) => logger.log(msg));
+  const database = await openDatabase(config, startupLog);
   const app = await createApp(config, database.url);
   await app.listen({ port: config.port, host: config.host });
+  const logger = new Logger('Loopwright');
   logger.log(
     `listening on http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`,
   );
@@ -51,11 +48,15 @@ async function main(): Promise<void> {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    // From this moment no run starts and readiness says 503; running runs get SHUTDOWN_GRACE_MS.
+    app.get(Draining).start();
     logger.log(`${signal}: draining runs, then stopping`);
     try {
       await app.close();
     } finally {
+      // The embedded PostgreSQL goes last, once every run has stored its end.
       await database.close();
+      startupLog('info', 'stopped');
       process.exit(0);
     }
   };
@@ -64,6 +65,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  console.error(err);
+  if (err instanceof EmbeddedDatabaseError) startupLog('error', `Loopwright cannot start: ${err.message}`);
+  else
+    startupLog('error', 'Loopwright cannot start', { err: err instanceof Error ? err.stack : String(err) });
   process.exit(1);
 });

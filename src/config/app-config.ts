@@ -11,6 +11,8 @@ export interface AppConfig {
   port: number;
   host: string;
   databaseUrl: string | null;
+  /** How long start-up keeps trying to reach the database before it gives up. */
+  databaseConnectTimeoutMs: number;
   dataDir: string;
   llm: {
     apiKey: string;
@@ -103,6 +105,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
       (v) => /^postgres(ql)?:\/\//.test(v),
       'a postgres:// or postgresql:// URL',
     ),
+    databaseConnectTimeoutMs: read.ms('DATABASE_CONNECT_TIMEOUT_MS', 30_000),
     dataDir: resolve(cwd, read.string('DATA_DIR', './.data')),
     llm: {
       apiKey: read.string('OPENAI_API_KEY', 'not-set'),

@@ -7,6 +7,7 @@ import {
   type SchemaObject,
 } from '@nestjs/swagger';
 import { HealthCheckService, TypeOrmHealthIndicator, type HealthCheckResult } from '@nestjs/terminus';
+import { Draining } from '../common/draining';
 
 const DATABASE_TIMEOUT_MS = 2000;
 
@@ -24,6 +25,7 @@ export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
     private readonly database: TypeOrmHealthIndicator,
+    private readonly draining: Draining,
   ) {}
 
   @Get('live')
@@ -36,13 +38,22 @@ export class HealthController {
 
   @Get('ready')
   @Header('Cache-Control', 'no-store')
-  @ApiOperation({ summary: 'Readiness: the database answers (no key needed)' })
+  @ApiOperation({
+    summary: 'Readiness: the database answers and the process is not shutting down (no key needed)',
+  })
   @ApiOkResponse({ description: 'Ready', schema: HEALTH_SCHEMA })
   @ApiServiceUnavailableResponse({
-    description: 'The database does not answer',
+    description: 'The database does not answer, or the process is shutting down',
     schema: { $ref: '#/components/schemas/ErrorResponse' },
   })
   async ready(): Promise<HealthCheckResult> {
+    if (this.draining.active) {
+      throw new ServiceUnavailableException({
+        statusCode: 503,
+        message: 'Not ready: the server is shutting down',
+        error: 'Service Unavailable',
+      });
+    }
     try {
       return await this.health.check([
         () => this.database.pingCheck('database').withTimeout(DATABASE_TIMEOUT_MS),

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { DomainError, ErrorCode } from '../common/domain-error';
+import { Draining } from '../common/draining';
 import { MetricsService } from '../metrics/metrics.service';
 import { PgNotifications } from '../persistence/pg-notifications.service';
 import { ToolRegistry } from '../tools/tool-registry.service';
@@ -47,7 +48,6 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
   readonly processId = randomUUID();
   private readonly logger = new Logger(RunService.name);
   private readonly handles = new Map<string, RunHandle>();
-  private draining = false;
 
   constructor(
     private readonly store: RunStore,
@@ -59,6 +59,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
     private readonly registry: ToolRegistry,
     private readonly notifications: PgNotifications,
     private readonly metrics: MetricsService,
+    private readonly draining: Draining,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -70,7 +71,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
 
   /** Stops taking runs, lets the running ones finish within the grace period, then stops the rest. */
   async beforeApplicationShutdown(): Promise<void> {
-    this.draining = true;
+    this.draining.start();
     const running = () => [...this.handles.values()].map((h) => h.done);
     const graceOver = new Promise<void>((resolve) =>
       setTimeout(resolve, this.config.shutdownGraceMs).unref(),
@@ -87,7 +88,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
 
   /** Creates the run (and the session when needed), stores the prompt and starts driving it. */
   async start(owner: string, input: StartRun): Promise<{ runId: string; sessionId: string }> {
-    if (this.draining)
+    if (this.draining.active)
       throw new DomainError(
         ErrorCode.ShuttingDown,
         'The server is shutting down; retry on another instance',
