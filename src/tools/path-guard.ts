@@ -14,10 +14,13 @@ export interface ResolveOptions {
   allowCreate?: boolean;
 }
 
-/** Whether `child` is `parent` itself or lies below it (both absolute and normalised). */
+/**
+ * Whether `child` is `parent` itself or lies below it (both absolute and normalised). Judged on path
+ * segments: `..data` is a name like any other, only a `..` segment leaves the parent.
+ */
 export function isInside(parent: string, child: string): boolean {
   const rel = relative(parent, child);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }
 
 /** The real path of the workspace root; a missing root is reported the way a model can understand. */

@@ -57,6 +57,15 @@ describe('resolveInWorkspace', () => {
     expect(message).toMatch(/symbolic link leads outside the workspace/);
   });
 
+  it('accepts a file whose name starts with two dots (path segments, not prefixes)', async () => {
+    await writeFile(join(ws.root, '..data'), 'legit');
+    await mkdir(join(ws.root, '..cache'), { recursive: true });
+    await expect(resolveInWorkspace(ws.root, '..data')).resolves.toBe(join(ws.root, '..data'));
+    await expect(resolveInWorkspace(ws.root, '..cache/new.txt', { allowCreate: true })).resolves.toBe(
+      join(ws.root, '..cache', 'new.txt'),
+    );
+  });
+
   it('accepts a relative path and returns the real path', async () => {
     await expect(resolveInWorkspace(ws.root, 'src/a.txt')).resolves.toBe(join(ws.root, 'src', 'a.txt'));
   });

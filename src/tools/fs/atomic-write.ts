@@ -5,6 +5,8 @@ import { basename, dirname, join } from 'node:path';
 /** A file written next to its target, waiting to be renamed into place. */
 export interface StagedWrite {
   readonly target: string;
+  /** The staged file, renamed onto `target` by `commit`. */
+  readonly temp: string;
   commit(): Promise<void>;
   discard(): Promise<void>;
 }
@@ -34,6 +36,7 @@ export async function stageWrite(target: string, data: Buffer, mode?: number): P
   }
   return {
     target,
+    temp,
     commit: () => rename(temp, target),
     discard: () => unlink(temp).catch(() => undefined),
   };

@@ -4,6 +4,7 @@ import { capHead } from '../output-cap';
 import { ToolError, type FileChange } from '../tool';
 import { errnoCode } from './errno';
 import { stageWrite, type StagedWrite } from './atomic-write';
+import { journalDir, openJournal } from './write-journal';
 import { sha256 } from './sha256';
 
 /**
@@ -31,11 +32,20 @@ export function toFileChange(change: PlannedChange): FileChange {
   };
 }
 
+/** A pause between the steps of a commit, for tests that kill the process mid-way. */
+export interface CommitHooks {
+  beforeStep?(step: number): Promise<void>;
+}
+
 /**
  * Writes every change or none: all new contents are staged (where a full disk or a permission
- * problem shows up) before the first rename, and deletions come last.
+ * problem shows up) before the first rename, and deletions come last. A change of several files is
+ * journaled first, so a crash between its renames is finished at the next start (write-journal.ts).
  */
-export async function commitChanges(changes: readonly PlannedChange[]): Promise<FileChange[]> {
+export async function commitChanges(
+  changes: readonly PlannedChange[],
+  hooks: CommitHooks = {},
+): Promise<FileChange[]> {
   const staged: StagedWrite[] = [];
   try {
     for (const change of changes) {
@@ -45,10 +55,25 @@ export async function commitChanges(changes: readonly PlannedChange[]): Promise<
     await Promise.all(staged.map((write) => write.discard()));
     throw err;
   }
-  for (const write of staged) await write.commit();
-  for (const change of changes) {
-    if (change.after === null && change.before !== null) await unlink(change.absPath);
+  const deletes = changes.filter((c) => c.after === null && c.before !== null).map((c) => c.absPath);
+  const steps = staged.length + deletes.length;
+  const closeJournal =
+    steps > 1
+      ? await openJournal(journalDir(changes.map((c) => c.absPath)), {
+          renames: staged.map((write) => [write.temp, write.target]),
+          deletes,
+        })
+      : null;
+  let step = 0;
+  for (const write of staged) {
+    await hooks.beforeStep?.(step++);
+    await write.commit();
   }
+  for (const path of deletes) {
+    await hooks.beforeStep?.(step++);
+    await unlink(path);
+  }
+  await closeJournal?.();
   return changes.map(toFileChange);
 }
 
