@@ -20,6 +20,8 @@ ENV NODE_ENV=production \
     WORKSPACE_ROOT=/workspace \
     DATA_DIR=/data
 WORKDIR /app
+# bubblewrap is run_command's sandbox (prlimit, for its per-process limits, is in util-linux, already here).
+RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
 # --omit=optional leaves out the embedded PostgreSQL (~100 MB): the container always has DATABASE_URL.
 RUN npm install --omit=dev --omit=optional --no-audit --no-fund && npm cache clean --force

@@ -33,6 +33,12 @@ export interface AppConfig {
   enableRunCommand: boolean;
   runCommandMaxTimeoutMs: number;
   runCommandMaxConcurrent: number;
+  /** `auto`: every command in a bubblewrap sandbox (run_command is not offered where none can be made); `off`: none. */
+  runCommandSandbox: 'auto' | 'off';
+  /** Sandboxed commands may reach the network (the host's, loopback included). */
+  runCommandNetwork: boolean;
+  /** Memory of one command with everything it starts, in MiB. */
+  runCommandMemoryMb: number;
   /** Extra variable names the operator lets through to `run_command` (dangerous ones are dropped anyway). */
   runCommandEnv: readonly string[];
   /** The environment `run_command` gets: allow-listed, secrets and start-up hijackers removed (buildCommandEnv). */
@@ -124,6 +130,9 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     enableRunCommand: read.bool('ENABLE_RUN_COMMAND', false),
     runCommandMaxTimeoutMs: read.ms('RUN_COMMAND_MAX_TIMEOUT_MS', 600_000),
     runCommandMaxConcurrent: read.int('RUN_COMMAND_MAX_CONCURRENT', 4, 1, 1000),
+    runCommandSandbox: read.oneOf('RUN_COMMAND_SANDBOX', ['auto', 'off'] as const, 'auto'),
+    runCommandNetwork: read.bool('RUN_COMMAND_NETWORK', false),
+    runCommandMemoryMb: read.int('RUN_COMMAND_MEMORY_MB', 1024, 16, 1_048_576),
     runCommandEnv,
     commandEnv: buildCommandEnv(env, runCommandEnv),
     toolPolicy,

@@ -10,6 +10,7 @@ import { SearchFilesTool } from './builtin/search-files.tool';
 import { WriteFileTool } from './builtin/write-file.tool';
 import { ToolRegistry } from './tool-registry.service';
 import { ToolRunner } from './tool-runner.service';
+import { CommandSandbox } from './exec/command-sandbox.service';
 import { WorkspaceRecovery } from './workspace-recovery.service';
 
 /** The registry, the runner and the built-in tools. A new tool: one @AgentTool() class and one line below. */
@@ -18,6 +19,7 @@ import { WorkspaceRecovery } from './workspace-recovery.service';
   providers: [
     ToolRegistry,
     ToolRunner,
+    CommandSandbox,
     WorkspaceRecovery,
     ListDirectoryTool,
     ReadFileTool,

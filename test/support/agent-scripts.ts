@@ -1,4 +1,5 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { connect } from './database';
 import { eventually } from './eventually';
 import type { RecordedRequest } from './fake-upstream';
@@ -95,6 +96,7 @@ export async function toolCallRecords(databaseUrl: string, runId: string): Promi
  * container has) counts as gone: it runs nothing and holds nothing.
  */
 export function isRunning(pid: number): boolean {
+  if (pid <= 0) return false;
   try {
     process.kill(pid, 0);
   } catch {
@@ -111,6 +113,7 @@ export function isRunning(pid: number): boolean {
 
 /** Whether any process of the process group `pgid` is still running (zombies aside). */
 export function groupIsRunning(pgid: number): boolean {
+  if (pgid <= 0) return false;
   try {
     process.kill(-pgid, 0);
   } catch {
@@ -134,8 +137,29 @@ export function groupIsRunning(pgid: number): boolean {
   }
 }
 
-/** Waits for a command to write its pid file, then reads the number in it. */
+/**
+ * Waits for a command to write its pid file, then reads the number in it — as the host numbers the
+ * process. A sandboxed command sees its own PID namespace: its `$$` and `$!` are translated through
+ * /proc/<pid>/status (`NSpid`), among the processes working in the pid file's folder. 0 when no such
+ * process exists any more (it is gone; isRunning and groupIsRunning say so).
+ */
 export async function readPidFile(file: string): Promise<number> {
   await eventually(() => existsSync(file) && /^\d+\s*$/.test(readFileSync(file, 'utf8')));
-  return Number(readFileSync(file, 'utf8').trim());
+  return hostPid(Number(readFileSync(file, 'utf8').trim()), dirname(file));
+}
+
+/** The host's number of the process a (possibly sandboxed) command calls `seen`, working in `cwd`; 0 when gone. */
+export function hostPid(seen: number, cwd: string): number {
+  const folder = realpathSync(cwd);
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const nspid = /^NSpid:\s+(.*)$/m.exec(readFileSync(`/proc/${entry}/status`, 'utf8'))?.[1].split(/\s+/);
+      if (nspid === undefined || Number(nspid.at(-1)) !== seen) continue;
+      if (readlinkSync(`/proc/${entry}/cwd`) === folder) return Number(entry);
+    } catch {
+      // gone while we looked, or not ours to read
+    }
+  }
+  return 0;
 }

@@ -2,20 +2,30 @@ import { Test } from '@nestjs/testing';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { hostPid } from '../support/agent-scripts';
 import { eventually } from '../support/eventually';
 import { buildCommandEnv } from '../../src/config/command-env';
 import { ConfigModule } from '../../src/config/config.module';
 import type { AppConfig } from '../../src/config/app-config';
 import { RunCommandTool } from '../../src/tools/builtin/run-command.tool';
+import { CommandSandbox } from '../../src/tools/exec/command-sandbox.service';
 import type { ToolResult } from '../../src/tools/tool';
 import { ToolRunner, type ToolRunContext } from '../../src/tools/tool-runner.service';
 import { ToolsModule } from '../../src/tools/tools.module';
 import { makeWorkspace, testConfig, type TempWorkspace } from './support/tool-fixtures';
 
+/** The tool as the module builds it: with its sandbox checked the way start-up checks it. */
+function toolFor(config: AppConfig): RunCommandTool {
+  const sandbox = new CommandSandbox(config);
+  sandbox.onModuleInit();
+  return new RunCommandTool(config, sandbox);
+}
+
 type Chunk = { stream: 'stdout' | 'stderr'; chunk: string; at: number };
 
 /** Alive means running: a killed child may linger as a zombie until something reaps it. */
 function isAlive(pid: number): boolean {
+  if (pid <= 0) return false;
   try {
     process.kill(pid, 0);
   } catch {
@@ -125,18 +135,19 @@ describe('run_command', () => {
     const outcome = await result;
     expect(outcome).toMatchObject({ isError: true, errorCode: 'TIMEOUT' });
     expect(outcome.content).toMatch(/did not finish within 0\.7 s/);
-    const child = Number(
+    const seen = Number(
       output
         .map((o) => o.chunk)
         .join('')
         .trim(),
     );
-    expect(child).toBeGreaterThan(0);
-    await eventually(() => !isAlive(child));
+    expect(seen).toBeGreaterThan(0);
+    // The sandbox numbers its processes itself: ask the host about the one working in the workspace.
+    await eventually(() => !isAlive(hostPid(seen, ws.root)));
   });
 
   it('uses the longer timeout a call asks for, up to RUN_COMMAND_MAX_TIMEOUT_MS', async () => {
-    const tool = new RunCommandTool(testConfig(ws.root, { runCommandMaxTimeoutMs: 60_000 }));
+    const tool = toolFor(testConfig(ws.root, { runCommandMaxTimeoutMs: 60_000 }));
     const config = testConfig(ws.root, { toolTimeoutMs: 30_000, runCommandMaxTimeoutMs: 60_000 });
     expect(tool.timeoutMs({ command: 'x' }, config)).toBe(30_000);
     expect(tool.timeoutMs({ command: 'x', timeout_ms: 45_000 }, config)).toBe(45_000);
@@ -155,12 +166,16 @@ describe('run_command', () => {
     const cancel = new AbortController();
     const { result, output } = run(runner, { command: 'sleep 30 & echo $!; wait' }, cancel.signal);
     await eventually(() => output.length > 0);
-    const child = Number(
-      output
-        .map((o) => o.chunk)
-        .join('')
-        .trim(),
+    const child = hostPid(
+      Number(
+        output
+          .map((o) => o.chunk)
+          .join('')
+          .trim(),
+      ),
+      ws.root,
     );
+    expect(isAlive(child)).toBe(true);
     cancel.abort();
     expect(await result).toMatchObject({ isError: true, errorCode: 'CANCELLED' });
     await eventually(() => !isAlive(child));
@@ -171,8 +186,9 @@ describe('run_command', () => {
     // Were the finished command to wait for its background job, this would take 30 s (and time out).
     const { result } = run(runner, { command: 'sleep 30 & echo $!' });
     const outcome = await result;
-    const child = Number(/exit code 0\n(\d+)/.exec(outcome.content)?.[1]);
-    await eventually(() => !isAlive(child));
+    const seen = Number(/exit code 0\n(\d+)/.exec(outcome.content)?.[1]);
+    expect(seen).toBeGreaterThan(0);
+    await eventually(() => !isAlive(hostPid(seen, ws.root)));
   });
 
   it('never passes the server’s secrets or start-up hijackers to the command', async () => {
@@ -255,7 +271,7 @@ describe('run_command', () => {
   });
 
   it('is only enabled with ENABLE_RUN_COMMAND', () => {
-    const tool = new RunCommandTool(testConfig(ws.root));
+    const tool = toolFor(testConfig(ws.root, { enableRunCommand: true }));
     expect(tool.isEnabled(testConfig(ws.root))).toBe(false);
     expect(tool.isEnabled(testConfig(ws.root, { enableRunCommand: true }))).toBe(true);
     expect(tool.kind).toBe('exec');
@@ -263,7 +279,7 @@ describe('run_command', () => {
 
   it('shows the command line and folder to the person approving', async () => {
     const config = testConfig(ws.root);
-    const tool = new RunCommandTool(config);
+    const tool = toolFor(config);
     expect(await tool.describeForApproval({ command: 'npm test', cwd: 'sub' }, { config })).toBe(
       'Run in sub (time limit 30 s):\n$ npm test',
     );

@@ -7,6 +7,8 @@ import { HeadTailCollector } from '../exec/head-tail-collector';
 import { OutputCoalescer } from '../exec/output-coalescer';
 import { runInProcessGroup, type ProcessGroupExit } from '../exec/process-group';
 import { Semaphore } from '../exec/semaphore';
+import { CommandSandbox } from '../exec/command-sandbox.service';
+import { MAX_FILE_BYTES, MAX_PROCESSES, type LimitHit } from '../exec/command-limits';
 import { realWorkspaceRoot, resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
 import { ToolError, type Tool, type ToolContext, type ToolResult } from '../tool';
 
@@ -28,13 +30,22 @@ const HEADER_ROOM_BYTES = 1024;
 export class RunCommandTool implements Tool<RunCommandArgs> {
   readonly name = 'run_command';
   readonly kind = 'exec';
-  readonly description =
-    'Run a shell command line (/bin/sh -c) in the workspace and return its exit code and combined output (stdout and stderr; long output keeps its start and end). There is no input: commands that wait for a person will get end-of-file. Processes it starts are stopped when it ends or times out.';
+  readonly description: string;
   readonly parameters: Record<string, unknown>;
   private readonly slots: Semaphore;
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly sandbox: CommandSandbox,
+  ) {
     this.slots = new Semaphore(config.runCommandMaxConcurrent);
+    this.description =
+      (sandbox.sandboxed
+        ? 'Run a shell command line (/bin/sh -c) in a sandbox that sees only the workspace (at its usual path), the system programs, a private /tmp' +
+          (config.runCommandNetwork ? '' : ' and no network') +
+          '; return its exit code and combined output (stdout and stderr; long output keeps its start and end).'
+        : "WARNING: NOT SANDBOXED (RUN_COMMAND_SANDBOX=off): the command runs as the server's user. Run a shell command line (/bin/sh -c) in the workspace and return its exit code and combined output (stdout and stderr; long output keeps its start and end).") +
+      ' There is no input: commands that wait for a person will get end-of-file. Processes it starts are stopped when it ends or times out.';
     this.parameters = {
       type: 'object',
       properties: {
@@ -59,8 +70,9 @@ export class RunCommandTool implements Tool<RunCommandArgs> {
     };
   }
 
+  /** Offered only where a sandbox can be made (or the operator turned it off): checked at start-up. */
   isEnabled(config: AppConfig): boolean {
-    return config.enableRunCommand;
+    return config.enableRunCommand && this.sandbox.usable;
   }
 
   timeoutMs(args: RunCommandArgs, config: AppConfig): number {
@@ -93,10 +105,18 @@ export class RunCommandTool implements Tool<RunCommandArgs> {
           maxBytes: STREAM_MAX_BYTES,
         }),
       };
+      const limits = this.sandbox.sandboxed
+        ? this.sandbox.commandLine(
+            { workspace: root, cwd, env: this.config.commandEnv },
+            args.command,
+            this.timeoutMs(args, ctx.config),
+          )
+        : null;
       let exit: ProcessGroupExit;
       try {
         exit = await runInProcessGroup({
           command: args.command,
+          argv: limits?.argv,
           cwd,
           // Only the start-up snapshot of allowed variables: the server's own environment never reaches a command.
           env: this.config.commandEnv,
@@ -111,9 +131,18 @@ export class RunCommandTool implements Tool<RunCommandArgs> {
         live.stdout.end();
         live.stderr.end();
       }
+      const limitHit = limits?.finish() ?? null;
       const where = toWorkspaceRelative(root, cwd);
       const body = output.size === 0 ? '(no output)' : output.text();
       if (exit.aborted) return this.stoppedResult(args, ctx, where, body);
+      if (limitHit !== null || exit.signal === 'SIGXFSZ' || exit.signal === 'SIGXCPU') {
+        return {
+          content: `$ ${args.command}\n(in ${where}) ${describeExit(exit)}: stopped by a limit — ${describeLimit(limitHit, exit, this.config)}\n${body}`,
+          isError: true,
+          errorCode: 'EXECUTION_ERROR',
+          truncated: output.truncated,
+        };
+      }
       return {
         content: `$ ${args.command}\n(in ${where}) ${describeExit(exit)}\n${body}`,
         truncated: output.truncated,
@@ -136,6 +165,14 @@ export class RunCommandTool implements Tool<RunCommandArgs> {
       errorCode: code,
     };
   }
+}
+
+function describeLimit(hit: LimitHit, exit: ProcessGroupExit, config: AppConfig): string {
+  if (hit === 'memory')
+    return `the memory limit of ${config.runCommandMemoryMb} MiB (RUN_COMMAND_MEMORY_MB) for the command and everything it starts`;
+  if (hit === 'processes') return `the limit of ${MAX_PROCESSES} processes at once`;
+  if (exit.signal === 'SIGXFSZ') return `the file size limit of ${MAX_FILE_BYTES / 1024 / 1024} MiB`;
+  return 'the CPU time limit';
 }
 
 function describeExit(exit: ProcessGroupExit): string {

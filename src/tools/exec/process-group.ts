@@ -2,6 +2,8 @@ import { spawn } from 'node:child_process';
 
 export interface ProcessGroupOptions {
   command: string;
+  /** The program and arguments that run `command` (a sandbox around it); default `/bin/sh -c command`. */
+  argv?: readonly string[];
   cwd: string;
   env: Readonly<Record<string, string>>;
   signal: AbortSignal;
@@ -27,7 +29,8 @@ export interface ProcessGroupExit {
 export function runInProcessGroup(options: ProcessGroupOptions): Promise<ProcessGroupExit> {
   options.signal.throwIfAborted();
   return new Promise<ProcessGroupExit>((resolve, reject) => {
-    const child = spawn('/bin/sh', ['-c', options.command], {
+    const [program, ...args] = options.argv ?? ['/bin/sh', '-c', options.command];
+    const child = spawn(program, args, {
       cwd: options.cwd,
       env: { ...options.env },
       detached: true,

@@ -1,0 +1,90 @@
+import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { APP_CONFIG } from '../../config/config.module';
+import type { AppConfig } from '../../config/app-config';
+import {
+  applyLimits,
+  controlGroupsAvailable,
+  MAX_FILE_BYTES,
+  MAX_PROCESSES,
+  type AppliedLimits,
+} from './command-limits';
+import { SANDBOX_PROGRAM, sandboxArgs, type SandboxSpec } from './sandbox';
+
+/**
+ * Whether commands can be sandboxed here, decided once at start-up by making a sandbox
+ * (RUN_COMMAND_SANDBOX=auto); and the command line of each sandboxed, limited command.
+ */
+@Injectable()
+export class CommandSandbox implements OnModuleInit {
+  private readonly logger = new Logger('CommandSandbox');
+  private state: { usable: boolean; why: string } = { usable: false, why: 'not checked yet' };
+  /** The sandbox program (a test points it at one that does not exist). */
+  protected readonly program: string = SANDBOX_PROGRAM;
+
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
+  onModuleInit(): void {
+    if (!this.config.enableRunCommand) return;
+    if (this.config.runCommandSandbox === 'off') {
+      this.logger.warn(
+        "RUN_COMMAND_SANDBOX=off: run_command runs commands WITHOUT a sandbox, as the server's own user, with access to every file that user can read. Use it only where every key holder may run anything on this machine.",
+      );
+      return;
+    }
+    this.state = probe(this.program);
+    if (!this.state.usable) {
+      this.logger.error(
+        `run_command is not offered: no sandbox can be made here (${this.state.why}). Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) and allow user namespaces (in a container: see the README's "Commands run in a sandbox"), or set RUN_COMMAND_SANDBOX=off to run commands unsandboxed.`,
+      );
+      return;
+    }
+    const groups = controlGroupsAvailable();
+    this.logger.log(
+      `commands run in a bubblewrap sandbox (network ${this.config.runCommandNetwork ? 'on' : 'off'}); limits: ${this.config.runCommandMemoryMb} MiB memory and ${MAX_PROCESSES} processes ${groups ? 'per command (control groups)' : 'per process (rlimits: no usable control group)'}, files up to ${MAX_FILE_BYTES / 1024 / 1024} MiB, CPU up to the timeout`,
+    );
+  }
+
+  /** Whether run_command may be offered: sandboxed here, or the operator turned the sandbox off. */
+  get usable(): boolean {
+    return this.config.runCommandSandbox === 'off' || this.state.usable;
+  }
+
+  get sandboxed(): boolean {
+    return this.config.runCommandSandbox !== 'off';
+  }
+
+  /** The command line of one command: the sandbox around `/bin/sh -c command`, inside its limits. */
+  commandLine(spec: Omit<SandboxSpec, 'network'>, command: string, timeoutMs: number): AppliedLimits {
+    const sandboxed = [
+      this.program,
+      ...sandboxArgs({ ...spec, network: this.config.runCommandNetwork }, command),
+    ];
+    return applyLimits(sandboxed, {
+      memoryMb: this.config.runCommandMemoryMb,
+      cpuSeconds: Math.max(1, Math.ceil(timeoutMs / 1000)),
+    });
+  }
+}
+
+/** Makes one sandbox and runs `true` in it: the only test that says it works on this machine. */
+function probe(program: string): { usable: boolean; why: string } {
+  const workspace = mkdtempSync(join(tmpdir(), 'loopwright-sandbox-probe-'));
+  try {
+    const result = spawnSync(
+      program,
+      sandboxArgs({ workspace, cwd: workspace, env: { PATH: '/usr/bin:/bin' }, network: false }, 'true'),
+      { encoding: 'utf8', timeout: 10_000 },
+    );
+    if (result.error) return { usable: false, why: `${program}: ${result.error.message}` };
+    if (result.status !== 0) {
+      return { usable: false, why: `${program} failed: ${result.stderr.trim() || `exit ${result.status}`}` };
+    }
+    return { usable: true, why: '' };
+  } finally {
+    rmSync(workspace, { recursive: true, force: true });
+  }
+}
