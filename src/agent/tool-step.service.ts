@@ -11,6 +11,7 @@ import type { Tool, ToolErrorCode, ToolResult } from '../tools/tool';
 import { parseToolArguments } from '../tools/tool-arguments';
 import { ToolRegistry } from '../tools/tool-registry.service';
 import { ToolRunner } from '../tools/tool-runner.service';
+import { Workspaces } from '../tools/workspaces';
 import { callKey } from './call-key';
 import type { RunHandle } from './run-handle';
 import type { RunEventBody } from '../events/run-events';
@@ -48,6 +49,7 @@ export class ToolStepService {
     private readonly store: RunStore,
     private readonly conversation: ConversationStore,
     private readonly metrics: MetricsService,
+    private readonly workspaces: Workspaces,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -161,6 +163,7 @@ export class ToolStepService {
     } else {
       const args = (call.arguments ?? {}) as Record<string, unknown>;
       result = await this.runner.run(lookup.tool, args, {
+        workspaceRoot: await this.workspaces.forSession(h.session.owner, h.session.id),
         runId: h.run.id,
         sessionId: h.session.id,
         toolCallId: call.callId,
@@ -212,7 +215,7 @@ export class ToolStepService {
   ): Promise<string> {
     const summary = await tool
       .describeForApproval?.(args, {
-        workspaceRoot: this.config.workspaceRoot,
+        workspaceRoot: await this.workspaces.forSession(h.session.owner, h.session.id),
         signal: h.signal,
         runId: h.run.id,
         sessionId: h.session.id,

@@ -24,6 +24,8 @@ export interface AppConfig {
     answerMaxBytes: number;
   };
   workspaceRoot: string;
+  /** Whose files a session's tools see: one workspace for all, one per key, or one per session. */
+  workspaceScope: 'shared' | 'key' | 'session';
   /** secret → key name; null when auth is off. */
   apiKeys: ReadonlyMap<string, string> | null;
   maxIterations: number;
@@ -122,6 +124,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
       answerMaxBytes: read.int('ANSWER_MAX_BYTES', 1_048_576, 1, 1024 * 1024 * 1024),
     },
     workspaceRoot: resolvePath(cwd, read.string('WORKSPACE_ROOT', './workspace')),
+    workspaceScope: read.oneOf('WORKSPACE_SCOPE', ['shared', 'key', 'session'] as const, 'shared'),
     apiKeys,
     maxIterations: read.int('MAX_ITERATIONS', 10, 1, 1000),
     toolTimeoutMs,

@@ -6,6 +6,7 @@ import { DomainError, ErrorCode } from '../common/domain-error';
 import type { ClientToolDefinition } from '../persistence/entities/session.entity';
 import { validateJsonSchema } from '../tools/json-schema';
 import { ToolRegistry } from '../tools/tool-registry.service';
+import { Workspaces } from '../tools/workspaces';
 import {
   ConversationStore,
   type FileChangeRecord,
@@ -39,6 +40,7 @@ export class SessionsService {
     private readonly runs: RunStore,
     private readonly conversation: ConversationStore,
     private readonly registry: ToolRegistry,
+    private readonly workspaces: Workspaces,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -86,7 +88,10 @@ export class SessionsService {
 
   async delete(owner: string, id: string): Promise<void> {
     const { deleted, activeRunId } = await this.sessions.delete(id, owner);
-    if (deleted) return;
+    if (deleted) {
+      await this.workspaces.sessionDeleted(owner, id);
+      return;
+    }
     if (activeRunId) {
       throw new DomainError(ErrorCode.SessionBusy, `Session ${id} has an active run; cancel it first`, {
         runId: activeRunId,

@@ -11,6 +11,9 @@ import { WriteFileTool } from './builtin/write-file.tool';
 import { ToolRegistry } from './tool-registry.service';
 import { ToolRunner } from './tool-runner.service';
 import { CommandSandbox } from './exec/command-sandbox.service';
+import { Workspaces } from './workspaces';
+import { APP_CONFIG } from '../config/config.module';
+import type { AppConfig } from '../config/app-config';
 import { WorkspaceRecovery } from './workspace-recovery.service';
 
 /** The registry, the runner and the built-in tools. A new tool: one @AgentTool() class and one line below. */
@@ -20,6 +23,7 @@ import { WorkspaceRecovery } from './workspace-recovery.service';
     ToolRegistry,
     ToolRunner,
     CommandSandbox,
+    { provide: Workspaces, useFactory: (config: AppConfig) => new Workspaces(config), inject: [APP_CONFIG] },
     WorkspaceRecovery,
     ListDirectoryTool,
     ReadFileTool,
@@ -30,6 +34,6 @@ import { WorkspaceRecovery } from './workspace-recovery.service';
     ApplyPatchTool,
     RunCommandTool,
   ],
-  exports: [ToolRegistry, ToolRunner],
+  exports: [ToolRegistry, ToolRunner, Workspaces],
 })
 export class ToolsModule {}
