@@ -100,9 +100,13 @@ export class ProjectedRunStream {
 function delay(ms: number, signal: AbortSignal): Promise<null> {
   return new Promise((resolve) => {
     const t = setTimeout(() => resolve(null), ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(t);
-      resolve(null);
-    }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        resolve(null);
+      },
+      { once: true },
+    );
   });
 }

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { HttpAgent } from '@ag-ui/client';
-import type { BaseEvent, Message } from '@ag-ui/core';
+import { EventType, type BaseEvent, type Message } from '@ag-ui/core';
 import { FakeUpstream, text, toolCalls } from '../support/fake-upstream';
 import { startApp, type TestApp } from '../support/app';
 
@@ -82,13 +82,15 @@ describe('POST /v1/ag-ui with @ag-ui/client HttpAgent (e2e)', () => {
     a.addMessage(user('u1', 'Read notes.txt'));
     const { events, result } = await run(a);
 
-    const start = events.find((e) => e.type === 'TOOL_CALL_START');
+    const start = events.find((e) => e.type === EventType.TOOL_CALL_START);
     expect(start).toMatchObject({ toolCallId: 'call_read', toolCallName: 'read_file' });
-    const args = events.find((e) => e.type === 'TOOL_CALL_ARGS') as unknown as { delta: string };
+    const args = events.find((e) => e.type === EventType.TOOL_CALL_ARGS) as unknown as { delta: string };
     expect(JSON.parse(args.delta)).toEqual({ path: 'notes.txt' });
-    const toolResult = events.find((e) => e.type === 'TOOL_CALL_RESULT') as unknown as { content: string };
+    const toolResult = events.find((e) => e.type === EventType.TOOL_CALL_RESULT) as unknown as {
+      content: string;
+    };
     expect(toolResult.content).toContain('the notes');
-    expect(events.filter((e) => e.type === 'STEP_STARTED')).toHaveLength(2);
+    expect(events.filter((e) => e.type === EventType.STEP_STARTED)).toHaveLength(2);
     expect(result.status).toBe('completed');
   });
 
@@ -98,7 +100,13 @@ describe('POST /v1/ag-ui with @ag-ui/client HttpAgent (e2e)', () => {
       text('It is noon.'),
     );
     const a = agent('thread-client-tool');
-    const tools = [{ name: 'get_browser_time', description: 'The browser clock', parameters: { type: 'object', properties: {} } }];
+    const tools = [
+      {
+        name: 'get_browser_time',
+        description: 'The browser clock',
+        parameters: { type: 'object', properties: {} },
+      },
+    ];
     a.addMessage(user('u1', 'What time is it?'));
     const first = await run(a, { tools });
 
@@ -113,10 +121,12 @@ describe('POST /v1/ag-ui with @ag-ui/client HttpAgent (e2e)', () => {
 
     a.addMessage({ id: 't1', role: 'tool', toolCallId: 'call_time', content: '12:00' });
     const second = await run(a, { tools });
-    expect(second.events.some((e) => e.type === 'TOOL_CALL_RESULT')).toBe(false);
+    expect(second.events.some((e) => e.type === EventType.TOOL_CALL_RESULT)).toBe(false);
     expect(second.result).toMatchObject({ runId: first.result.runId, status: 'completed' });
     expect(second.newMessages.find((m) => m.role === 'assistant')).toMatchObject({ content: 'It is noon.' });
-    const toolMessage = (upstream.requests[1].body as { messages: Record<string, unknown>[] }).messages.at(-1);
+    const toolMessage = (upstream.requests[1].body as { messages: Record<string, unknown>[] }).messages.at(
+      -1,
+    );
     expect(toolMessage).toMatchObject({ role: 'tool', tool_call_id: 'call_time', content: '12:00' });
   });
 });

@@ -13,8 +13,7 @@ function userMessage(id: string, content: string): UIMessage {
   return { id, role: 'user', parts: [{ type: 'text', text: content }] };
 }
 
-const textOf = (m: UIMessage) =>
-  m.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('');
+const textOf = (m: UIMessage) => m.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('');
 
 describe('POST /v1/ai-sdk/chat with the AI SDK DefaultChatTransport (e2e)', () => {
   let ai: Ai;
@@ -59,7 +58,11 @@ describe('POST /v1/ai-sdk/chat with the AI SDK DefaultChatTransport (e2e)', () =
       }),
     );
     let last: UIMessage | undefined;
-    for await (const m of ai.readUIMessageStream<UIMessage>({ stream: tapped, message, terminateOnError: true }))
+    for await (const m of ai.readUIMessageStream<UIMessage>({
+      stream: tapped,
+      message,
+      terminateOnError: true,
+    }))
       last = m;
     return { message: last!, chunks };
   }
@@ -139,7 +142,13 @@ describe('POST /v1/ai-sdk/chat with the AI SDK DefaultChatTransport (e2e)', () =
 
   async function approvalRound(chatId: string, approved: boolean, reason?: string) {
     upstream.enqueue(
-      toolCalls([{ id: `call_${chatId}`, name: 'write_file', arguments: { path: `${chatId}.txt`, content: 'written' } }]),
+      toolCalls([
+        {
+          id: `call_${chatId}`,
+          name: 'write_file',
+          arguments: { path: `${chatId}.txt`, content: 'written' },
+        },
+      ]),
       text(approved ? 'Written.' : 'Not written.'),
     );
     const user = userMessage('u1', 'Write a file');
@@ -159,7 +168,11 @@ describe('POST /v1/ai-sdk/chat with the AI SDK DefaultChatTransport (e2e)', () =
       ...first.message,
       parts: first.message.parts.map((p) =>
         p === part
-          ? ({ ...p, state: 'approval-responded', approval: { id: `call_${chatId}`, approved, reason } } as typeof p)
+          ? ({
+              ...p,
+              state: 'approval-responded',
+              approval: { id: `call_${chatId}`, approved, reason },
+            } as typeof p)
           : p,
       ),
     };
@@ -170,7 +183,9 @@ describe('POST /v1/ai-sdk/chat with the AI SDK DefaultChatTransport (e2e)', () =
   it('runs a write the person approved, continuing the same message', async () => {
     const { runId, second } = await approvalRound('chat-approve', true);
     expect(second.message.id).toBe(runId);
-    expect(second.message.parts.find((p) => p.type === 'dynamic-tool')).toMatchObject({ state: 'output-available' });
+    expect(second.message.parts.find((p) => p.type === 'dynamic-tool')).toMatchObject({
+      state: 'output-available',
+    });
     expect(textOf(second.message)).toBe('Written.');
     expect(readFileSync(join(app.workspace, 'chat-approve.txt'), 'utf8')).toBe('written');
     expect((await runOf(runId)).status).toBe('completed');
@@ -179,8 +194,12 @@ describe('POST /v1/ai-sdk/chat with the AI SDK DefaultChatTransport (e2e)', () =
   it('shows a refused write as denied, and the model hears the reason', async () => {
     const { runId, second } = await approvalRound('chat-refuse', false, 'not today');
     expect(second.chunks.map((c) => c.type)).toContain('tool-output-denied');
-    expect(second.message.parts.find((p) => p.type === 'dynamic-tool')).toMatchObject({ state: 'output-denied' });
-    const toolMessage = (upstream.requests.at(-1)!.body as { messages: { role: string; content: string }[] }).messages.at(-1)!;
+    expect(second.message.parts.find((p) => p.type === 'dynamic-tool')).toMatchObject({
+      state: 'output-denied',
+    });
+    const toolMessage = (
+      upstream.requests.at(-1)!.body as { messages: { role: string; content: string }[] }
+    ).messages.at(-1)!;
     expect(toolMessage).toMatchObject({ role: 'tool' });
     expect(toolMessage.content).toContain('not today');
     expect((await runOf(runId)).status).toBe('completed');
@@ -188,7 +207,10 @@ describe('POST /v1/ai-sdk/chat with the AI SDK DefaultChatTransport (e2e)', () =
 
   it('hands a client tool to the client and continues with the output it adds', async () => {
     const clientTools = [
-      { type: 'function', function: { name: 'get_browser_time', parameters: { type: 'object', properties: {} } } },
+      {
+        type: 'function',
+        function: { name: 'get_browser_time', parameters: { type: 'object', properties: {} } },
+      },
     ];
     upstream.enqueue(
       toolCalls([{ id: 'call_time', name: 'get_browser_time', arguments: {} }]),
@@ -203,12 +225,16 @@ describe('POST /v1/ai-sdk/chat with the AI SDK DefaultChatTransport (e2e)', () =
     // addToolOutput's effect on the message.
     const answered: UIMessage = {
       ...first.message,
-      parts: first.message.parts.map((p) => (p === part ? ({ ...p, state: 'output-available', output: '12:00' } as typeof p) : p)),
+      parts: first.message.parts.map((p) =>
+        p === part ? ({ ...p, state: 'output-available', output: '12:00' } as typeof p) : p,
+      ),
     };
     const second = await send('chat-client-tool', [user, answered], t);
     expect(second.chunks.some((c) => c.type === 'tool-output-available')).toBe(false);
     expect(textOf(second.message)).toBe('It is noon.');
-    const toolMessage = (upstream.requests.at(-1)!.body as { messages: { role: string; content: string }[] }).messages.at(-1)!;
+    const toolMessage = (
+      upstream.requests.at(-1)!.body as { messages: { role: string; content: string }[] }
+    ).messages.at(-1)!;
     expect(toolMessage).toMatchObject({ role: 'tool', content: '12:00', tool_call_id: 'call_time' });
   });
 
@@ -244,7 +270,10 @@ describe('POST /v1/ai-sdk/chat with the AI SDK DefaultChatTransport (e2e)', () =
       chunks.push(value);
       if (value.type === 'text-delta') seen += value.delta;
       if (seen === 'Hello world') {
-        await fetch(`${app.url}/v1/runs/${runId}/cancel`, { method: 'POST', headers: { authorization: ALICE } });
+        await fetch(`${app.url}/v1/runs/${runId}/cancel`, {
+          method: 'POST',
+          headers: { authorization: ALICE },
+        });
       }
     }
     const message = await read(
@@ -291,6 +320,9 @@ describe('POST /v1/ai-sdk/chat with the AI SDK DefaultChatTransport (e2e)', () =
     expect(bobMeta.sessionId).not.toBe(alice.sessionId);
     expect(textOf(bob.message)).toBe('Bob here.');
 
-    await fetch(`${app.url}/v1/runs/${alice.runId}/cancel`, { method: 'POST', headers: { authorization: ALICE } });
+    await fetch(`${app.url}/v1/runs/${alice.runId}/cancel`, {
+      method: 'POST',
+      headers: { authorization: ALICE },
+    });
   });
 });

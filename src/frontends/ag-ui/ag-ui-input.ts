@@ -49,8 +49,14 @@ export function clientToolsOf(input: RunAgentInput): ClientToolDefinition[] {
 function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content
-    .filter((p): p is { type: 'text'; text: string } => p?.type === 'text' && typeof p.text === 'string')
+  return (content as unknown[])
+    .filter(
+      (p): p is { type: 'text'; text: string } =>
+        typeof p === 'object' &&
+        p !== null &&
+        (p as { type?: unknown }).type === 'text' &&
+        typeof (p as { text?: unknown }).text === 'string',
+    )
     .map((p) => p.text)
     .join('\n');
 }

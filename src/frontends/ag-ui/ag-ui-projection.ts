@@ -32,11 +32,20 @@ export function newAgUiProjection(
   emitAfter = 0,
   skipResults: ReadonlySet<string> = new Set(),
 ): AgUiProjectionState {
-  return { ...ids, emitAfter, skipResults, stepOpen: false, iteration: 0, textId: null, waiting: new Set(), ended: false };
+  return {
+    ...ids,
+    emitAfter,
+    skipResults,
+    stepOpen: false,
+    iteration: 0,
+    textId: null,
+    waiting: new Set(),
+    ended: false,
+  };
 }
 
 export function runStarted(s: AgUiProjectionState): BaseEvent {
-  return { type: EventType.RUN_STARTED, threadId: s.threadId, runId: s.inputRunId } as BaseEvent;
+  return { type: EventType.RUN_STARTED, threadId: s.threadId, runId: s.inputRunId };
 }
 
 /** The AG-UI events of one Loopwright event (none for those the client already has). */
@@ -112,7 +121,7 @@ function finished(s: AgUiProjectionState, status: string, pending: PendingCall[]
 }
 
 function ev(type: EventType, fields: Record<string, unknown>): BaseEvent {
-  return { type, ...fields } as BaseEvent;
+  return { type, ...fields };
 }
 
 function openStep(s: AgUiProjectionState, out: BaseEvent[]): void {

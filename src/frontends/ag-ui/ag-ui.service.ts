@@ -45,7 +45,10 @@ export class AgUiService {
     const input = parsed.data;
     const turn = readAgUiTurn(input);
     if (turn.kind === 'none') {
-      throw new DomainError(ErrorCode.InvalidRequest, 'messages must end with a user message or tool messages');
+      throw new DomainError(
+        ErrorCode.InvalidRequest,
+        'messages must end with a user message or tool messages',
+      );
     }
     const options = await sessionOptions(input.forwardedProps);
     const session = await this.sessions.openChat(owner, input.threadId, options);
@@ -58,17 +61,28 @@ export class AgUiService {
       return this.stream(reply, newAgUiProjection({ ...ids, runId }));
     }
     const runId = await this.store.activeRunOfSession(this.store.queryable, session.id);
-    if (!runId) throw new DomainError(ErrorCode.ToolCallNotWaiting, `Thread ${input.threadId} has no waiting run`);
+    if (!runId)
+      throw new DomainError(ErrorCode.ToolCallNotWaiting, `Thread ${input.threadId} has no waiting run`);
     const run = await this.runs.getRun(owner, runId);
-    const waiting = new Set(run.pendingToolCalls.filter((c) => c.status === 'awaiting_client').map((c) => c.callId));
+    const waiting = new Set(
+      run.pendingToolCalls.filter((c) => c.status === 'awaiting_client').map((c) => c.callId),
+    );
     const mine = turn.results.filter((r) => waiting.has(r.toolCallId));
     if (mine.length === 0) {
-      throw new DomainError(ErrorCode.ToolCallNotWaiting, 'The tool messages answer none of the calls the run waits for', {
-        runId,
-      });
+      throw new DomainError(
+        ErrorCode.ToolCallNotWaiting,
+        'The tool messages answer none of the calls the run waits for',
+        {
+          runId,
+        },
+      );
     }
     for (const r of mine) {
-      await this.decisions.decide(owner, runId, r.toolCallId, { kind: 'result', content: r.content, isError: r.isError });
+      await this.decisions.decide(owner, runId, r.toolCallId, {
+        kind: 'result',
+        content: r.content,
+        isError: r.isError,
+      });
     }
     return this.stream(
       reply,
