@@ -17,7 +17,7 @@ import {
 const usage = { promptTokens: 3, completionTokens: 4 };
 
 function log(...bodies: RunEventBody[]): RunEvent[] {
-  return bodies.map((b, i) => ({ ...b, runId: 'run-1', seq: i + 1 }) as RunEvent);
+  return bodies.map((b, i) => ({ ...b, runId: 'run-1', seq: i + 1 }));
 }
 
 const toolRun = log(
@@ -99,7 +99,7 @@ describe('the AI SDK UI message projection', () => {
 
   it('continues after a decision without repeating what the client has, and skips its own results', () => {
     const more = log(
-      ...toolRun.map(({ runId: _r, seq: _s, ...b }) => b as RunEventBody),
+      ...toolRun.map(({ runId: _r, seq: _s, ...b }) => b),
       {
         type: 'tool_call_result',
         toolCallId: 'c2',
