@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ChatModule } from './chat/chat.module';
 import { DrainingModule } from './common/draining';
+import { FrontendsModule } from './frontends/frontends.module';
 import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { HealthModule } from './health/health.module';
@@ -23,6 +24,7 @@ export class AppModule {
         HealthModule,
         ChatModule,
         McpModule,
+        FrontendsModule,
       ],
     };
   }
