@@ -27,6 +27,12 @@ export class RunStreamsService {
   async follow(owner: string, runId: string, after: number, reply: FastifyReply): Promise<void> {
     this.streams.assertCapacity();
     const run = await this.runs.assertRun(owner, runId);
+    const ended = run.status !== 'running' && run.status !== 'requires_action';
+    if (ended && after >= run.lastSeq) {
+      // The client has everything: 204 tells a browser's EventSource to stop reconnecting.
+      await reply.code(204).send();
+      return;
+    }
     await this.streams.write(
       reply,
       { 'x-run-id': runId, 'x-session-id': run.sessionId },

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiHeader, ApiNoContentResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { RunService } from '../runs/run.service';
 import { ToolCallDecisions } from '../runs/tool-call-decisions.service';
@@ -34,6 +34,7 @@ export class RunsController {
   })
   @ApiHeader({ name: 'Last-Event-ID', required: false })
   @ApiEventStream()
+  @ApiNoContentResponse({ description: 'The run has ended and the client already has its last event' })
   events(
     @Owner() owner: string,
     @Param('id', RunIdPipe) id: string,

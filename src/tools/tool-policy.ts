@@ -1,11 +1,14 @@
 import type { SessionMode, ToolPolicy } from '../config/app-config';
 import type { Tool, ToolKind } from './tool';
 
-/** What each session mode does with each kind of tool, before the operator's overrides. */
+/**
+ * What each session mode does with each kind of tool, before the operator's overrides: a ladder of
+ * what a session may do — `safe` reads (writes wait for a person, commands are refused), `write`
+ * also writes (commands refused), `exec` also runs commands, each seen by a person first.
+ */
 const MODE_POLICIES: Readonly<Record<SessionMode, Readonly<Record<ToolKind, ToolPolicy>>>> = {
   safe: { read: 'allow', write: 'confirm', exec: 'deny' },
-  write: { read: 'allow', write: 'allow', exec: 'confirm' },
-  // Even in exec mode a person sees each command first: a command can do anything the server can.
+  write: { read: 'allow', write: 'allow', exec: 'deny' },
   exec: { read: 'allow', write: 'allow', exec: 'confirm' },
 };
 

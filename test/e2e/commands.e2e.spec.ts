@@ -328,13 +328,13 @@ describe('run_command enabled, with the modes deciding (e2e)', () => {
     await upstream?.close();
   });
 
-  it('lists run_command as denied in safe mode and needing confirmation in write and exec mode', async () => {
+  it('lists run_command as denied in safe and write mode and needing confirmation in exec mode (the ladder)', async () => {
     const policyIn = async (query: string) =>
       (await api(app.url, 'GET', `/v1/tools${query}`)).body.find((t: any) => t.name === 'run_command')
         ?.policy;
     expect(await policyIn('')).toBe('deny');
     expect(await policyIn('?mode=safe')).toBe('deny');
-    expect(await policyIn('?mode=write')).toBe('confirm');
+    expect(await policyIn('?mode=write')).toBe('deny');
     expect(await policyIn('?mode=exec')).toBe('confirm');
   });
 
@@ -367,7 +367,7 @@ describe('run_command enabled, with the modes deciding (e2e)', () => {
     expect(events.at(-1)!.data.status).toBe('completed');
   });
 
-  it('asks for approval in write mode and runs the command once approved, streaming its output', async () => {
+  it('asks for approval in exec mode and runs the command once approved, streaming its output', async () => {
     const dir = folder(app, 'approved');
     upstream.enqueue(
       toolCalls([
@@ -375,7 +375,7 @@ describe('run_command enabled, with the modes deciding (e2e)', () => {
       ]),
       text('Ran it.'),
     );
-    const stream = await chat(app, 'run a command', { mode: 'write' });
+    const stream = await chat(app, 'run a command', { mode: 'exec' });
     const head = await stream.until('tool_approval_required');
     const required = head.at(-1)!.data;
     expect(required.reason).toContain('$ echo approved-run; touch ran.marker');

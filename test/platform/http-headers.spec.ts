@@ -85,6 +85,32 @@ describe('CORS', () => {
       expect(preflight.headers.get('access-control-allow-origin')).toBe(ORIGIN);
       expect(preflight.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('authorization');
 
+      // A streamed answer (the reply is taken over by the SSE writer) keeps the CORS headers, and lets
+      // browser code read which run and session it is.
+      const stream = await fetch(`${t.url}/v1/chat`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY}`, origin: ORIGIN, 'content-type': 'application/json' },
+        body: JSON.stringify({ prompt: 'hi', tools: [] }),
+      });
+      expect(stream.headers.get('access-control-allow-origin')).toBe(ORIGIN);
+      const exposed = stream.headers.get('access-control-expose-headers') ?? '';
+      for (const name of ['X-Run-Id', 'X-Session-Id', 'X-Request-Id', 'Retry-After'])
+        expect(exposed).toContain(name);
+      expect(stream.headers.get('x-run-id')).toMatch(/^[0-9a-f-]{36}$/);
+      await stream.body?.cancel();
+
+      const idempotent = await fetch(`${t.url}/v1/chat`, {
+        method: 'OPTIONS',
+        headers: {
+          origin: ORIGIN,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'idempotency-key,last-event-id',
+        },
+      });
+      expect(idempotent.headers.get('access-control-allow-headers')?.toLowerCase()).toContain(
+        'idempotency-key',
+      );
+
       const stranger = await fetch(`${t.url}/v1/sessions`, {
         headers: { authorization: `Bearer ${KEY}`, origin: 'https://evil.example' },
       });

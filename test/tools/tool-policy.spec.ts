@@ -9,7 +9,7 @@ describe('resolvePolicy', () => {
     ['safe', 'exec', 'deny'],
     ['write', 'read', 'allow'],
     ['write', 'write', 'allow'],
-    ['write', 'exec', 'confirm'],
+    ['write', 'exec', 'deny'],
     ['exec', 'read', 'allow'],
     ['exec', 'write', 'allow'],
     ['exec', 'exec', 'confirm'],

@@ -5,7 +5,9 @@ export class FrontendChatIds1795410348852 implements MigrationInterface {
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`ALTER TABLE "sessions" ADD "chat_id" text`);
-    await queryRunner.query(`CREATE UNIQUE INDEX "uq_sessions_owner_chat" ON "sessions" ("owner", "chat_id") WHERE chat_id IS NOT NULL`);
+    await queryRunner.query(
+      `CREATE UNIQUE INDEX "uq_sessions_owner_chat" ON "sessions" ("owner", "chat_id") WHERE chat_id IS NOT NULL`,
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
