@@ -6,6 +6,7 @@ import { HealthModule } from './health/health.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { LoggingModule } from './observability/logging.module';
 import { PersistenceModule } from './persistence/persistence.module';
+import { PlaygroundModule } from './playground/playground.module';
 
 @Module({})
 export class AppModule {
@@ -19,6 +20,7 @@ export class AppModule {
         MetricsModule,
         HealthModule,
         ChatModule,
+        PlaygroundModule,
       ],
     };
   }
