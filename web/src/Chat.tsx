@@ -71,7 +71,8 @@ export function Chat({ apiKey, chatId, mode, sessionId, onRunSettled }: Props) {
   const chat = useChat<PageMessage>({
     id: chatId,
     transport,
-    resume: true,
+    // A chat this browser had before may have a run going (or waiting): pick it up from its start.
+    resume: sessionId !== undefined,
     sendAutomaticallyWhen: ({ messages }) => {
       if (!answeredRef.current) return false;
       const ready =
@@ -152,6 +153,9 @@ export function Chat({ apiKey, chatId, mode, sessionId, onRunSettled }: Props) {
     <div className="chat">
       <div className="messages" aria-live="polite">
         <History messages={history} />
+        {history.length === 0 && messages.length === 0 && (
+          <p className="empty">Send a message to start a run. Tool calls appear as cards; writes wait for your approval in safe mode.</p>
+        )}
         {messages.map((message) => (
           <article key={message.id} className={`message ${message.role}`}>
             {message.parts.map((part, index) => {
