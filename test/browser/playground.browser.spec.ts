@@ -7,6 +7,7 @@ import { CHROMIUM_PATH, launchChromium, type TestBrowser } from '../support/brow
 import { CuttableProxy } from '../support/cuttable-proxy';
 import { chunksThen, FakeUpstream, text, toolCalls } from '../support/fake-upstream';
 import { lastToolMessage } from '../support/agent-scripts';
+import { openStream } from '../support/sse-client';
 
 const ARTIFACTS = resolve(__dirname, '../../test-artifacts/playground');
 const KEY = 'secret-of-alice';
@@ -83,6 +84,27 @@ describeInBrowser('the playground page in Chromium (e2e)', () => {
     await expect(page.getByLabel('API key').inputValue()).resolves.toBe(KEY);
     expect(await page.evaluate(() => localStorage.getItem('loopwright.apiKey'))).toBe(KEY);
     await shot('01-empty');
+  });
+
+  it('lists the caller\'s sessions and shows a chosen one\'s messages and tool calls', async () => {
+    writeFileSync(join(app.workspace, 'notes.md'), '# Notes\n- ship the playground\n');
+    upstream.enqueue(
+      toolCalls([{ name: 'read_file', arguments: { path: 'notes.md' } }]),
+      text('Your notes have one item: ship the playground.'),
+    );
+    const stream = await openStream(`${app.url}/v1/chat`, {
+      body: { prompt: 'What is in notes.md?', title: 'Reading notes' },
+      headers: { authorization: `Bearer ${KEY}` },
+    });
+    await stream.rest();
+
+    await page.reload();
+    await page.getByRole('list', { name: 'Sessions' }).getByRole('button', { name: /Reading notes/ }).click();
+    await page.getByText('Your notes have one item: ship the playground.').waitFor();
+    await page.getByText('What is in notes.md?').waitFor();
+    const card = page.getByRole('region', { name: 'Tool call read_file' });
+    await expect(card.locator('.tool-result').textContent()).resolves.toContain('ship the playground');
+    await shot('02-stored-session');
   });
 
   it('streams the answer into the chat as it arrives, and Cancel ends the run', async () => {

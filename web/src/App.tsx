@@ -5,9 +5,15 @@ import { Chat } from './Chat';
 interface Selection {
   chatId: string;
   sessionId: string | undefined;
+  known: boolean;
 }
 
-const newChat = (): Selection => ({ chatId: crypto.randomUUID(), sessionId: undefined });
+const newChat = (): Selection => ({ chatId: crypto.randomUUID(), sessionId: undefined, known: false });
+
+function chatFor(sessionId: string): Selection {
+  const chatId = chatIdOf(sessionId);
+  return { chatId: chatId ?? crypto.randomUUID(), sessionId, known: chatId !== undefined };
+}
 
 /** The playground: the key, the caller's sessions, and one chat at a time. */
 export function App() {
@@ -67,9 +73,7 @@ export function App() {
               <button
                 type="button"
                 className={session.id === selection.sessionId ? 'selected' : ''}
-                onClick={() =>
-                  setSelection({ chatId: chatIdOf(session.id) ?? crypto.randomUUID(), sessionId: session.id })
-                }
+                onClick={() => setSelection(chatFor(session.id))}
               >
                 {session.title ?? 'Untitled'}
                 <small>{new Date(session.createdAt).toLocaleString()}</small>
@@ -79,7 +83,7 @@ export function App() {
         </ul>
       </aside>
       <main>
-        {selection.sessionId !== undefined && chatIdOf(selection.sessionId) === undefined && (
+        {selection.sessionId !== undefined && !selection.known && (
           <p className="notice">
             This session was not started from this browser: new messages start a chat of their own.
           </p>
@@ -90,6 +94,7 @@ export function App() {
           chatId={selection.chatId}
           mode={mode}
           sessionId={selection.sessionId}
+          known={selection.known}
           onRunSettled={refresh}
         />
       </main>

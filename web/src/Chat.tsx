@@ -43,10 +43,12 @@ interface Props {
   mode: string;
   /** The stored session shown above the live chat, when this chat continues one. */
   sessionId: string | undefined;
+  /** This browser had this chat before: a run of it may be going or waiting. */
+  known: boolean;
   onRunSettled: () => void;
 }
 
-export function Chat({ apiKey, chatId, mode, sessionId, onRunSettled }: Props) {
+export function Chat({ apiKey, chatId, mode, sessionId, known, onRunSettled }: Props) {
   const keyRef = useRef(apiKey);
   keyRef.current = apiKey;
   // Resubmit only what the person or the page itself answered (approvals, the client tool), never a
@@ -72,7 +74,7 @@ export function Chat({ apiKey, chatId, mode, sessionId, onRunSettled }: Props) {
     id: chatId,
     transport,
     // A chat this browser had before may have a run going (or waiting): pick it up from its start.
-    resume: sessionId !== undefined,
+    resume: known,
     sendAutomaticallyWhen: ({ messages }) => {
       if (!answeredRef.current) return false;
       const ready =

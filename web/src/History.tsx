@@ -15,7 +15,7 @@ export function History({ messages }: { messages: readonly StoredMessage[] }) {
                 <header>
                   <strong className="tool-name">{call.name}</strong>
                 </header>
-                <pre className="tool-arguments">{JSON.stringify(call.arguments, null, 2)}</pre>
+                <pre className="tool-arguments">{formatArguments(call.arguments)}</pre>
                 <pre className="tool-result">{results.get(call.id) ?? ''}</pre>
               </section>
             ))}
@@ -23,4 +23,14 @@ export function History({ messages }: { messages: readonly StoredMessage[] }) {
         ))}
     </>
   );
+}
+
+/** Stored arguments are the model's JSON text; shown indented when they parse, as given otherwise. */
+function formatArguments(value: unknown): string {
+  if (typeof value !== 'string') return JSON.stringify(value, null, 2);
+  try {
+    return JSON.stringify(JSON.parse(value), null, 2);
+  } catch {
+    return value;
+  }
 }
