@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ChatModule } from './chat/chat.module';
+import { FrontendsModule } from './frontends/frontends.module';
 import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { HealthModule } from './health/health.module';
@@ -20,6 +21,7 @@ export class AppModule {
         MetricsModule,
         HealthModule,
         ChatModule,
+        FrontendsModule,
         PlaygroundModule,
       ],
     };

@@ -56,6 +56,40 @@ export class SessionsService {
     );
   }
 
+  /**
+   * The owner's session named by a frontend chat (or thread) id: created with `options` by the first
+   * request, found by later ones (whose options are ignored).
+   */
+  async openChat(owner: string, chatId: string, options: SessionOptions): Promise<SessionRow> {
+    const existing = await this.sessions.findByChatId(owner, chatId);
+    if (existing) return existing;
+    const session = { ...this.prepare(owner, options), chatId };
+    const toolset = new Toolset(this.registry, this.config, session);
+    try {
+      return await this.sessions.insert(
+        this.runs.queryable,
+        session,
+        session.systemPrompt ?? defaultSystemPrompt(toolset.serverToolNames),
+      );
+    } catch (err) {
+      // Another request of the same chat created it first.
+      const raced = await this.sessions.findByChatId(owner, chatId);
+      if (raced) return raced;
+      throw err;
+    }
+  }
+
+  /** The owner's session of a frontend chat or thread id, if there is one. */
+  findChat(owner: string, chatId: string): Promise<SessionRow | null> {
+    return this.sessions.findByChatId(owner, chatId);
+  }
+
+  /** Replaces the client tools of a session (AG-UI sends its tools with every input); checked as at creation. */
+  async setClientTools(owner: string, session: SessionRow, clientTools: ClientToolDefinition[]): Promise<void> {
+    this.prepare(owner, { clientTools });
+    await this.sessions.updateClientTools(session.id, clientTools);
+  }
+
   async get(owner: string, id: string): Promise<SessionRow & { messages: MessageRow[] }> {
     const session = await this.sessions.find(id, owner);
     if (!session) throw sessionNotFound(id);

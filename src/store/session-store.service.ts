@@ -21,7 +21,10 @@ export interface SessionRow {
   updatedAt: Date;
 }
 
-export type NewSession = Omit<SessionRow, 'createdAt' | 'updatedAt' | 'nextMessageSeq'>;
+export type NewSession = Omit<SessionRow, 'createdAt' | 'updatedAt' | 'nextMessageSeq'> & {
+  /** The frontend protocols' chat or thread id naming the session (unique per owner). */
+  chatId?: string | null;
+};
 
 const COLUMNS = `id, owner, title, system_prompt AS "systemPrompt", model, mode, tools, client_tools AS "clientTools",
   max_iterations AS "maxIterations", next_message_seq AS "nextMessageSeq", created_at AS "createdAt", updated_at AS "updatedAt"`;
@@ -34,8 +37,8 @@ export class SessionStore {
   async insert(tx: Queryable, s: NewSession, systemMessage: string): Promise<SessionRow> {
     const rows: SessionRow[] = await tx.query(
       `WITH s AS (
-         INSERT INTO sessions (id, owner, title, system_prompt, model, mode, tools, client_tools, max_iterations, next_message_seq)
-         VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, 2)
+         INSERT INTO sessions (id, owner, title, system_prompt, model, mode, tools, client_tools, max_iterations, next_message_seq, chat_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, 2, $11)
          RETURNING ${COLUMNS}
        ), m AS (
          INSERT INTO messages (id, session_id, seq, role, content) SELECT gen_random_uuid(), id, 1, 'system', $10 FROM s
@@ -52,6 +55,7 @@ export class SessionStore {
         JSON.stringify(s.clientTools),
         s.maxIterations,
         systemMessage,
+        s.chatId ?? null,
       ],
     );
     return rows[0];
@@ -63,6 +67,22 @@ export class SessionStore {
       owner === null ? [id] : [id, owner],
     );
     return rows[0] ?? null;
+  }
+
+  /** The owner's session named by a frontend chat or thread id. */
+  async findByChatId(owner: string, chatId: string): Promise<SessionRow | null> {
+    const rows: SessionRow[] = await this.db.query(
+      `SELECT ${COLUMNS} FROM sessions WHERE owner = $1 AND chat_id = $2`,
+      [owner, chatId],
+    );
+    return rows[0] ?? null;
+  }
+
+  async updateClientTools(id: string, clientTools: ClientToolDefinition[]): Promise<void> {
+    await this.db.query(
+      `UPDATE sessions SET client_tools = $2::jsonb, updated_at = now() WHERE id = $1`,
+      [id, JSON.stringify(clientTools)],
+    );
   }
 
   /** Newest first; the cursor is the last row's (created_at, id). */

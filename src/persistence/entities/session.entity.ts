@@ -8,12 +8,17 @@ export interface ClientToolDefinition {
 
 @Entity({ name: 'sessions' })
 @Index('idx_sessions_owner_created', ['owner', 'createdAt', 'id'])
+@Index('uq_sessions_owner_chat', ['owner', 'chatId'], { unique: true, where: 'chat_id IS NOT NULL' })
 export class SessionEntity {
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'pk_sessions' })
   id!: string;
 
   @Column({ type: 'text' })
   owner!: string;
+
+  /** The frontend protocols' chat (AI SDK) or thread (AG-UI) id naming this session; unique per owner. */
+  @Column({ name: 'chat_id', type: 'text', nullable: true })
+  chatId!: string | null;
 
   @Column({ type: 'text', nullable: true })
   title!: string | null;

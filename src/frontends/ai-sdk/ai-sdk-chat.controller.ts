@@ -1,0 +1,43 @@
+import { Body, Controller, Get, Param, Post, Res } from '@nestjs/common';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { Owner } from '../../auth/owner.decorator';
+import { DomainError, ErrorCode } from '../../common/domain-error';
+import { AiSdkChatDto } from './ai-sdk-chat.dto';
+import { AiSdkChatService } from './ai-sdk-chat.service';
+
+const UI_MESSAGE_STREAM = {
+  description:
+    'AI SDK UI message stream v1 (header x-vercel-ai-ui-message-stream: v1): `data: <UIMessageChunk JSON>` lines, then `data: [DONE]`',
+  content: { 'text/event-stream': { schema: { type: 'string' } } },
+} as const;
+
+@ApiTags('frontends')
+@Controller('v1/ai-sdk/chat')
+export class AiSdkChatController {
+  constructor(private readonly chats: AiSdkChatService) {}
+
+  @Post()
+  @ApiOperation({ summary: "The AI SDK's useChat (DefaultChatTransport): a prompt, or approvals and client tool outputs" })
+  @ApiProduces('text/event-stream')
+  @ApiOkResponse(UI_MESSAGE_STREAM)
+  send(
+    @Owner() owner: string,
+    @Body() { id, messages, trigger, messageId: _, ...options }: AiSdkChatDto,
+    @Res() reply: FastifyReply,
+  ) {
+    return this.chats.send(owner, { chatId: id, messages, trigger, options }, reply);
+  }
+
+  @Get(':chatId/stream')
+  @ApiOperation({ summary: "The chat's running or waiting run from its start (useChat's resume)" })
+  @ApiProduces('text/event-stream')
+  @ApiOkResponse(UI_MESSAGE_STREAM)
+  @ApiNoContentResponse({ description: 'The chat has no running or waiting run' })
+  resume(@Owner() owner: string, @Param('chatId') chatId: string, @Res() reply: FastifyReply) {
+    if (chatId.length < 1 || chatId.length > 200) {
+      throw new DomainError(ErrorCode.InvalidRequest, 'chatId must be 1–200 characters');
+    }
+    return this.chats.resume(owner, chatId, reply);
+  }
+}

@@ -1,0 +1,123 @@
+import { Injectable } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { DomainError, ErrorCode } from '../../common/domain-error';
+import type { RunEvent, Usage } from '../../events/run-events';
+import { RunService } from '../../runs/run.service';
+import { ToolCallDecisions } from '../../runs/tool-call-decisions.service';
+import { SessionsService, type SessionOptions } from '../../sessions/sessions.service';
+import { RunStore } from '../../store/run-store.service';
+import { ProjectedRunStream, type Projector } from '../projected-run.service';
+import { writeSse } from '../sse-writer';
+import { readLastMessage } from './ui-message-input';
+import {
+  newUiProjection,
+  projectUiEvent,
+  startChunk,
+  waitingFinish,
+  type LoopwrightChunk,
+  type UiProjectionState,
+} from './ui-message-projection';
+
+export interface AiSdkChatRequest {
+  chatId: string;
+  messages: Record<string, unknown>[];
+  trigger: 'submit-message' | 'regenerate-message';
+  options: SessionOptions;
+}
+
+/** `useChat`'s requests as Loopwright runs, answered as AI SDK UI message streams. */
+@Injectable()
+export class AiSdkChatService {
+  constructor(
+    private readonly runs: RunService,
+    private readonly decisions: ToolCallDecisions,
+    private readonly sessions: SessionsService,
+    private readonly store: RunStore,
+    private readonly projected: ProjectedRunStream,
+  ) {}
+
+  async send(owner: string, req: AiSdkChatRequest, reply: FastifyReply): Promise<void> {
+    if (req.trigger === 'regenerate-message') {
+      throw new DomainError(ErrorCode.InvalidRequest, 'trigger "regenerate-message" is not supported yet');
+    }
+    const last = readLastMessage(req.messages);
+    if (last.kind === 'none') {
+      throw new DomainError(
+        ErrorCode.InvalidRequest,
+        'the last message must be a user message with text, or an assistant message with tool approval responses or outputs',
+      );
+    }
+    const session = await this.sessions.openChat(owner, req.chatId, req.options);
+    if (last.kind === 'prompt') {
+      const { runId } = await this.runs.start(owner, { prompt: last.text, sessionId: session.id });
+      return this.stream(reply, newUiProjection(runId, session.id));
+    }
+    const runId = await this.store.activeRunOfSession(this.store.queryable, session.id);
+    if (!runId) {
+      throw new DomainError(ErrorCode.ToolCallNotWaiting, `Chat ${req.chatId} has no run waiting for a decision`);
+    }
+    const run = await this.runs.getRun(owner, runId);
+    const waiting = new Set(run.pendingToolCalls.map((c) => c.callId));
+    // The client's message also carries the parts it had already (server results, earlier decisions):
+    // only the calls still waiting are decided.
+    const mine = last.decisions.filter((d) => waiting.has(d.toolCallId));
+    if (mine.length === 0) {
+      throw new DomainError(ErrorCode.ToolCallNotWaiting, 'The message answers none of the calls the run waits for', {
+        runId,
+      });
+    }
+    for (const d of mine) {
+      await this.decisions.decide(
+        owner,
+        runId,
+        d.toolCallId,
+        d.kind === 'approval'
+          ? { kind: 'approval', approve: d.approve, ...(d.reason !== undefined ? { reason: d.reason } : {}) }
+          : { kind: 'result', content: d.content, isError: d.isError },
+      );
+    }
+    const ownResults = new Set(mine.filter((d) => d.kind === 'result').map((d) => d.toolCallId));
+    return this.stream(reply, newUiProjection(runId, session.id, run.lastSeq, ownResults));
+  }
+
+  /** The chat's running or waiting run from its start; 204 when it has none. */
+  async resume(owner: string, chatId: string, reply: FastifyReply): Promise<void> {
+    const session = await this.sessions.findChat(owner, chatId);
+    const runId = session ? await this.store.activeRunOfSession(this.store.queryable, session.id) : null;
+    if (!session || !runId) {
+      await reply.status(204).send();
+      return;
+    }
+    return this.stream(reply, newUiProjection(runId, session.id));
+  }
+
+  private stream(reply: FastifyReply, state: UiProjectionState): Promise<void> {
+    const projector: Projector<LoopwrightChunk> = {
+      event: (e: RunEvent) => projectUiEvent(state, e),
+      mayWait: () => state.waiting.size > 0,
+      ended: () => state.ended,
+      waiting: (usage: Usage) => waitingFinish(state, usage),
+    };
+    const projected = this.projected;
+    return writeSse(
+      reply,
+      {
+        'x-vercel-ai-ui-message-stream': 'v1',
+        'x-run-id': state.runId,
+        'x-session-id': state.sessionId,
+      },
+      async function* (signal) {
+        yield frame(startChunk(state));
+        for await (const chunks of projected.follow(state.runId, projector, signal)) {
+          yield chunks.map(frame).join('');
+        }
+        if (!signal.aborted) yield 'data: [DONE]\n\n';
+      },
+      () => this.runs.streamClosed(state.runId),
+    );
+  }
+}
+
+function frame(chunk: LoopwrightChunk): string {
+  return `data: ${JSON.stringify(chunk)}\n\n`;
+}

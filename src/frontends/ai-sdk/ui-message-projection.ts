@@ -1,0 +1,174 @@
+import type { FinishReason, UIMessageChunk } from 'ai' with { 'resolution-mode': 'import' };
+import type { RunEvent, ToolExecutor, Usage } from '../../events/run-events';
+
+/** What `start` and `finish` carry as `messageMetadata`. */
+export interface LoopwrightMessageMetadata {
+  runId: string;
+  sessionId: string;
+  status?: string;
+  usage?: Usage;
+}
+
+export type LoopwrightChunk = UIMessageChunk<LoopwrightMessageMetadata>;
+
+/** What the projection remembers between events of one stream. */
+export interface UiProjectionState {
+  runId: string;
+  sessionId: string;
+  /** Events up to this seq only update the state: the client already has their chunks. */
+  emitAfter: number;
+  /** Calls whose results the client gave itself: it has them already. */
+  skipResults: ReadonlySet<string>;
+  lastSeq: number;
+  stepOpen: boolean;
+  textId: string | null;
+  executors: Map<string, ToolExecutor>;
+  /** Calls that wait for a person or the client (as far as the events tell). */
+  waiting: Set<string>;
+  lastStepFinishReason: string;
+  ended: boolean;
+}
+
+export function newUiProjection(
+  runId: string,
+  sessionId: string,
+  emitAfter = 0,
+  skipResults: ReadonlySet<string> = new Set(),
+): UiProjectionState {
+  return {
+    runId,
+    sessionId,
+    emitAfter,
+    skipResults,
+    lastSeq: 0,
+    stepOpen: false,
+    textId: null,
+    executors: new Map(),
+    waiting: new Set(),
+    lastStepFinishReason: 'stop',
+    ended: false,
+  };
+}
+
+/**
+ * The `start` chunk of every stream of a run. Its messageId is the run id: every stream of one run
+ * (the first, a continuation after an approval, a replay after a reload) extends one assistant message.
+ */
+export function startChunk(s: UiProjectionState): LoopwrightChunk {
+  return { type: 'start', messageId: s.runId, messageMetadata: { runId: s.runId, sessionId: s.sessionId } };
+}
+
+/** The chunks of one Loopwright event (none for events the client already has). */
+export function projectUiEvent(s: UiProjectionState, e: RunEvent): LoopwrightChunk[] {
+  const out: LoopwrightChunk[] = [];
+  s.lastSeq = e.seq;
+  switch (e.type) {
+    case 'run_started':
+    case 'tool_call_output':
+      break;
+    case 'text':
+      openStep(s, out);
+      if (s.textId === null) {
+        s.textId = `text-${e.seq}`;
+        out.push({ type: 'text-start', id: s.textId });
+      }
+      out.push({ type: 'text-delta', id: s.textId, delta: e.delta });
+      break;
+    case 'tool_call_start':
+      openStep(s, out);
+      closeText(s, out);
+      s.executors.set(e.toolCallId, e.executor);
+      if (e.executor === 'client') s.waiting.add(e.toolCallId);
+      out.push({
+        type: 'tool-input-available',
+        toolCallId: e.toolCallId,
+        toolName: e.name,
+        input: e.arguments,
+        ...(e.executor === 'server' ? { dynamic: true } : {}),
+      });
+      break;
+    case 'tool_approval_required':
+      s.waiting.add(e.toolCallId);
+      out.push({ type: 'tool-approval-request', approvalId: e.toolCallId, toolCallId: e.toolCallId });
+      break;
+    case 'tool_call_result': {
+      s.waiting.delete(e.toolCallId);
+      if (s.skipResults.has(e.toolCallId)) break;
+      const dynamic = s.executors.get(e.toolCallId) === 'server' ? { dynamic: true } : {};
+      if (e.errorCode === 'REJECTED') out.push({ type: 'tool-output-denied', toolCallId: e.toolCallId });
+      else if (e.isError)
+        out.push({ type: 'tool-output-error', toolCallId: e.toolCallId, errorText: e.content, ...dynamic });
+      else out.push({ type: 'tool-output-available', toolCallId: e.toolCallId, output: e.content, ...dynamic });
+      break;
+    }
+    case 'step_finished':
+      closeText(s, out);
+      if (s.stepOpen) out.push({ type: 'finish-step' });
+      s.stepOpen = false;
+      s.lastStepFinishReason = e.finishReason;
+      break;
+    case 'done':
+      closeStep(s, out);
+      s.ended = true;
+      out.push({
+        type: 'finish',
+        finishReason: e.status === 'completed' ? sdkFinishReason(s.lastStepFinishReason) : e.status === 'cancelled' ? 'interrupted' : 'other',
+        messageMetadata: { runId: s.runId, sessionId: s.sessionId, status: e.status, usage: e.usage },
+      });
+      break;
+    case 'error':
+      closeStep(s, out);
+      s.ended = true;
+      out.push({ type: 'error', errorText: e.message });
+      break;
+  }
+  return e.seq > s.emitAfter ? out : [];
+}
+
+/** How a stream ends when its run starts waiting for an approval or a client result. */
+export function waitingFinish(s: UiProjectionState, usage: Usage): LoopwrightChunk[] {
+  const out: LoopwrightChunk[] = [];
+  closeStep(s, out);
+  s.ended = true;
+  out.push({
+    type: 'finish',
+    finishReason: 'tool-calls',
+    messageMetadata: { runId: s.runId, sessionId: s.sessionId, status: 'requires_action', usage },
+  });
+  return out;
+}
+
+/** The upstream's finish_reason as one of the SDK's values. */
+export function sdkFinishReason(upstream: string): FinishReason {
+  switch (upstream) {
+    case 'stop':
+      return 'stop';
+    case 'length':
+      return 'length';
+    case 'content_filter':
+      return 'content-filter';
+    case 'tool_calls':
+    case 'function_call':
+      return 'tool-calls';
+    default:
+      return 'other';
+  }
+}
+
+function openStep(s: UiProjectionState, out: LoopwrightChunk[]): void {
+  if (s.stepOpen) return;
+  s.stepOpen = true;
+  out.push({ type: 'start-step' });
+}
+
+function closeText(s: UiProjectionState, out: LoopwrightChunk[]): void {
+  if (s.textId === null) return;
+  out.push({ type: 'text-end', id: s.textId });
+  s.textId = null;
+}
+
+function closeStep(s: UiProjectionState, out: LoopwrightChunk[]): void {
+  closeText(s, out);
+  if (s.stepOpen) out.push({ type: 'finish-step' });
+  s.stepOpen = false;
+}

@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { EventsModule } from '../events/events.module';
+import { RunsModule } from '../runs/runs.module';
+import { SessionsModule } from '../sessions/sessions.module';
+import { StoreModule } from '../store/store.module';
+import { AiSdkChatController } from './ai-sdk/ai-sdk-chat.controller';
+import { AiSdkChatService } from './ai-sdk/ai-sdk-chat.service';
+import { ProjectedRunStream } from './projected-run.service';
+
+/** The public frontend protocols (AI SDK UI message stream, AG-UI), projected from the run event log. */
+@Module({
+  imports: [RunsModule, EventsModule, SessionsModule, StoreModule],
+  controllers: [AiSdkChatController],
+  providers: [ProjectedRunStream, AiSdkChatService],
+})
+export class FrontendsModule {}
