@@ -64,7 +64,7 @@ export function Chat({ apiKey, chatId, mode, sessionId, known, onRunSettled }: P
         body: { mode, clientTools: CLIENT_TOOLS },
         // The stored conversation is the truth: send only the last message.
         prepareSendMessagesRequest: ({ id, messages, trigger, messageId, body }) => ({
-          body: { ...body, id, messages: messages.slice(-1), trigger, messageId },
+          body: { ...body, title: titleOf(messages), id, messages: messages.slice(-1), trigger, messageId },
         }),
       }),
     [mode],
@@ -183,7 +183,7 @@ export function Chat({ apiKey, chatId, mode, sessionId, known, onRunSettled }: P
             })}
             {message.role === 'assistant' && message.metadata?.status !== undefined && (
               <footer className="run-status">
-                run {message.metadata.status}
+                run {message.metadata.status === 'requires_action' ? 'waiting for you' : message.metadata.status}
                 {message.metadata.usage &&
                   ` · ${message.metadata.usage.promptTokens} + ${message.metadata.usage.completionTokens} tokens`}
               </footer>
@@ -221,4 +221,11 @@ export function Chat({ apiKey, chatId, mode, sessionId, known, onRunSettled }: P
       </form>
     </div>
   );
+}
+
+/** The session's title, from the chat's first prompt (the server keeps the first request's options only). */
+function titleOf(messages: readonly PageMessage[]): string | undefined {
+  const first = messages.find((m) => m.role === 'user');
+  const text = first?.parts.map((part) => (part.type === 'text' ? part.text : '')).join(' ').trim();
+  return text ? text.slice(0, 80) : undefined;
 }
