@@ -17,7 +17,9 @@ const EXPECTED_CSP =
 
 const describeInBrowser = CHROMIUM_PATH === undefined ? describe.skip : describe;
 if (CHROMIUM_PATH === undefined) {
-  console.warn('playground browser tests skipped: no Chromium at /usr/bin/chromium (apt-get install chromium)');
+  console.warn(
+    'playground browser tests skipped: no Chromium at /usr/bin/chromium (apt-get install chromium)',
+  );
 }
 
 describeInBrowser('the playground page in Chromium (e2e)', () => {
@@ -50,7 +52,8 @@ describeInBrowser('the playground page in Chromium (e2e)', () => {
     page = await browser.context.newPage();
     violations = [];
     page.on('console', (message) => {
-      if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) violations.push(message.text());
+      if (message.type() === 'error' && /Content Security Policy/i.test(message.text()))
+        violations.push(message.text());
     });
     await page.goto(`${proxy.url}/`);
     await page.getByLabel('API key').fill(KEY);
@@ -86,7 +89,7 @@ describeInBrowser('the playground page in Chromium (e2e)', () => {
     await shot('01-empty');
   });
 
-  it('lists the caller\'s sessions and shows a chosen one\'s messages and tool calls', async () => {
+  it("lists the caller's sessions and shows a chosen one's messages and tool calls", async () => {
     writeFileSync(join(app.workspace, 'notes.md'), '# Notes\n- ship the playground\n');
     upstream.enqueue(
       toolCalls([{ name: 'read_file', arguments: { path: 'notes.md' } }]),
@@ -99,7 +102,10 @@ describeInBrowser('the playground page in Chromium (e2e)', () => {
     await stream.rest();
 
     await page.reload();
-    await page.getByRole('list', { name: 'Sessions' }).getByRole('button', { name: /Reading notes/ }).click();
+    await page
+      .getByRole('list', { name: 'Sessions' })
+      .getByRole('button', { name: /Reading notes/ })
+      .click();
     await page.getByText('Your notes have one item: ship the playground.').waitFor();
     await page.getByText('What is in notes.md?').waitFor();
     const card = page.getByRole('region', { name: 'Tool call read_file' });
@@ -123,7 +129,10 @@ describeInBrowser('the playground page in Chromium (e2e)', () => {
 
   it('shows a tool call as a card with its arguments, result and duration, then the answer', async () => {
     writeFileSync(join(app.workspace, 'greeting.txt'), 'hello from the workspace\n');
-    upstream.enqueue(toolCalls([{ name: 'read_file', arguments: { path: 'greeting.txt' } }]), text('The file says hello.'));
+    upstream.enqueue(
+      toolCalls([{ name: 'read_file', arguments: { path: 'greeting.txt' } }]),
+      text('The file says hello.'),
+    );
     await send('what does greeting.txt say?');
     await page.getByText('The file says hello.').waitFor();
     const card = page.getByRole('region', { name: 'Tool call read_file' });
@@ -135,7 +144,9 @@ describeInBrowser('the playground page in Chromium (e2e)', () => {
 
   it('approves a write in safe mode and the file is written', async () => {
     upstream.enqueue(
-      toolCalls([{ name: 'write_file', arguments: { path: 'approved.txt', content: 'written after approval' } }]),
+      toolCalls([
+        { name: 'write_file', arguments: { path: 'approved.txt', content: 'written after approval' } },
+      ]),
       text('I wrote approved.txt.'),
     );
     await send('write approved.txt');
@@ -169,9 +180,9 @@ describeInBrowser('the playground page in Chromium (e2e)', () => {
     upstream.enqueue(toolCalls([{ name: 'get_browser_time', arguments: {} }]), text('Your clock is known.'));
     await send('what time is it for me?');
     await page.getByText('Your clock is known.').waitFor();
-    expect(upstream.requests[0].body.tools?.map((t) => (t.type === 'function' ? t.function.name : ''))).toContain(
-      'get_browser_time',
-    );
+    expect(
+      upstream.requests[0].body.tools?.map((t) => (t.type === 'function' ? t.function.name : '')),
+    ).toContain('get_browser_time');
     const answer = lastToolMessage(upstream.requests[1]);
     expect(answer?.content).toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d/);
     await shot('07-client-tool');
@@ -202,7 +213,7 @@ describeInBrowser('the playground page in Chromium (e2e)', () => {
     await send('show me some HTML');
     await page.getByText(hostile).waitFor();
     expect(await page.locator('.messages img, .messages script').count()).toBe(0);
-    expect(await page.evaluate(() => (window as unknown as { __pwned?: string }).__pwned)).toBeUndefined();
+    expect(await page.evaluate(() => (globalThis as { __pwned?: string }).__pwned)).toBeUndefined();
     await shot('10-markup-as-text');
 
     // The same answer read back from GET /v1/sessions/:id after choosing the session.
@@ -210,6 +221,6 @@ describeInBrowser('the playground page in Chromium (e2e)', () => {
     await page.getByRole('list', { name: 'Sessions' }).getByRole('button').first().click();
     await page.locator('.message.stored', { hasText: hostile }).waitFor();
     expect(await page.locator('.messages img, .messages script').count()).toBe(0);
-    expect(await page.evaluate(() => (window as unknown as { __pwned?: string }).__pwned)).toBeUndefined();
+    expect(await page.evaluate(() => (globalThis as { __pwned?: string }).__pwned)).toBeUndefined();
   });
 });

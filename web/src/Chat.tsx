@@ -148,7 +148,11 @@ export function Chat({ apiKey, chatId, mode, sessionId, known, onRunSettled }: P
 
   const decide = (approvalId: string, approved: boolean, reason: string) => {
     answeredRef.current = true;
-    void chat.addToolApprovalResponse({ id: approvalId, approved, ...(reason.trim() ? { reason: reason.trim() } : {}) });
+    void chat.addToolApprovalResponse({
+      id: approvalId,
+      approved,
+      ...(reason.trim() ? { reason: reason.trim() } : {}),
+    });
   };
 
   return (
@@ -156,7 +160,10 @@ export function Chat({ apiKey, chatId, mode, sessionId, known, onRunSettled }: P
       <div className="messages" aria-live="polite">
         <History messages={history} />
         {history.length === 0 && messages.length === 0 && (
-          <p className="empty">Send a message to start a run. Tool calls appear as cards; writes wait for your approval in safe mode.</p>
+          <p className="empty">
+            Send a message to start a run. Tool calls appear as cards; writes wait for your approval in safe
+            mode.
+          </p>
         )}
         {messages.map((message) => (
           <article key={message.id} className={`message ${message.role}`}>
@@ -183,7 +190,8 @@ export function Chat({ apiKey, chatId, mode, sessionId, known, onRunSettled }: P
             })}
             {message.role === 'assistant' && message.metadata?.status !== undefined && (
               <footer className="run-status">
-                run {message.metadata.status === 'requires_action' ? 'waiting for you' : message.metadata.status}
+                run{' '}
+                {message.metadata.status === 'requires_action' ? 'waiting for you' : message.metadata.status}
                 {message.metadata.usage &&
                   ` · ${message.metadata.usage.promptTokens} + ${message.metadata.usage.completionTokens} tokens`}
               </footer>
@@ -226,6 +234,9 @@ export function Chat({ apiKey, chatId, mode, sessionId, known, onRunSettled }: P
 /** The session's title, from the chat's first prompt (the server keeps the first request's options only). */
 function titleOf(messages: readonly PageMessage[]): string | undefined {
   const first = messages.find((m) => m.role === 'user');
-  const text = first?.parts.map((part) => (part.type === 'text' ? part.text : '')).join(' ').trim();
+  const text = first?.parts
+    .map((part) => (part.type === 'text' ? part.text : ''))
+    .join(' ')
+    .trim();
   return text ? text.slice(0, 80) : undefined;
 }

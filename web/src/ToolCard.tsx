@@ -26,11 +26,16 @@ export function ToolCard({ name, part, extras, onDecide }: Props) {
   const [reason, setReason] = useState('');
   const failed = part.state === 'output-error' || part.state === 'output-denied';
   return (
-    <section className={`tool-card state-${part.state}${failed ? ' failed' : ''}`} aria-label={`Tool call ${name}`}>
+    <section
+      className={`tool-card state-${part.state}${failed ? ' failed' : ''}`}
+      aria-label={`Tool call ${name}`}
+    >
       <header>
         <strong className="tool-name">{name}</strong>
         <span className="tool-state">{STATE_LABELS[part.state]}</span>
-        {extras?.durationMs !== undefined && <span className="tool-duration">{formatDuration(extras.durationMs)}</span>}
+        {extras?.durationMs !== undefined && (
+          <span className="tool-duration">{formatDuration(extras.durationMs)}</span>
+        )}
       </header>
       <pre className="tool-arguments" aria-label="Arguments">
         {stringify(part.input)}

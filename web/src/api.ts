@@ -71,7 +71,11 @@ export async function listSessions(key: string): Promise<SessionSummary[]> {
 }
 
 export async function getSession(key: string, id: string): Promise<StoredMessage[]> {
-  const session = await request<{ messages: StoredMessage[] }>(key, 'GET', `/v1/sessions/${encodeURIComponent(id)}`);
+  const session = await request<{ messages: StoredMessage[] }>(
+    key,
+    'GET',
+    `/v1/sessions/${encodeURIComponent(id)}`,
+  );
   return session.messages;
 }
 
