@@ -3,6 +3,8 @@ import { EventsModule } from '../events/events.module';
 import { RunsModule } from '../runs/runs.module';
 import { SessionsModule } from '../sessions/sessions.module';
 import { StoreModule } from '../store/store.module';
+import { AgUiController } from './ag-ui/ag-ui.controller';
+import { AgUiService } from './ag-ui/ag-ui.service';
 import { AiSdkChatController } from './ai-sdk/ai-sdk-chat.controller';
 import { AiSdkChatService } from './ai-sdk/ai-sdk-chat.service';
 import { ProjectedRunStream } from './projected-run.service';
@@ -10,7 +12,7 @@ import { ProjectedRunStream } from './projected-run.service';
 /** The public frontend protocols (AI SDK UI message stream, AG-UI), projected from the run event log. */
 @Module({
   imports: [RunsModule, EventsModule, SessionsModule, StoreModule],
-  controllers: [AiSdkChatController],
-  providers: [ProjectedRunStream, AiSdkChatService],
+  controllers: [AiSdkChatController, AgUiController],
+  providers: [ProjectedRunStream, AiSdkChatService, AgUiService],
 })
 export class FrontendsModule {}

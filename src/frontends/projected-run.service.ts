@@ -1,7 +1,17 @@
 import { Injectable } from '@nestjs/common';
 import { RunEventHub } from '../events/run-event-hub.service';
 import type { RunEvent, Usage } from '../events/run-events';
+import { ConversationStore } from '../store/conversation-store.service';
 import { RunStore } from '../store/run-store.service';
+
+/** A call the run waits for, as `GET /v1/runs/:id` shows it. */
+export interface PendingCall {
+  toolCallId: string;
+  name: string;
+  arguments: unknown;
+  executor: 'server' | 'client';
+  waitingFor: 'approval' | 'result';
+}
 
 /** A protocol's projection of one stream of a run: Loopwright events in, protocol chunks out. */
 export interface Projector<C> {
@@ -11,7 +21,7 @@ export interface Projector<C> {
   /** Whether the projection has ended the stream (the run's `done` or `error`). */
   ended(): boolean;
   /** How the stream ends when the run waits. */
-  waiting(usage: Usage): C[];
+  waiting(usage: Usage, pending: PendingCall[]): C[];
 }
 
 /**
@@ -30,6 +40,7 @@ export class ProjectedRunStream {
   constructor(
     private readonly hub: RunEventHub,
     private readonly store: RunStore,
+    private readonly conversation: ConversationStore,
   ) {}
 
   async *follow<C>(runId: string, projector: Projector<C>, signal: AbortSignal): AsyncGenerator<C[]> {
@@ -59,7 +70,20 @@ export class ProjectedRunStream {
         if (projector.mayWait()) {
           const run = await this.store.findRun(runId);
           if (run?.status === 'requires_action' && run.lastSeq <= lastSeq) {
-            yield projector.waiting({ promptTokens: run.promptTokens, completionTokens: run.completionTokens });
+            const calls = await this.conversation.unsettledToolCalls(this.store.queryable, runId);
+            const pending: PendingCall[] = calls
+              .filter((c) => c.status === 'pending_approval' || c.status === 'awaiting_client')
+              .map((c) => ({
+                toolCallId: c.callId,
+                name: c.name,
+                arguments: c.arguments ?? c.rawArguments,
+                executor: c.executor,
+                waitingFor: c.status === 'pending_approval' ? 'approval' : 'result',
+              }));
+            yield projector.waiting(
+              { promptTokens: run.promptTokens, completionTokens: run.completionTokens },
+              pending,
+            );
             return;
           }
         }
@@ -76,9 +100,13 @@ export class ProjectedRunStream {
 function delay(ms: number, signal: AbortSignal): Promise<null> {
   return new Promise((resolve) => {
     const t = setTimeout(() => resolve(null), ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(t);
-      resolve(null);
-    }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        resolve(null);
+      },
+      { once: true },
+    );
   });
 }

@@ -85,7 +85,11 @@ export class SessionsService {
   }
 
   /** Replaces the client tools of a session (AG-UI sends its tools with every input); checked as at creation. */
-  async setClientTools(owner: string, session: SessionRow, clientTools: ClientToolDefinition[]): Promise<void> {
+  async setClientTools(
+    owner: string,
+    session: SessionRow,
+    clientTools: ClientToolDefinition[],
+  ): Promise<void> {
     this.prepare(owner, { clientTools });
     await this.sessions.updateClientTools(session.id, clientTools);
   }

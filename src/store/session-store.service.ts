@@ -79,10 +79,10 @@ export class SessionStore {
   }
 
   async updateClientTools(id: string, clientTools: ClientToolDefinition[]): Promise<void> {
-    await this.db.query(
-      `UPDATE sessions SET client_tools = $2::jsonb, updated_at = now() WHERE id = $1`,
-      [id, JSON.stringify(clientTools)],
-    );
+    await this.db.query(`UPDATE sessions SET client_tools = $2::jsonb, updated_at = now() WHERE id = $1`, [
+      id,
+      JSON.stringify(clientTools),
+    ]);
   }
 
   /** Newest first; the cursor is the last row's (created_at, id). */

@@ -18,7 +18,9 @@ export class AiSdkChatController {
   constructor(private readonly chats: AiSdkChatService) {}
 
   @Post()
-  @ApiOperation({ summary: "The AI SDK's useChat (DefaultChatTransport): a prompt, or approvals and client tool outputs" })
+  @ApiOperation({
+    summary: "The AI SDK's useChat (DefaultChatTransport): a prompt, or approvals and client tool outputs",
+  })
   @ApiProduces('text/event-stream')
   @ApiOkResponse(UI_MESSAGE_STREAM)
   send(

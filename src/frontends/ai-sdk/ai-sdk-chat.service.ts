@@ -54,7 +54,10 @@ export class AiSdkChatService {
     }
     const runId = await this.store.activeRunOfSession(this.store.queryable, session.id);
     if (!runId) {
-      throw new DomainError(ErrorCode.ToolCallNotWaiting, `Chat ${req.chatId} has no run waiting for a decision`);
+      throw new DomainError(
+        ErrorCode.ToolCallNotWaiting,
+        `Chat ${req.chatId} has no run waiting for a decision`,
+      );
     }
     const run = await this.runs.getRun(owner, runId);
     const waiting = new Set(run.pendingToolCalls.map((c) => c.callId));
@@ -62,9 +65,13 @@ export class AiSdkChatService {
     // only the calls still waiting are decided.
     const mine = last.decisions.filter((d) => waiting.has(d.toolCallId));
     if (mine.length === 0) {
-      throw new DomainError(ErrorCode.ToolCallNotWaiting, 'The message answers none of the calls the run waits for', {
-        runId,
-      });
+      throw new DomainError(
+        ErrorCode.ToolCallNotWaiting,
+        'The message answers none of the calls the run waits for',
+        {
+          runId,
+        },
+      );
     }
     for (const d of mine) {
       await this.decisions.decide(

@@ -4,9 +4,7 @@
  */
 
 export type LastMessage =
-  | { kind: 'prompt'; text: string }
-  | { kind: 'decisions'; decisions: ToolPartDecision[] }
-  | { kind: 'none' };
+  { kind: 'prompt'; text: string } | { kind: 'decisions'; decisions: ToolPartDecision[] } | { kind: 'none' };
 
 export type ToolPartDecision =
   | { toolCallId: string; kind: 'approval'; approve: boolean; reason?: string }
@@ -27,7 +25,11 @@ export function readLastMessage(messages: readonly Record<string, unknown>[]): L
     for (const p of parts) {
       const isTool = typeof p.type === 'string' && (p.type.startsWith('tool-') || p.type === 'dynamic-tool');
       if (!isTool || typeof p.toolCallId !== 'string') continue;
-      if (p.state === 'approval-responded' && isObject(p.approval) && typeof p.approval.approved === 'boolean') {
+      if (
+        p.state === 'approval-responded' &&
+        isObject(p.approval) &&
+        typeof p.approval.approved === 'boolean'
+      ) {
         decisions.push({
           toolCallId: p.toolCallId,
           kind: 'approval',
@@ -35,9 +37,19 @@ export function readLastMessage(messages: readonly Record<string, unknown>[]): L
           ...(typeof p.approval.reason === 'string' ? { reason: p.approval.reason } : {}),
         });
       } else if (p.state === 'output-available') {
-        decisions.push({ toolCallId: p.toolCallId, kind: 'result', content: asText(p.output), isError: false });
+        decisions.push({
+          toolCallId: p.toolCallId,
+          kind: 'result',
+          content: asText(p.output),
+          isError: false,
+        });
       } else if (p.state === 'output-error') {
-        decisions.push({ toolCallId: p.toolCallId, kind: 'result', content: asText(p.errorText), isError: true });
+        decisions.push({
+          toolCallId: p.toolCallId,
+          kind: 'result',
+          content: asText(p.errorText),
+          isError: true,
+        });
       }
     }
     return { kind: 'decisions', decisions };

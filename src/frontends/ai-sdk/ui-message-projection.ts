@@ -98,7 +98,8 @@ export function projectUiEvent(s: UiProjectionState, e: RunEvent): LoopwrightChu
       if (e.errorCode === 'REJECTED') out.push({ type: 'tool-output-denied', toolCallId: e.toolCallId });
       else if (e.isError)
         out.push({ type: 'tool-output-error', toolCallId: e.toolCallId, errorText: e.content, ...dynamic });
-      else out.push({ type: 'tool-output-available', toolCallId: e.toolCallId, output: e.content, ...dynamic });
+      else
+        out.push({ type: 'tool-output-available', toolCallId: e.toolCallId, output: e.content, ...dynamic });
       break;
     }
     case 'step_finished':
@@ -112,7 +113,12 @@ export function projectUiEvent(s: UiProjectionState, e: RunEvent): LoopwrightChu
       s.ended = true;
       out.push({
         type: 'finish',
-        finishReason: e.status === 'completed' ? sdkFinishReason(s.lastStepFinishReason) : e.status === 'cancelled' ? 'interrupted' : 'other',
+        finishReason:
+          e.status === 'completed'
+            ? sdkFinishReason(s.lastStepFinishReason)
+            : e.status === 'cancelled'
+              ? 'interrupted'
+              : 'other',
         messageMetadata: { runId: s.runId, sessionId: s.sessionId, status: e.status, usage: e.usage },
       });
       break;

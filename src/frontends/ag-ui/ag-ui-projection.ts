@@ -1,0 +1,143 @@
+import { EventType, type BaseEvent } from '@ag-ui/core';
+import type { RunEvent } from '../../events/run-events';
+import type { PendingCall } from '../projected-run.service';
+
+/** What RUN_FINISHED.result carries. */
+export interface AgUiRunResult {
+  runId: string;
+  sessionId: string;
+  status: string;
+  pendingToolCalls: PendingCall[];
+}
+
+export interface AgUiProjectionState {
+  threadId: string;
+  /** The input's runId (the client's), echoed by RUN_STARTED and RUN_FINISHED. */
+  inputRunId: string;
+  /** Loopwright's run. */
+  runId: string;
+  sessionId: string;
+  emitAfter: number;
+  /** Calls the client answered with its own tool messages: it has their results. */
+  skipResults: ReadonlySet<string>;
+  stepOpen: boolean;
+  iteration: number;
+  textId: string | null;
+  waiting: Set<string>;
+  ended: boolean;
+}
+
+export function newAgUiProjection(
+  ids: { threadId: string; inputRunId: string; runId: string; sessionId: string },
+  emitAfter = 0,
+  skipResults: ReadonlySet<string> = new Set(),
+): AgUiProjectionState {
+  return {
+    ...ids,
+    emitAfter,
+    skipResults,
+    stepOpen: false,
+    iteration: 0,
+    textId: null,
+    waiting: new Set(),
+    ended: false,
+  };
+}
+
+export function runStarted(s: AgUiProjectionState): BaseEvent {
+  return { type: EventType.RUN_STARTED, threadId: s.threadId, runId: s.inputRunId };
+}
+
+/** The AG-UI events of one Loopwright event (none for those the client already has). */
+export function projectAgUiEvent(s: AgUiProjectionState, e: RunEvent): BaseEvent[] {
+  const out: BaseEvent[] = [];
+  switch (e.type) {
+    case 'run_started':
+    case 'tool_call_output':
+      break;
+    case 'text':
+      openStep(s, out);
+      if (s.textId === null) {
+        s.textId = `${s.runId}-${e.seq}`;
+        out.push(ev(EventType.TEXT_MESSAGE_START, { messageId: s.textId, role: 'assistant' }));
+      }
+      out.push(ev(EventType.TEXT_MESSAGE_CONTENT, { messageId: s.textId, delta: e.delta }));
+      break;
+    case 'tool_call_start':
+      openStep(s, out);
+      closeText(s, out);
+      if (e.executor === 'client') s.waiting.add(e.toolCallId);
+      out.push(
+        ev(EventType.TOOL_CALL_START, { toolCallId: e.toolCallId, toolCallName: e.name }),
+        ev(EventType.TOOL_CALL_ARGS, { toolCallId: e.toolCallId, delta: JSON.stringify(e.arguments ?? {}) }),
+        ev(EventType.TOOL_CALL_END, { toolCallId: e.toolCallId }),
+      );
+      break;
+    case 'tool_approval_required':
+      s.waiting.add(e.toolCallId);
+      break;
+    case 'tool_call_result':
+      s.waiting.delete(e.toolCallId);
+      if (s.skipResults.has(e.toolCallId)) break;
+      out.push(
+        ev(EventType.TOOL_CALL_RESULT, {
+          messageId: `${e.toolCallId}-result`,
+          toolCallId: e.toolCallId,
+          content: e.content,
+          role: 'tool',
+        }),
+      );
+      break;
+    case 'step_finished':
+      closeStep(s, out);
+      s.iteration = e.iteration;
+      break;
+    case 'done':
+      closeStep(s, out);
+      s.ended = true;
+      out.push(finished(s, e.status, []));
+      break;
+    case 'error':
+      closeStep(s, out);
+      s.ended = true;
+      out.push(ev(EventType.RUN_ERROR, { message: e.message, code: e.code }));
+      break;
+  }
+  return e.seq > s.emitAfter ? out : [];
+}
+
+/** A waiting run ends its stream with a plain RUN_FINISHED listing the calls it waits for. */
+export function agUiWaitingFinish(s: AgUiProjectionState, pending: PendingCall[]): BaseEvent[] {
+  const out: BaseEvent[] = [];
+  closeStep(s, out);
+  s.ended = true;
+  out.push(finished(s, 'requires_action', pending));
+  return out;
+}
+
+function finished(s: AgUiProjectionState, status: string, pending: PendingCall[]): BaseEvent {
+  const result: AgUiRunResult = { runId: s.runId, sessionId: s.sessionId, status, pendingToolCalls: pending };
+  return ev(EventType.RUN_FINISHED, { threadId: s.threadId, runId: s.inputRunId, result });
+}
+
+function ev(type: EventType, fields: Record<string, unknown>): BaseEvent {
+  return { type, ...fields };
+}
+
+function openStep(s: AgUiProjectionState, out: BaseEvent[]): void {
+  if (s.stepOpen) return;
+  s.stepOpen = true;
+  out.push(ev(EventType.STEP_STARTED, { stepName: `model-call-${s.iteration + 1}` }));
+}
+
+function closeText(s: AgUiProjectionState, out: BaseEvent[]): void {
+  if (s.textId === null) return;
+  out.push(ev(EventType.TEXT_MESSAGE_END, { messageId: s.textId }));
+  s.textId = null;
+}
+
+function closeStep(s: AgUiProjectionState, out: BaseEvent[]): void {
+  closeText(s, out);
+  if (s.stepOpen) out.push(ev(EventType.STEP_FINISHED, { stepName: `model-call-${s.iteration + 1}` }));
+  s.stepOpen = false;
+}

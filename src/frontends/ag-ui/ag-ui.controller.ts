@@ -1,0 +1,39 @@
+import { Body, Controller, Post, Res } from '@nestjs/common';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { Owner } from '../../auth/owner.decorator';
+import { AgUiService } from './ag-ui.service';
+
+@ApiTags('frontends')
+@Controller('v1/ag-ui')
+export class AgUiController {
+  constructor(private readonly agUi: AgUiService) {}
+
+  @Post()
+  @ApiOperation({ summary: 'AG-UI: a RunAgentInput in, AG-UI events out (threadId names a session)' })
+  @ApiBody({
+    description: 'An AG-UI RunAgentInput; unknown fields such as protocolVersion are accepted',
+    schema: {
+      type: 'object',
+      required: ['threadId', 'runId', 'messages', 'tools', 'context'],
+      additionalProperties: true,
+      properties: {
+        threadId: { type: 'string' },
+        runId: { type: 'string' },
+        messages: { type: 'array', items: { type: 'object', additionalProperties: true } },
+        tools: { type: 'array', items: { type: 'object', additionalProperties: true } },
+        context: { type: 'array', items: { type: 'object', additionalProperties: true } },
+        state: {},
+        forwardedProps: { type: 'object', additionalProperties: true },
+      },
+    },
+  })
+  @ApiProduces('text/event-stream')
+  @ApiOkResponse({
+    description: 'AG-UI events as Server-Sent Events (`data: <event JSON>`), encoded by @ag-ui/encoder',
+    content: { 'text/event-stream': { schema: { type: 'string' } } },
+  })
+  run(@Owner() owner: string, @Body() body: unknown, @Res() reply: FastifyReply) {
+    return this.agUi.run(owner, body, reply);
+  }
+}

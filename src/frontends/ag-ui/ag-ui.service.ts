@@ -1,0 +1,134 @@
+import { Injectable } from '@nestjs/common';
+import { RunAgentInputSchema } from '@ag-ui/core/schemas';
+import { EventEncoder } from '@ag-ui/encoder';
+import { plainToInstance } from 'class-transformer';
+import { validate } from 'class-validator';
+import type { FastifyReply } from 'fastify';
+import { SessionOptionsDto } from '../../chat/dto/session-options.dto';
+import { DomainError, ErrorCode } from '../../common/domain-error';
+import { RunService } from '../../runs/run.service';
+import { ToolCallDecisions } from '../../runs/tool-call-decisions.service';
+import { SessionsService, type SessionOptions } from '../../sessions/sessions.service';
+import { RunStore } from '../../store/run-store.service';
+import { ProjectedRunStream } from '../projected-run.service';
+import { writeSse } from '../sse-writer';
+import { clientToolsOf, readAgUiTurn } from './ag-ui-input';
+import {
+  agUiWaitingFinish,
+  newAgUiProjection,
+  projectAgUiEvent,
+  runStarted,
+  type AgUiProjectionState,
+} from './ag-ui-projection';
+
+const SESSION_OPTION_KEYS = ['title', 'systemPrompt', 'model', 'mode', 'tools', 'maxIterations'] as const;
+
+/** AG-UI's RunAgentInput as Loopwright runs, answered as AG-UI events. */
+@Injectable()
+export class AgUiService {
+  constructor(
+    private readonly runs: RunService,
+    private readonly decisions: ToolCallDecisions,
+    private readonly sessions: SessionsService,
+    private readonly store: RunStore,
+    private readonly projected: ProjectedRunStream,
+  ) {}
+
+  async run(owner: string, body: unknown, reply: FastifyReply): Promise<void> {
+    const parsed = RunAgentInputSchema.safeParse(body);
+    if (!parsed.success) {
+      throw new DomainError(
+        ErrorCode.InvalidRequest,
+        parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '),
+      );
+    }
+    const input = parsed.data;
+    const turn = readAgUiTurn(input);
+    if (turn.kind === 'none') {
+      throw new DomainError(
+        ErrorCode.InvalidRequest,
+        'messages must end with a user message or tool messages',
+      );
+    }
+    const options = await sessionOptions(input.forwardedProps);
+    const session = await this.sessions.openChat(owner, input.threadId, options);
+    // The input's tools are the thread's client tools from now on.
+    await this.sessions.setClientTools(owner, session, clientToolsOf(input));
+    const ids = { threadId: input.threadId, inputRunId: input.runId, sessionId: session.id };
+
+    if (turn.kind === 'prompt') {
+      const { runId } = await this.runs.start(owner, { prompt: turn.text, sessionId: session.id });
+      return this.stream(reply, newAgUiProjection({ ...ids, runId }));
+    }
+    const runId = await this.store.activeRunOfSession(this.store.queryable, session.id);
+    if (!runId)
+      throw new DomainError(ErrorCode.ToolCallNotWaiting, `Thread ${input.threadId} has no waiting run`);
+    const run = await this.runs.getRun(owner, runId);
+    const waiting = new Set(
+      run.pendingToolCalls.filter((c) => c.status === 'awaiting_client').map((c) => c.callId),
+    );
+    const mine = turn.results.filter((r) => waiting.has(r.toolCallId));
+    if (mine.length === 0) {
+      throw new DomainError(
+        ErrorCode.ToolCallNotWaiting,
+        'The tool messages answer none of the calls the run waits for',
+        {
+          runId,
+        },
+      );
+    }
+    for (const r of mine) {
+      await this.decisions.decide(owner, runId, r.toolCallId, {
+        kind: 'result',
+        content: r.content,
+        isError: r.isError,
+      });
+    }
+    return this.stream(
+      reply,
+      newAgUiProjection({ ...ids, runId }, run.lastSeq, new Set(mine.map((r) => r.toolCallId))),
+    );
+  }
+
+  private stream(reply: FastifyReply, state: AgUiProjectionState): Promise<void> {
+    const encoder = new EventEncoder();
+    const projected = this.projected;
+    return writeSse(
+      reply,
+      { 'x-run-id': state.runId, 'x-session-id': state.sessionId },
+      async function* (signal) {
+        yield encoder.encode(runStarted(state));
+        const projector = {
+          event: (e: Parameters<typeof projectAgUiEvent>[1]) => projectAgUiEvent(state, e),
+          mayWait: () => state.waiting.size > 0,
+          ended: () => state.ended,
+          waiting: (_usage: unknown, pending: Parameters<typeof agUiWaitingFinish>[1]) =>
+            agUiWaitingFinish(state, pending),
+        };
+        for await (const events of projected.follow(state.runId, projector, signal)) {
+          yield events.map((e) => encoder.encode(e)).join('');
+        }
+      },
+      () => this.runs.streamClosed(state.runId),
+    );
+  }
+}
+
+/** SessionOptions a client may forward for a new thread, checked like the other routes' bodies. */
+async function sessionOptions(forwarded: unknown): Promise<SessionOptions> {
+  if (typeof forwarded !== 'object' || forwarded === null) return {};
+  const picked: Record<string, unknown> = {};
+  for (const k of SESSION_OPTION_KEYS) {
+    const v = (forwarded as Record<string, unknown>)[k];
+    if (v !== undefined) picked[k] = v;
+  }
+  const dto = plainToInstance(SessionOptionsDto, picked, { enableImplicitConversion: false });
+  const errors = await validate(dto, { whitelist: true, forbidUnknownValues: false });
+  if (errors.length > 0) {
+    throw new DomainError(
+      ErrorCode.InvalidRequest,
+      errors.flatMap((e) => Object.values(e.constraints ?? {}).map((m) => `forwardedProps.${m}`)).join('; '),
+    );
+  }
+  return dto;
+}

@@ -1,0 +1,132 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { HttpAgent } from '@ag-ui/client';
+import { EventType, type BaseEvent, type Message } from '@ag-ui/core';
+import { FakeUpstream, text, toolCalls } from '../support/fake-upstream';
+import { startApp, type TestApp } from '../support/app';
+
+const ALICE = 'Bearer alice-secret-123';
+
+interface Result {
+  runId: string;
+  sessionId: string;
+  status: string;
+  pendingToolCalls: { toolCallId: string; name: string; waitingFor: string }[];
+}
+
+describe('POST /v1/ag-ui with @ag-ui/client HttpAgent (e2e)', () => {
+  let upstream: FakeUpstream;
+  let app: TestApp;
+
+  beforeAll(async () => {
+    upstream = await FakeUpstream.start();
+    app = await startApp({ OPENAI_BASE_URL: upstream.baseUrl, API_KEYS: 'alice:alice-secret-123' });
+    writeFileSync(join(app.workspace, 'notes.txt'), 'the notes\n');
+  });
+  afterAll(async () => {
+    await app.close();
+    await upstream.close();
+  });
+  beforeEach(() => upstream.reset());
+
+  function agent(threadId: string): HttpAgent {
+    return new HttpAgent({ url: `${app.url}/v1/ag-ui`, headers: { Authorization: ALICE }, threadId });
+  }
+
+  async function run(a: HttpAgent, params: Parameters<HttpAgent['runAgent']>[0] = {}) {
+    const events: BaseEvent[] = [];
+    const out = await a.runAgent(params, { onEvent: ({ event }) => void events.push(event) });
+    return { events, result: out.result as Result, newMessages: out.newMessages };
+  }
+
+  const user = (id: string, content: string): Message => ({ id, role: 'user', content });
+
+  it('streams a text answer; RUN_STARTED/RUN_FINISHED echo the client run id', async () => {
+    upstream.enqueue(text('Hello there.'));
+    const a = agent('thread-text');
+    a.addMessage(user('u1', 'Say hello'));
+    const { events, result, newMessages } = await run(a, {
+      runId: 'client-run-1',
+      context: [{ description: 'Locale', value: 'en-GB' }],
+    });
+
+    expect(events.map((e) => e.type)).toEqual([
+      'RUN_STARTED',
+      'STEP_STARTED',
+      'TEXT_MESSAGE_START',
+      'TEXT_MESSAGE_CONTENT',
+      'TEXT_MESSAGE_CONTENT',
+      'TEXT_MESSAGE_END',
+      'STEP_FINISHED',
+      'RUN_FINISHED',
+    ]);
+    expect(events[0]).toMatchObject({ runId: 'client-run-1', threadId: 'thread-text' });
+    expect(events.at(-1)).toMatchObject({ runId: 'client-run-1' });
+    expect(result).toMatchObject({ status: 'completed', pendingToolCalls: [] });
+    expect(result.runId).not.toBe('client-run-1');
+    expect(newMessages.find((m) => m.role === 'assistant')).toMatchObject({ content: 'Hello there.' });
+
+    // The context reached the model with the prompt.
+    const sent = upstream.requests[0].body as { messages: { role: string; content: string }[] };
+    expect(sent.messages.at(-1)!.content).toBe('Say hello\n\nLocale: en-GB');
+    const stored = await fetch(`${app.url}/v1/runs/${result.runId}`, { headers: { authorization: ALICE } });
+    expect(await stored.json()).toMatchObject({ status: 'completed', sessionId: result.sessionId });
+  });
+
+  it('shows a server tool call with its arguments and result', async () => {
+    upstream.enqueue(
+      toolCalls([{ id: 'call_read', name: 'read_file', arguments: { path: 'notes.txt' } }]),
+      text('Notes read.'),
+    );
+    const a = agent('thread-server-tool');
+    a.addMessage(user('u1', 'Read notes.txt'));
+    const { events, result } = await run(a);
+
+    const start = events.find((e) => e.type === EventType.TOOL_CALL_START);
+    expect(start).toMatchObject({ toolCallId: 'call_read', toolCallName: 'read_file' });
+    const args = events.find((e) => e.type === EventType.TOOL_CALL_ARGS) as unknown as { delta: string };
+    expect(JSON.parse(args.delta)).toEqual({ path: 'notes.txt' });
+    const toolResult = events.find((e) => e.type === EventType.TOOL_CALL_RESULT) as unknown as {
+      content: string;
+    };
+    expect(toolResult.content).toContain('the notes');
+    expect(events.filter((e) => e.type === EventType.STEP_STARTED)).toHaveLength(2);
+    expect(result.status).toBe('completed');
+  });
+
+  it('hands a client tool to the client and continues the run with its tool message', async () => {
+    upstream.enqueue(
+      toolCalls([{ id: 'call_time', name: 'get_browser_time', arguments: {} }]),
+      text('It is noon.'),
+    );
+    const a = agent('thread-client-tool');
+    const tools = [
+      {
+        name: 'get_browser_time',
+        description: 'The browser clock',
+        parameters: { type: 'object', properties: {} },
+      },
+    ];
+    a.addMessage(user('u1', 'What time is it?'));
+    const first = await run(a, { tools });
+
+    expect(first.result).toMatchObject({
+      status: 'requires_action',
+      pendingToolCalls: [{ toolCallId: 'call_time', name: 'get_browser_time', waitingFor: 'result' }],
+    });
+    expect(first.events.at(-1)!.type).toBe('RUN_FINISHED');
+    expect(first.events.map((e) => e.type)).toContain('TOOL_CALL_END');
+    const call = (upstream.requests[0].body as { tools: { function: { name: string } }[] }).tools;
+    expect(call.map((t) => t.function.name)).toContain('get_browser_time');
+
+    a.addMessage({ id: 't1', role: 'tool', toolCallId: 'call_time', content: '12:00' });
+    const second = await run(a, { tools });
+    expect(second.events.some((e) => e.type === EventType.TOOL_CALL_RESULT)).toBe(false);
+    expect(second.result).toMatchObject({ runId: first.result.runId, status: 'completed' });
+    expect(second.newMessages.find((m) => m.role === 'assistant')).toMatchObject({ content: 'It is noon.' });
+    const toolMessage = (upstream.requests[1].body as { messages: Record<string, unknown>[] }).messages.at(
+      -1,
+    );
+    expect(toolMessage).toMatchObject({ role: 'tool', tool_call_id: 'call_time', content: '12:00' });
+  });
+});
