@@ -36,7 +36,14 @@ describeInBrowser('the playground page in Chromium (e2e)', () => {
     }
     mkdirSync(ARTIFACTS, { recursive: true });
     upstream = await FakeUpstream.start();
-    app = await startApp({ OPENAI_BASE_URL: upstream.baseUrl, API_KEYS: `alice:${KEY}` });
+    app = await startApp({
+      OPENAI_BASE_URL: upstream.baseUrl,
+      API_KEYS: `alice:${KEY}`,
+      ENABLE_RUN_COMMAND: 'true',
+      // Commands need PATH to find programs.
+      PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+      HOME: process.env.HOME ?? '/tmp',
+    });
     proxy = await CuttableProxy.start(Number(new URL(app.url).port));
     browser = await launchChromium(CHROMIUM_PATH!);
   });
@@ -188,18 +195,36 @@ describeInBrowser('the playground page in Chromium (e2e)', () => {
     await shot('07-client-tool');
   });
 
+  it("shows a command's output live in its card, before its result", async () => {
+    // The command prints, then waits for a file the test creates once the output is on the page.
+    const command = 'echo started; while [ ! -f go.flag ]; do sleep 0.05; done; echo finished';
+    upstream.enqueue(toolCalls([{ name: 'run_command', arguments: { command } }]), text('The command ran.'));
+    await page.getByLabel('Mode of new chats').selectOption('exec');
+    await send('run the command');
+    const card = page.getByRole('region', { name: 'Tool call run_command' });
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await card.locator('.tool-output', { hasText: 'started' }).waitFor();
+    expect(await card.locator('.tool-result').count()).toBe(0);
+    await shot('08-command-output-live');
+
+    writeFileSync(join(app.workspace, 'go.flag'), '');
+    await page.getByText('The command ran.').waitFor();
+    await expect(card.locator('.tool-output').textContent()).resolves.toBe('started\nfinished\n');
+    await expect(card.locator('.tool-result').textContent()).resolves.toContain('finished');
+  });
+
   it('resumes after the connection drops mid-run without repeating text', async () => {
     upstream.enqueue(chunksThen(['Before the cut, ', 'one copy only.'], 'hang'));
     await send('keep going');
     await page.getByText('Before the cut, one copy only.').waitFor();
     expect(proxy.cutAll()).toBeGreaterThan(0);
     await page.getByText('Connection lost, reconnecting…').waitFor();
-    await shot('08-connection-lost');
+    await shot('09-connection-lost');
     // The page follows the run again by itself.
     await statusIs('streaming');
     await page.getByText('Before the cut, one copy only.').waitFor();
     expect(await assistantText().allTextContents()).toEqual(['Before the cut, one copy only.']);
-    await shot('09-resumed');
+    await shot('10-resumed');
 
     await page.getByRole('button', { name: 'Cancel' }).click();
     await page.getByText('run cancelled').waitFor();
@@ -214,7 +239,7 @@ describeInBrowser('the playground page in Chromium (e2e)', () => {
     await page.getByText(hostile).waitFor();
     expect(await page.locator('.messages img, .messages script').count()).toBe(0);
     expect(await page.evaluate(() => (globalThis as { __pwned?: string }).__pwned)).toBeUndefined();
-    await shot('10-markup-as-text');
+    await shot('11-markup-as-text');
 
     // The same answer read back from GET /v1/sessions/:id after choosing the session.
     await page.reload();

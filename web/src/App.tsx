@@ -53,9 +53,9 @@ export function App() {
         <label className="field">
           Mode of new chats
           <select value={mode} onChange={(event) => setMode(event.target.value)}>
-            <option value="safe">safe (writes need approval)</option>
+            <option value="safe">safe: approve writes</option>
             <option value="write">write</option>
-            <option value="exec">exec (commands need approval)</option>
+            <option value="exec">exec: approve commands</option>
           </select>
         </label>
         <button type="button" onClick={() => setSelection(newChat())}>

@@ -188,14 +188,18 @@ export function Chat({ apiKey, chatId, mode, sessionId, known, onRunSettled }: P
               }
               return null;
             })}
-            {message.role === 'assistant' && message.metadata?.status !== undefined && (
-              <footer className="run-status">
-                run{' '}
-                {message.metadata.status === 'requires_action' ? 'waiting for you' : message.metadata.status}
-                {message.metadata.usage &&
-                  ` · ${message.metadata.usage.promptTokens} + ${message.metadata.usage.completionTokens} tokens`}
-              </footer>
-            )}
+            {message.role === 'assistant' &&
+              message.metadata?.status !== undefined &&
+              !(busy && message === last) && (
+                <footer className="run-status">
+                  run{' '}
+                  {message.metadata.status === 'requires_action'
+                    ? 'waiting for you'
+                    : message.metadata.status}
+                  {message.metadata.usage &&
+                    ` · ${message.metadata.usage.promptTokens} + ${message.metadata.usage.completionTokens} tokens`}
+                </footer>
+              )}
           </article>
         ))}
       </div>

@@ -32,7 +32,13 @@ export function ToolCard({ name, part, extras, onDecide }: Props) {
     >
       <header>
         <strong className="tool-name">{name}</strong>
-        <span className="tool-state">{STATE_LABELS[part.state]}</span>
+        <span className="tool-state">
+          {part.state === 'approval-responded'
+            ? part.approval.approved
+              ? 'approved'
+              : 'rejected'
+            : STATE_LABELS[part.state]}
+        </span>
         {extras?.durationMs !== undefined && (
           <span className="tool-duration">{formatDuration(extras.durationMs)}</span>
         )}
