@@ -231,6 +231,31 @@ describeInBrowser('the playground page in Chromium (e2e)', () => {
     expect(await assistantText().allTextContents()).toEqual(['Before the cut, one copy only.']);
   });
 
+  it('picks a run up again after a reload, from the sessions list, without repeating what was stored', async () => {
+    writeFileSync(join(app.workspace, 'before.txt'), 'read before the reload\n');
+    upstream.enqueue(
+      toolCalls([{ name: 'read_file', arguments: { path: 'before.txt' } }]),
+      chunksThen(['Still ', 'going after the reload.'], 'hang'),
+    );
+    await send('read before.txt, then keep talking');
+    await page.getByText('Still going after the reload.').waitFor();
+
+    await page.reload();
+    await page
+      .getByRole('list', { name: 'Sessions' })
+      .getByRole('button', { name: /read before.txt/ })
+      .click();
+    await page.getByText('Still going after the reload.').waitFor();
+    await statusIs('streaming');
+    expect(await page.getByRole('region', { name: 'Tool call read_file' }).count()).toBe(1);
+    expect(await page.locator('.messages').getByText('read before.txt, then keep talking').count()).toBe(1);
+    expect(await assistantText().allTextContents()).toEqual(['Still going after the reload.']);
+    await shot('12-resumed-after-reload');
+
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByText('run cancelled').waitFor();
+  });
+
   it('shows markup in an answer as text and runs none of it, live and from a stored session', async () => {
     const hostile =
       'Look: <script>window.__pwned = "script"</script> and <img src=x onerror="window.__pwned = \'img\'"> end.';

@@ -158,7 +158,7 @@ export function Chat({ apiKey, chatId, mode, sessionId, known, onRunSettled }: P
   return (
     <div className="chat">
       <div className="messages" aria-live="polite">
-        <History messages={history} />
+        <History messages={messages[0]?.role === 'assistant' ? upToLastPrompt(history) : history} />
         {history.length === 0 && messages.length === 0 && (
           <p className="empty">
             Send a message to start a run. Tool calls appear as cards; writes wait for your approval in safe
@@ -243,4 +243,14 @@ function titleOf(messages: readonly PageMessage[]): string | undefined {
     .join(' ')
     .trim();
   return text ? text.slice(0, 80) : undefined;
+}
+
+/**
+ * A resumed run replays its answer from the start, and a session has at most one active run: the one
+ * its last prompt started. What the store holds after that prompt is in the replay, so it is not
+ * shown twice.
+ */
+function upToLastPrompt(history: readonly StoredMessage[]): readonly StoredMessage[] {
+  const last = history.findLastIndex((m) => m.role === 'user');
+  return last === -1 ? history : history.slice(0, last + 1);
 }
