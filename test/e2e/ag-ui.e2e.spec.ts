@@ -124,9 +124,9 @@ describe('POST /v1/ag-ui with @ag-ui/client HttpAgent (e2e)', () => {
     expect(second.events.some((e) => e.type === EventType.TOOL_CALL_RESULT)).toBe(false);
     expect(second.result).toMatchObject({ runId: first.result.runId, status: 'completed' });
     expect(second.newMessages.find((m) => m.role === 'assistant')).toMatchObject({ content: 'It is noon.' });
-    const toolMessage = (upstream.requests[1].body as { messages: Record<string, unknown>[] }).messages.at(
-      -1,
-    );
+    const toolMessage = (
+      upstream.requests[1].body as unknown as { messages: Record<string, unknown>[] }
+    ).messages.at(-1);
     expect(toolMessage).toMatchObject({ role: 'tool', tool_call_id: 'call_time', content: '12:00' });
   });
 });

@@ -325,4 +325,71 @@ describe('POST /v1/ai-sdk/chat with the AI SDK DefaultChatTransport (e2e)', () =
       headers: { authorization: ALICE },
     });
   });
+
+  it('answers with the v1 header and [DONE], and refuses bad bodies and a busy chat before streaming', async () => {
+    const post = (body: unknown, authorization = ALICE) =>
+      fetch(`${app.url}/v1/ai-sdk/chat`, {
+        method: 'POST',
+        headers: { authorization, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    upstream.enqueue(text('Fine.'));
+    const ok = await post({ id: 'chat-raw', messages: [userMessage('u1', 'Hi')], trigger: 'submit-message' });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('x-vercel-ai-ui-message-stream')).toBe('v1');
+    const body = await ok.text();
+    expect(body.trimEnd().endsWith('data: [DONE]')).toBe(true);
+
+    expect(
+      (await post({ id: '', messages: [userMessage('u1', 'Hi')], trigger: 'submit-message' })).status,
+    ).toBe(400);
+    expect(
+      (await post({ id: 'x'.repeat(201), messages: [userMessage('u1', 'Hi')], trigger: 'submit-message' }))
+        .status,
+    ).toBe(400);
+    expect((await post({ id: 'chat-raw', messages: [], trigger: 'submit-message' })).status).toBe(400);
+    expect(
+      (
+        await post(
+          { id: 'chat-raw', messages: [userMessage('u1', 'Hi')], trigger: 'submit-message' },
+          'Bearer nope',
+        )
+      ).status,
+    ).toBe(401);
+    // Later requests' SessionOptions are ignored, never a 400.
+    upstream.enqueue(text('Still fine.'));
+    const later = await post({
+      id: 'chat-raw',
+      messages: [userMessage('u2', 'Again')],
+      trigger: 'submit-message',
+      mode: 'exec',
+    });
+    expect(later.status).toBe(200);
+    await later.text();
+
+    // A waiting run makes the chat busy: a new prompt is a 409 naming the run.
+    upstream.enqueue(
+      toolCalls([{ id: 'call_busy', name: 'write_file', arguments: { path: 'busy.txt', content: 'x' } }]),
+    );
+    const waiting = await send('chat-busy', [userMessage('u1', 'Write')]);
+    const busy = await post({
+      id: 'chat-busy',
+      messages: [userMessage('u2', 'Other')],
+      trigger: 'submit-message',
+    });
+    expect(busy.status).toBe(409);
+    expect(await busy.json()).toMatchObject({ runId: waiting.message.id });
+    // The reloaded page gets the pending approval again from the resume route.
+    const replay = await transport().reconnectToStream({ chatId: 'chat-busy' });
+    const replayed = await read(replay!);
+    expect(replayed.message.parts.find((p) => p.type === 'dynamic-tool')).toMatchObject({
+      state: 'approval-requested',
+    });
+    expect(replayed.chunks.at(-1)).toMatchObject({ type: 'finish', finishReason: 'tool-calls' });
+    await fetch(`${app.url}/v1/runs/${waiting.message.id}/cancel`, {
+      method: 'POST',
+      headers: { authorization: ALICE },
+    });
+    expect(await transport().reconnectToStream({ chatId: 'chat-busy' })).toBeNull();
+  });
 });
