@@ -7,7 +7,7 @@ import { CHROMIUM_PATH, launchChromium, type TestBrowser } from '../support/brow
 import { CuttableProxy } from '../support/cuttable-proxy';
 import { chunksThen, FakeUpstream, text, toolCalls } from '../support/fake-upstream';
 import { lastToolMessage } from '../support/agent-scripts';
-import { openStream } from '../support/sse-client';
+import { api, openStream } from '../support/sse-client';
 
 const ARTIFACTS = resolve(__dirname, '../../test-artifacts/playground');
 const KEY = 'secret-of-alice';
@@ -57,6 +57,8 @@ describeInBrowser('the playground page in Chromium (e2e)', () => {
   beforeEach(async () => {
     upstream.reset();
     page = await browser.context.newPage();
+    // Below jest's own timeout, so a failure names the step that waited in vain.
+    page.setDefaultTimeout(15_000);
     violations = [];
     page.on('console', (message) => {
       if (message.type() === 'error' && /Content Security Policy/i.test(message.text()))
@@ -181,6 +183,25 @@ describeInBrowser('the playground page in Chromium (e2e)', () => {
     expect(existsSync(join(app.workspace, 'rejected.txt'))).toBe(false);
     expect(lastToolMessage(upstream.requests[1])?.content).toContain('not in this folder');
     await shot('06-rejected');
+  });
+
+  it('cancels a run that waits for an approval: the call can no longer be approved', async () => {
+    upstream.enqueue(
+      toolCalls([{ name: 'write_file', arguments: { path: 'never.txt', content: 'cancelled first' } }]),
+    );
+    await send('write never.txt');
+    const card = page.getByRole('region', { name: 'Tool call write_file' });
+    await card.getByRole('button', { name: 'Approve' }).waitFor();
+    const cancelRequest = page.waitForRequest((request) => /\/v1\/runs\/[^/]+\/cancel$/.test(request.url()));
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    const runId = /\/v1\/runs\/([^/]+)\/cancel$/.exec((await cancelRequest).url())![1];
+    await page.getByText('Cancelled.').waitFor();
+    const run = await api(app.url, 'GET', `/v1/runs/${runId}`, undefined, { authorization: `Bearer ${KEY}` });
+    expect(run.body).toMatchObject({ status: 'cancelled' });
+    expect(await card.getByRole('button', { name: 'Approve' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Cancel' }).isDisabled()).toBe(true);
+    expect(existsSync(join(app.workspace, 'never.txt'))).toBe(false);
+    await shot('07-cancelled-while-waiting');
   });
 
   it('answers its own client tool get_browser_time', async () => {

@@ -127,7 +127,13 @@ export function Chat({ apiKey, chatId, mode, sessionId, known, onRunSettled }: P
   const [input, setInput] = useState('');
   const [notice, setNotice] = useState<string | null>(null);
   const busy = status === 'submitted' || status === 'streaming';
-  const runActive = runId !== undefined && (busy || runStatus === undefined || !FINISHED.has(runStatus));
+  // A run cancelled while it waited has no stream to say so: the page remembers it ended.
+  const [cancelledRunId, setCancelledRunId] = useState<string | null>(null);
+  const waitingRunCancelled = !busy && runId !== undefined && runId === cancelledRunId;
+  const runActive =
+    runId !== undefined &&
+    !waitingRunCancelled &&
+    (busy || runStatus === undefined || !FINISHED.has(runStatus));
 
   const send = (event: FormEvent) => {
     event.preventDefault();
@@ -141,7 +147,11 @@ export function Chat({ apiKey, chatId, mode, sessionId, known, onRunSettled }: P
   const cancel = () => {
     if (runId === undefined) return;
     cancelRun(apiKey, runId).then(
-      () => setNotice('Cancelled.'),
+      () => {
+        setCancelledRunId(runId);
+        setNotice('Cancelled.');
+        onRunSettled();
+      },
       (reason: unknown) => setNotice(`Cancel failed: ${String(reason)}`),
     );
   };
@@ -182,7 +192,7 @@ export function Chat({ apiKey, chatId, mode, sessionId, known, onRunSettled }: P
                     name={getToolName(part)}
                     part={part}
                     extras={extras.get(part.toolCallId)}
-                    onDecide={decide}
+                    onDecide={waitingRunCancelled && message === last ? undefined : decide}
                   />
                 );
               }

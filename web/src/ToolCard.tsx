@@ -8,7 +8,8 @@ interface Props {
   name: string;
   part: ToolPart;
   extras: ToolCallExtras | undefined;
-  onDecide: (approvalId: string, approved: boolean, reason: string) => void;
+  /** Absent when the call can no longer be decided (its run was cancelled). */
+  onDecide: ((approvalId: string, approved: boolean, reason: string) => void) | undefined;
 }
 
 const STATE_LABELS: Record<ToolPart['state'], string> = {
@@ -64,7 +65,7 @@ export function ToolCard({ name, part, extras, onDecide }: Props) {
       {part.state === 'output-denied' && (
         <p className="tool-error">Rejected{part.approval.reason ? `: ${part.approval.reason}` : ''}</p>
       )}
-      {part.state === 'approval-requested' && (
+      {part.state === 'approval-requested' && onDecide !== undefined && (
         <div className="approval">
           <input
             type="text"

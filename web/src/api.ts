@@ -62,7 +62,9 @@ async function request<T>(key: string, method: string, path: string): Promise<T>
     const message = Array.isArray(raw) ? raw.join('; ') : typeof raw === 'string' ? raw : '';
     throw new ApiError(`${response.status} ${message || response.statusText}`);
   }
-  return (response.status === 204 ? undefined : await response.json()) as T;
+  // 202 and 204 carry no body.
+  const text = await response.text();
+  return (text === '' ? undefined : JSON.parse(text)) as T;
 }
 
 export async function listSessions(key: string): Promise<SessionSummary[]> {
