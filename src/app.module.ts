@@ -9,6 +9,7 @@ import { McpModule } from './mcp/mcp.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { LoggingModule } from './observability/logging.module';
 import { PersistenceModule } from './persistence/persistence.module';
+import { PlaygroundModule } from './playground/playground.module';
 
 @Module({})
 export class AppModule {
@@ -25,6 +26,7 @@ export class AppModule {
         ChatModule,
         McpModule,
         FrontendsModule,
+        PlaygroundModule,
       ],
     };
   }

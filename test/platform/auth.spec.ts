@@ -100,6 +100,19 @@ describe('API keys', () => {
     }
   });
 
+  it('leaves the playground page and its assets open, and reaches nothing else through /assets', async () => {
+    // The page is built by `npm run build` (npm test builds first).
+    for (const path of ['/', '/assets/app.js', '/assets/app.css']) {
+      const res = await get(path);
+      expect({ path, status: res.status }).toEqual({ path, status: 200 });
+    }
+    for (const path of ['/assets/index.html', '/assets/..%2Fv1%2Fsessions', '/assets/%2E%2E%2Findex.html']) {
+      const res = await get(path);
+      expect({ path, status: res.status }).toEqual({ path, status: 404 });
+    }
+    expect((await get('/v1/sessions')).status).toBe(401);
+  });
+
   it('answers requests for any Host while keys are configured', async () => {
     const res = await rawRequest(t.url, { path: '/health/live', headers: { host: 'api.example.com' } });
     expect(res.status).toBe(200);

@@ -1,0 +1,297 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Page } from 'playwright-core';
+import { PLAYGROUND_DIR } from '../../src/playground/playground-files';
+import { startApp, type TestApp } from '../support/app';
+import { CHROMIUM_PATH, launchChromium, type TestBrowser } from '../support/browser';
+import { CuttableProxy } from '../support/cuttable-proxy';
+import { chunksThen, FakeUpstream, text, toolCalls } from '../support/fake-upstream';
+import { lastToolMessage } from '../support/agent-scripts';
+import { api, openStream } from '../support/sse-client';
+
+const ARTIFACTS = resolve(__dirname, '../../test-artifacts/playground');
+const KEY = 'secret-of-alice';
+const EXPECTED_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; " +
+  "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+const describeInBrowser = CHROMIUM_PATH === undefined ? describe.skip : describe;
+if (CHROMIUM_PATH === undefined) {
+  console.warn(
+    'playground browser tests skipped: no Chromium at /usr/bin/chromium (apt-get install chromium)',
+  );
+}
+
+describeInBrowser('the playground page in Chromium (e2e)', () => {
+  let upstream: FakeUpstream;
+  let app: TestApp;
+  let proxy: CuttableProxy;
+  let browser: TestBrowser;
+  let page: Page;
+  let violations: string[];
+
+  beforeAll(async () => {
+    if (!existsSync(join(PLAYGROUND_DIR, 'index.html'))) {
+      throw new Error(`the page is not built (${PLAYGROUND_DIR}): run npm run build first`);
+    }
+    mkdirSync(ARTIFACTS, { recursive: true });
+    upstream = await FakeUpstream.start();
+    app = await startApp({
+      OPENAI_BASE_URL: upstream.baseUrl,
+      API_KEYS: `alice:${KEY}`,
+      ENABLE_RUN_COMMAND: 'true',
+      // Commands need PATH to find programs.
+      PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+      HOME: process.env.HOME ?? '/tmp',
+    });
+    proxy = await CuttableProxy.start(Number(new URL(app.url).port));
+    browser = await launchChromium(CHROMIUM_PATH!);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await proxy?.close();
+    await app?.close();
+    await upstream?.close();
+  });
+
+  beforeEach(async () => {
+    upstream.reset();
+    page = await browser.context.newPage();
+    // Below jest's own timeout, so a failure names the step that waited in vain.
+    page.setDefaultTimeout(15_000);
+    violations = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error' && /Content Security Policy/i.test(message.text()))
+        violations.push(message.text());
+    });
+    await page.goto(`${proxy.url}/`);
+    await page.getByLabel('API key').fill(KEY);
+  });
+  afterEach(async () => {
+    await page.close();
+    // The page itself lives within its policy: no inline script or style was ever refused.
+    expect(violations).toEqual([]);
+  });
+
+  const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+  const assistantText = () => page.locator('.message.assistant .text');
+  const send = async (prompt: string) => {
+    await page.getByLabel('Message').fill(prompt);
+    await page.getByRole('button', { name: 'Send' }).click();
+  };
+  const statusIs = (status: string) => page.waitForSelector(`.status[data-status="${status}"]`);
+
+  it('is served without a key under a strict Content-Security-Policy, and keeps the key in localStorage', async () => {
+    const response = await page.request.get(`${proxy.url}/`);
+    expect(response.status()).toBe(200);
+    expect(response.headers()['content-security-policy']).toBe(EXPECTED_CSP);
+    const asset = await page.request.get(`${proxy.url}/assets/app.js`);
+    expect(asset.status()).toBe(200);
+    expect(asset.headers()['content-security-policy']).toBe(EXPECTED_CSP);
+    // The API keeps its own policy and its key.
+    expect((await page.request.get(`${proxy.url}/v1/sessions`)).status()).toBe(401);
+    expect((await page.request.get(`${proxy.url}/assets/missing.js`)).status()).toBe(404);
+
+    await page.reload();
+    await expect(page.getByLabel('API key').inputValue()).resolves.toBe(KEY);
+    expect(await page.evaluate(() => localStorage.getItem('loopwright.apiKey'))).toBe(KEY);
+    await shot('01-empty');
+  });
+
+  it("lists the caller's sessions and shows a chosen one's messages and tool calls", async () => {
+    writeFileSync(join(app.workspace, 'notes.md'), '# Notes\n- ship the playground\n');
+    upstream.enqueue(
+      toolCalls([{ name: 'read_file', arguments: { path: 'notes.md' } }]),
+      text('Your notes have one item: ship the playground.'),
+    );
+    const stream = await openStream(`${app.url}/v1/chat`, {
+      body: { prompt: 'What is in notes.md?', title: 'Reading notes' },
+      headers: { authorization: `Bearer ${KEY}` },
+    });
+    await stream.rest();
+
+    await page.reload();
+    await page
+      .getByRole('list', { name: 'Sessions' })
+      .getByRole('button', { name: /Reading notes/ })
+      .click();
+    await page.getByText('Your notes have one item: ship the playground.').waitFor();
+    await page.getByText('What is in notes.md?').waitFor();
+    const card = page.getByRole('region', { name: 'Tool call read_file' });
+    await expect(card.locator('.tool-result').textContent()).resolves.toContain('ship the playground');
+    await shot('02-stored-session');
+  });
+
+  it('streams the answer into the chat as it arrives, and Cancel ends the run', async () => {
+    upstream.enqueue(chunksThen(['Streaming ', 'in pieces.'], 'hang'));
+    await send('say something slowly');
+    await page.getByText('Streaming in pieces.').waitFor();
+    // The model has not finished: the text is on the page while the run is still going.
+    expect(await page.locator('.status').textContent()).toBe('streaming');
+    await shot('02-streaming');
+
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByText('run cancelled').waitFor();
+    await upstream.waitForAborted(1);
+    expect(await assistantText().allTextContents()).toEqual(['Streaming in pieces.']);
+  });
+
+  it('shows a tool call as a card with its arguments, result and duration, then the answer', async () => {
+    writeFileSync(join(app.workspace, 'greeting.txt'), 'hello from the workspace\n');
+    upstream.enqueue(
+      toolCalls([{ name: 'read_file', arguments: { path: 'greeting.txt' } }]),
+      text('The file says hello.'),
+    );
+    await send('what does greeting.txt say?');
+    await page.getByText('The file says hello.').waitFor();
+    const card = page.getByRole('region', { name: 'Tool call read_file' });
+    await expect(card.locator('.tool-arguments').textContent()).resolves.toContain('"path": "greeting.txt"');
+    await expect(card.locator('.tool-result').textContent()).resolves.toContain('hello from the workspace');
+    await card.locator('.tool-duration').waitFor();
+    await shot('03-tool-card');
+  });
+
+  it('approves a write in safe mode and the file is written', async () => {
+    upstream.enqueue(
+      toolCalls([
+        { name: 'write_file', arguments: { path: 'approved.txt', content: 'written after approval' } },
+      ]),
+      text('I wrote approved.txt.'),
+    );
+    await send('write approved.txt');
+    const card = page.getByRole('region', { name: 'Tool call write_file' });
+    await card.getByRole('button', { name: 'Approve' }).waitFor();
+    expect(existsSync(join(app.workspace, 'approved.txt'))).toBe(false);
+    await shot('04-approval-requested');
+
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await page.getByText('I wrote approved.txt.').waitFor();
+    expect(readFileSync(join(app.workspace, 'approved.txt'), 'utf8')).toBe('written after approval');
+    await shot('05-approved');
+  });
+
+  it('rejects a write with a reason: nothing is written and the model reads the reason', async () => {
+    upstream.enqueue(
+      toolCalls([{ name: 'write_file', arguments: { path: 'rejected.txt', content: 'must not exist' } }]),
+      text('Understood, I will not write it.'),
+    );
+    await send('write rejected.txt');
+    const card = page.getByRole('region', { name: 'Tool call write_file' });
+    await card.getByLabel('Reason').fill('not in this folder');
+    await card.getByRole('button', { name: 'Reject' }).click();
+    await page.getByText('Understood, I will not write it.').waitFor();
+    expect(existsSync(join(app.workspace, 'rejected.txt'))).toBe(false);
+    expect(lastToolMessage(upstream.requests[1])?.content).toContain('not in this folder');
+    await shot('06-rejected');
+  });
+
+  it('cancels a run that waits for an approval: the call can no longer be approved', async () => {
+    upstream.enqueue(
+      toolCalls([{ name: 'write_file', arguments: { path: 'never.txt', content: 'cancelled first' } }]),
+    );
+    await send('write never.txt');
+    const card = page.getByRole('region', { name: 'Tool call write_file' });
+    await card.getByRole('button', { name: 'Approve' }).waitFor();
+    const cancelRequest = page.waitForRequest((request) => /\/v1\/runs\/[^/]+\/cancel$/.test(request.url()));
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    const runId = /\/v1\/runs\/([^/]+)\/cancel$/.exec((await cancelRequest).url())![1];
+    await page.getByText('Cancelled.').waitFor();
+    const run = await api(app.url, 'GET', `/v1/runs/${runId}`, undefined, { authorization: `Bearer ${KEY}` });
+    expect(run.body).toMatchObject({ status: 'cancelled' });
+    expect(await card.getByRole('button', { name: 'Approve' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Cancel' }).isDisabled()).toBe(true);
+    expect(existsSync(join(app.workspace, 'never.txt'))).toBe(false);
+    await shot('07-cancelled-while-waiting');
+  });
+
+  it('answers its own client tool get_browser_time', async () => {
+    upstream.enqueue(toolCalls([{ name: 'get_browser_time', arguments: {} }]), text('Your clock is known.'));
+    await send('what time is it for me?');
+    await page.getByText('Your clock is known.').waitFor();
+    expect(
+      upstream.requests[0].body.tools?.map((t) => (t.type === 'function' ? t.function.name : '')),
+    ).toContain('get_browser_time');
+    const answer = lastToolMessage(upstream.requests[1]);
+    expect(answer?.content).toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d/);
+    await shot('07-client-tool');
+  });
+
+  it("shows a command's output live in its card, before its result", async () => {
+    // The command prints, then waits for a file the test creates once the output is on the page.
+    const command = 'echo started; while [ ! -f go.flag ]; do sleep 0.05; done; echo finished';
+    upstream.enqueue(toolCalls([{ name: 'run_command', arguments: { command } }]), text('The command ran.'));
+    await page.getByLabel('Mode of new chats').selectOption('exec');
+    await send('run the command');
+    const card = page.getByRole('region', { name: 'Tool call run_command' });
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await card.locator('.tool-output', { hasText: 'started' }).waitFor();
+    expect(await card.locator('.tool-result').count()).toBe(0);
+    await shot('08-command-output-live');
+
+    writeFileSync(join(app.workspace, 'go.flag'), '');
+    await page.getByText('The command ran.').waitFor();
+    await expect(card.locator('.tool-output').textContent()).resolves.toBe('started\nfinished\n');
+    await expect(card.locator('.tool-result').textContent()).resolves.toContain('finished');
+  });
+
+  it('resumes after the connection drops mid-run without repeating text', async () => {
+    upstream.enqueue(chunksThen(['Before the cut, ', 'one copy only.'], 'hang'));
+    await send('keep going');
+    await page.getByText('Before the cut, one copy only.').waitFor();
+    expect(proxy.cutAll()).toBeGreaterThan(0);
+    await page.getByText('Connection lost, reconnecting…').waitFor();
+    await shot('09-connection-lost');
+    // The page follows the run again by itself.
+    await statusIs('streaming');
+    await page.getByText('Before the cut, one copy only.').waitFor();
+    expect(await assistantText().allTextContents()).toEqual(['Before the cut, one copy only.']);
+    await shot('10-resumed');
+
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByText('run cancelled').waitFor();
+    expect(await assistantText().allTextContents()).toEqual(['Before the cut, one copy only.']);
+  });
+
+  it('picks a run up again after a reload, from the sessions list, without repeating what was stored', async () => {
+    writeFileSync(join(app.workspace, 'before.txt'), 'read before the reload\n');
+    upstream.enqueue(
+      toolCalls([{ name: 'read_file', arguments: { path: 'before.txt' } }]),
+      chunksThen(['Still ', 'going after the reload.'], 'hang'),
+    );
+    await send('read before.txt, then keep talking');
+    await page.getByText('Still going after the reload.').waitFor();
+
+    await page.reload();
+    await page
+      .getByRole('list', { name: 'Sessions' })
+      .getByRole('button', { name: /read before.txt/ })
+      .click();
+    await page.getByText('Still going after the reload.').waitFor();
+    await statusIs('streaming');
+    expect(await page.getByRole('region', { name: 'Tool call read_file' }).count()).toBe(1);
+    expect(await page.locator('.messages').getByText('read before.txt, then keep talking').count()).toBe(1);
+    expect(await assistantText().allTextContents()).toEqual(['Still going after the reload.']);
+    await shot('12-resumed-after-reload');
+
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByText('run cancelled').waitFor();
+  });
+
+  it('shows markup in an answer as text and runs none of it, live and from a stored session', async () => {
+    const hostile =
+      'Look: <script>window.__pwned = "script"</script> and <img src=x onerror="window.__pwned = \'img\'"> end.';
+    upstream.enqueue(text(hostile));
+    await send('show me some HTML');
+    await page.getByText(hostile).waitFor();
+    expect(await page.locator('.messages img, .messages script').count()).toBe(0);
+    expect(await page.evaluate(() => (globalThis as { __pwned?: string }).__pwned)).toBeUndefined();
+    await shot('11-markup-as-text');
+
+    // The same answer read back from GET /v1/sessions/:id after choosing the session.
+    await page.reload();
+    await page.getByRole('list', { name: 'Sessions' }).getByRole('button').first().click();
+    await page.locator('.message.stored', { hasText: hostile }).waitFor();
+    expect(await page.locator('.messages img, .messages script').count()).toBe(0);
+    expect(await page.evaluate(() => (globalThis as { __pwned?: string }).__pwned)).toBeUndefined();
+  });
+});
