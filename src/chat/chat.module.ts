@@ -15,5 +15,6 @@ import { ToolsController } from './tools.controller';
   imports: [RunsModule, EventsModule, SessionsModule, ToolsModule],
   controllers: [ChatController, SessionsController, RunsController, ToolsController],
   providers: [EventStreamService, RunStreamsService],
+  exports: [EventStreamService],
 })
 export class ChatModule {}

@@ -66,6 +66,8 @@ export interface AppConfig {
   /** Log prompts and tool output (off by default). */
   logContent: boolean;
   shutdownGraceMs: number;
+  /** A `: ping` comment after this much silence on a stream (15 s by the contract; tests shorten it). */
+  ssePingMs: number;
   /** How long a process's claim on a running run lasts without renewal; a dead process's runs end after it. */
   runLeaseMs: number;
 }
@@ -158,6 +160,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     logLevel: read.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
     logContent: read.bool('LOG_CONTENT', false),
     shutdownGraceMs: read.ms('SHUTDOWN_GRACE_MS', 10_000),
+    ssePingMs: read.ms('SSE_PING_MS', 15_000),
     runLeaseMs: read.ms('RUN_LEASE_MS', 30_000),
   };
 }

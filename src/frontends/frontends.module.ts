@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ChatModule } from '../chat/chat.module';
 import { EventsModule } from '../events/events.module';
 import { RunsModule } from '../runs/runs.module';
 import { SessionsModule } from '../sessions/sessions.module';
@@ -11,7 +12,7 @@ import { ProjectedRunStream } from './projected-run.service';
 
 /** The public frontend protocols (AI SDK UI message stream, AG-UI), projected from the run event log. */
 @Module({
-  imports: [RunsModule, EventsModule, SessionsModule, StoreModule],
+  imports: [ChatModule, RunsModule, EventsModule, SessionsModule, StoreModule],
   controllers: [AiSdkChatController, AgUiController],
   providers: [ProjectedRunStream, AiSdkChatService, AgUiService],
 })

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,14 +29,10 @@ function stages(dockerfile: string): Stage[] {
   return result;
 }
 
-async function dockerAnswers(): Promise<boolean> {
-  try {
-    await run('docker', ['info'], { timeout: 10_000 });
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** Whether a Docker engine answers here: without one, the compose check is skipped, saying so. */
+const HAVE_ENGINE = spawnSync('docker', ['info'], { timeout: 10_000 }).status === 0;
+if (!HAVE_ENGINE)
+  console.warn('skipped: `docker compose config` needs a Docker engine, and none answers here');
 
 describe('the container image', () => {
   const all = stages(read('Dockerfile'));
@@ -122,8 +118,7 @@ describe('docker-compose.yml', () => {
     expect((app.environment as Record<string, string>).WORKSPACE_ROOT).toBe('/workspace');
   });
 
-  it('is accepted by docker compose when a Docker engine answers', async () => {
-    if (!(await dockerAnswers())) return; // No engine here: the structural checks above stand alone.
+  (HAVE_ENGINE ? it : it.skip)('is accepted by docker compose (needs a Docker engine)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'loopwright-compose-'));
     copyFileSync(join(root, 'docker-compose.yml'), join(dir, 'docker-compose.yml'));
     writeFileSync(join(dir, '.env'), 'API_KEYS=ci:secret\nOPENAI_API_KEY=sk-test\n');

@@ -8,8 +8,6 @@ import { DomainError, ErrorCode } from '../../common/domain-error';
 import { MetricsService } from '../../metrics/metrics.service';
 import type { EventRecord } from '../../store/run-store.service';
 
-const PING_AFTER_MS = 15_000;
-
 interface OpenStream {
   res: ServerResponse;
   lastWriteAt: number;
@@ -53,10 +51,34 @@ export class EventStreamService implements OnModuleDestroy {
    * Takes over the reply and writes `events` until they end or the client goes away. `onClose` runs
    * once either way.
    */
-  async write(
+  write(
     reply: FastifyReply,
     headers: Record<string, string>,
     events: (signal: AbortSignal) => AsyncIterable<EventRecord[]>,
+    onClose: () => void = () => {},
+  ): Promise<void> {
+    return this.writeFrames(
+      reply,
+      headers,
+      async function* (signal) {
+        for await (const batch of events(signal)) {
+          let chunk = '';
+          for (const e of batch) chunk += `id: ${e.seq}\nevent: ${e.type}\ndata: ${e.data}\n\n`;
+          yield chunk;
+        }
+      },
+      onClose,
+    );
+  }
+
+  /**
+   * Like `write`, for streams already framed as SSE text (the frontend protocols): the same capacity,
+   * pings, backpressure and metrics for every stream the server holds.
+   */
+  async writeFrames(
+    reply: FastifyReply,
+    headers: Record<string, string>,
+    frames: (signal: AbortSignal) => AsyncIterable<string>,
     onClose: () => void = () => {},
   ): Promise<void> {
     reply.hijack();
@@ -76,9 +98,8 @@ export class EventStreamService implements OnModuleDestroy {
         'x-accel-buffering': 'no',
       });
       res.flushHeaders();
-      for await (const batch of events(closed.signal)) {
-        let chunk = '';
-        for (const e of batch) chunk += `id: ${e.seq}\nevent: ${e.type}\ndata: ${e.data}\n\n`;
+      for await (const chunk of frames(closed.signal)) {
+        if (closed.signal.aborted) break;
         stream.lastWriteAt = Date.now();
         if (!res.write(chunk) && !closed.signal.aborted) {
           await once(res, 'drain', { signal: closed.signal }).catch(() => undefined);
@@ -97,7 +118,7 @@ export class EventStreamService implements OnModuleDestroy {
   private ping(): void {
     const now = Date.now();
     for (const s of this.open) {
-      if (now - s.lastWriteAt >= PING_AFTER_MS && !s.res.writableEnded) {
+      if (now - s.lastWriteAt >= this.config.ssePingMs && !s.res.writableEnded) {
         s.lastWriteAt = now;
         s.res.write(': ping\n\n');
       }

@@ -11,7 +11,7 @@ import { ToolCallDecisions } from '../../runs/tool-call-decisions.service';
 import { SessionsService, type SessionOptions } from '../../sessions/sessions.service';
 import { RunStore } from '../../store/run-store.service';
 import { ProjectedRunStream } from '../projected-run.service';
-import { writeSse } from '../sse-writer';
+import { EventStreamService } from '../../chat/sse/event-stream.service';
 import { clientToolsOf, readAgUiTurn } from './ag-ui-input';
 import {
   agUiWaitingFinish,
@@ -32,9 +32,11 @@ export class AgUiService {
     private readonly sessions: SessionsService,
     private readonly store: RunStore,
     private readonly projected: ProjectedRunStream,
+    private readonly streams: EventStreamService,
   ) {}
 
   async run(owner: string, body: unknown, reply: FastifyReply): Promise<void> {
+    this.streams.assertCapacity();
     const parsed = RunAgentInputSchema.safeParse(body);
     if (!parsed.success) {
       throw new DomainError(
@@ -93,7 +95,7 @@ export class AgUiService {
   private stream(reply: FastifyReply, state: AgUiProjectionState): Promise<void> {
     const encoder = new EventEncoder();
     const projected = this.projected;
-    return writeSse(
+    return this.streams.writeFrames(
       reply,
       { 'x-run-id': state.runId, 'x-session-id': state.sessionId },
       async function* (signal) {

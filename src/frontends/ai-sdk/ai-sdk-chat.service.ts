@@ -7,7 +7,7 @@ import { ToolCallDecisions } from '../../runs/tool-call-decisions.service';
 import { SessionsService, type SessionOptions } from '../../sessions/sessions.service';
 import { RunStore } from '../../store/run-store.service';
 import { ProjectedRunStream, type Projector } from '../projected-run.service';
-import { writeSse } from '../sse-writer';
+import { EventStreamService } from '../../chat/sse/event-stream.service';
 import { readLastMessage } from './ui-message-input';
 import {
   newUiProjection,
@@ -34,9 +34,11 @@ export class AiSdkChatService {
     private readonly sessions: SessionsService,
     private readonly store: RunStore,
     private readonly projected: ProjectedRunStream,
+    private readonly streams: EventStreamService,
   ) {}
 
   async send(owner: string, req: AiSdkChatRequest, reply: FastifyReply): Promise<void> {
+    this.streams.assertCapacity();
     if (req.trigger === 'regenerate-message') {
       throw new DomainError(ErrorCode.InvalidRequest, 'trigger "regenerate-message" is not supported yet');
     }
@@ -106,7 +108,7 @@ export class AiSdkChatService {
       waiting: (usage: Usage) => waitingFinish(state, usage),
     };
     const projected = this.projected;
-    return writeSse(
+    return this.streams.writeFrames(
       reply,
       {
         'x-vercel-ai-ui-message-stream': 'v1',
