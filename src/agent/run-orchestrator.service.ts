@@ -1,7 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
-import { MODEL_PROVIDER, ModelError, type ModelProvider } from '../llm/model-provider';
+import { ModelError } from '../llm/model-provider';
+import { ModelProviders } from '../llm/model-providers';
 import { MetricsService } from '../metrics/metrics.service';
 import type { RunError } from '../persistence/entities/run.entity';
 import { buildModelMessages } from './conversation';
@@ -33,13 +34,18 @@ export class RunOrchestrator {
   private readonly logger = new Logger(RunOrchestrator.name);
 
   constructor(
-    @Inject(MODEL_PROVIDER) private readonly model: ModelProvider,
+    private readonly models: ModelProviders,
     private readonly steps: ToolStepService,
     private readonly store: RunStore,
     private readonly conversation: ConversationStore,
     private readonly metrics: MetricsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
+
+  /** The model of a session that names none (LLM_MODEL, owned by llm/). */
+  get defaultModel(): string {
+    return this.models.defaultModel;
+  }
 
   async drive(h: RunHandle): Promise<DriveOutcome> {
     try {
@@ -80,9 +86,10 @@ export class RunOrchestrator {
     h.streamingText = '';
     // A silent upstream is the provider's to time out (LLM_IDLE_TIMEOUT_MS): it throws UPSTREAM_TIMEOUT.
     try {
-      const stream = this.model.stream(
+      const { provider, model } = this.models.resolve(h.run.model);
+      const stream = provider.stream(
         {
-          model: h.run.model,
+          model,
           messages,
           tools,
           // The last allowed call may not ask for tools, so the person still gets an answer.

@@ -125,7 +125,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
       const active = input.sessionId ? await this.store.activeRunOfSession(tx, session.id) : null;
       if (active) throw sessionBusy(session.id, active);
       await this.checkLimits(tx, owner);
-      model = session.model ?? this.config.llm.model;
+      model = session.model ?? this.orchestrator.defaultModel;
       const maxIterations = Math.min(
         session.maxIterations ?? this.config.maxIterations,
         this.config.maxIterations,
