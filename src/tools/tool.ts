@@ -1,5 +1,6 @@
 import type { AppConfig } from '../config/app-config';
 import type { FileChange } from '../common/file-change';
+import type { TSchema } from 'typebox';
 
 export type { FileChange };
 
@@ -82,4 +83,13 @@ export interface ToolDefinition {
   name: string;
   description: string;
   parameters: Record<string, unknown>;
+}
+
+/**
+ * A tool's arguments are declared once, with TypeBox: the declaration is both the JSON Schema the
+ * model is offered (and ajv validates) and, through `Static<>`, the TypeScript type `execute` gets.
+ * A TypeBox schema is a plain JSON Schema object; this gives it the registry's record type.
+ */
+export function jsonSchemaOf(schema: TSchema): Record<string, unknown> {
+  return schema as unknown as Record<string, unknown>;
 }

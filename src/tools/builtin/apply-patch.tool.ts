@@ -6,12 +6,23 @@ import { readTextFile } from '../fs/text-file';
 import { applyHunks } from '../patch/hunk-applier';
 import { parseUnifiedDiff, type FilePatch } from '../patch/unified-diff-parser';
 import { realWorkspaceRoot, resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
-import { ToolError, type Tool, type ToolContext, type ToolResult } from '../tool';
+import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
+import { Type, type Static } from 'typebox';
 
-export interface ApplyPatchArgs {
-  patch: string;
-  dry_run?: boolean;
-}
+const ApplyPatchArgs = Type.Object(
+  {
+    patch: Type.String({
+      minLength: 1,
+      description:
+        'The unified diff, with "--- a/path" and "+++ b/path" headers and "@@ -l,n +l,n @@" hunks.',
+    }),
+    dry_run: Type.Optional(
+      Type.Boolean({ description: 'Only report what would change; write nothing (default false).' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ApplyPatchArgs = Static<typeof ApplyPatchArgs>;
 
 /** A file's state while the patch is worked out in memory; several file sections may touch the same file. */
 interface Draft {
@@ -31,23 +42,7 @@ export class ApplyPatchTool implements Tool<ApplyPatchArgs> {
   readonly kind = 'write';
   readonly description =
     'Apply a unified diff (as produced by `diff -u` or `git diff`) to one or more workspace files. Context lines must match the files exactly; hunks may sit at other line numbers than their headers say. Create a file with "--- /dev/null", delete one with "+++ /dev/null". All or nothing: if any hunk does not apply, no file is changed and the answer says which hunk and why. dry_run checks the patch without writing.';
-  readonly parameters = {
-    type: 'object',
-    properties: {
-      patch: {
-        type: 'string',
-        minLength: 1,
-        description:
-          'The unified diff, with "--- a/path" and "+++ b/path" headers and "@@ -l,n +l,n @@" hunks.',
-      },
-      dry_run: {
-        type: 'boolean',
-        description: 'Only report what would change; write nothing (default false).',
-      },
-    },
-    required: ['patch'],
-    additionalProperties: false,
-  };
+  readonly parameters = jsonSchemaOf(ApplyPatchArgs);
 
   async describeForApproval(args: ApplyPatchArgs, ctx: Pick<ToolContext, 'workspaceRoot'>): Promise<string> {
     const title = args.dry_run ? 'apply_patch (dry run: nothing will be written)' : 'apply_patch';

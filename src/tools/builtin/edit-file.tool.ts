@@ -6,14 +6,23 @@ import { findNearestMatch } from '../fs/nearest-match';
 import { readTextFile } from '../fs/text-file';
 import { capHead } from '../output-cap';
 import { realWorkspaceRoot, resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
-import { ToolError, type Tool, type ToolContext, type ToolResult } from '../tool';
+import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
+import { Type, type Static } from 'typebox';
 
-export interface EditFileArgs {
-  path: string;
-  old_text: string;
-  new_text: string;
-  replace_all?: boolean;
-}
+const EditFileArgs = Type.Object(
+  {
+    path: Type.String({ description: 'File to edit, relative to the workspace root.' }),
+    old_text: Type.String({ minLength: 1, description: 'The exact text to replace.' }),
+    new_text: Type.String({ description: 'The text to put in its place (may be empty to delete).' }),
+    replace_all: Type.Optional(
+      Type.Boolean({
+        description: 'Replace every occurrence instead of requiring exactly one (default false).',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type EditFileArgs = Static<typeof EditFileArgs>;
 
 interface PlannedEdit {
   change: PlannedChange;
@@ -30,20 +39,7 @@ export class EditFileTool implements Tool<EditFileArgs> {
   readonly kind = 'write';
   readonly description =
     'Replace an exact piece of text in a file. old_text must appear exactly once (copy it from read_file, whitespace included, with enough surrounding lines to be unique) unless replace_all is true. If it is missing or ambiguous nothing changes and the answer shows the closest text or where it occurs. Line endings are kept.';
-  readonly parameters = {
-    type: 'object',
-    properties: {
-      path: { type: 'string', description: 'File to edit, relative to the workspace root.' },
-      old_text: { type: 'string', minLength: 1, description: 'The exact text to replace.' },
-      new_text: { type: 'string', description: 'The text to put in its place (may be empty to delete).' },
-      replace_all: {
-        type: 'boolean',
-        description: 'Replace every occurrence instead of requiring exactly one (default false).',
-      },
-    },
-    required: ['path', 'old_text', 'new_text'],
-    additionalProperties: false,
-  };
+  readonly parameters = jsonSchemaOf(EditFileArgs);
 
   async describeForApproval(args: EditFileArgs, ctx: Pick<ToolContext, 'workspaceRoot'>): Promise<string> {
     return describePlanned(`edit_file ${args.path}`, async () => [

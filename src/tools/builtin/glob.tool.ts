@@ -4,11 +4,19 @@ import picomatch from 'picomatch';
 import { AgentTool } from '../agent-tool.decorator';
 import { walkWorkspace } from '../fs/workspace-walker';
 import { realWorkspaceRoot, resolveInWorkspace } from '../path-guard';
-import { ToolError, type Tool, type ToolContext, type ToolResult } from '../tool';
+import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
+import { Type, type Static } from 'typebox';
 
-export interface GlobArgs {
-  pattern: string;
-}
+const GlobArgs = Type.Object(
+  {
+    pattern: Type.String({
+      minLength: 1,
+      description: 'Glob pattern relative to the workspace root (* within a name, ** across folders).',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type GlobArgs = Static<typeof GlobArgs>;
 
 const MAX_RESULTS = 1000;
 
@@ -19,18 +27,7 @@ export class GlobTool implements Tool<GlobArgs> {
   readonly kind = 'read';
   readonly description =
     'Find files and folders whose path matches a glob pattern, e.g. "**/*.ts" or "src/**/index.{js,ts}". Paths are relative to the workspace root; folders end with "/". Files listed in .gitignore are left out, and hidden names only match when the pattern names them (e.g. ".github/**").';
-  readonly parameters = {
-    type: 'object',
-    properties: {
-      pattern: {
-        type: 'string',
-        minLength: 1,
-        description: 'Glob pattern relative to the workspace root (* within a name, ** across folders).',
-      },
-    },
-    required: ['pattern'],
-    additionalProperties: false,
-  };
+  readonly parameters = jsonSchemaOf(GlobArgs);
 
   async execute(args: GlobArgs, ctx: ToolContext): Promise<ToolResult> {
     const root = await realWorkspaceRoot(ctx.workspaceRoot);

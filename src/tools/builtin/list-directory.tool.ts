@@ -3,13 +3,31 @@ import { stat } from 'node:fs/promises';
 import { AgentTool } from '../agent-tool.decorator';
 import { walkWorkspace, type WalkEntry } from '../fs/workspace-walker';
 import { realWorkspaceRoot, resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
-import { ToolError, type Tool, type ToolContext, type ToolResult } from '../tool';
+import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
+import { Type, type Static } from 'typebox';
 
-export interface ListDirectoryArgs {
-  path?: string;
-  depth?: number;
-  include_hidden?: boolean;
-}
+const ListDirectoryArgs = Type.Object(
+  {
+    path: Type.Optional(
+      Type.String({
+        description: 'Folder to list, relative to the workspace root. Default: the root (".").',
+      }),
+    ),
+    depth: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 10,
+        description:
+          'How many levels to list: 1 (default) lists only the folder itself, 2 also the folders inside it, and so on.',
+      }),
+    ),
+    include_hidden: Type.Optional(
+      Type.Boolean({ description: 'Also list names starting with "." (default false).' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ListDirectoryArgs = Static<typeof ListDirectoryArgs>;
 
 const MAX_ENTRIES = 1000;
 
@@ -20,24 +38,7 @@ export class ListDirectoryTool implements Tool<ListDirectoryArgs> {
   readonly kind = 'read';
   readonly description =
     'List the files and folders in a workspace folder. Folders end with "/". Paths in the answer are relative to the workspace root and can be passed to the other tools as they are.';
-  readonly parameters = {
-    type: 'object',
-    properties: {
-      path: {
-        type: 'string',
-        description: 'Folder to list, relative to the workspace root. Default: the root (".").',
-      },
-      depth: {
-        type: 'integer',
-        minimum: 1,
-        maximum: 10,
-        description:
-          'How many levels to list: 1 (default) lists only the folder itself, 2 also the folders inside it, and so on.',
-      },
-      include_hidden: { type: 'boolean', description: 'Also list names starting with "." (default false).' },
-    },
-    additionalProperties: false,
-  };
+  readonly parameters = jsonSchemaOf(ListDirectoryArgs);
 
   async execute(args: ListDirectoryArgs, ctx: ToolContext): Promise<ToolResult> {
     const root = await realWorkspaceRoot(ctx.workspaceRoot);

@@ -4,13 +4,25 @@ import { AgentTool } from '../agent-tool.decorator';
 import { readLineRange, type LineRange } from '../fs/line-range-reader';
 import { looksBinary } from '../fs/text-file';
 import { realWorkspaceRoot, resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
-import { ToolError, type Tool, type ToolContext, type ToolResult } from '../tool';
+import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
+import { Type, type Static } from 'typebox';
 
-export interface ReadFileArgs {
-  path: string;
-  start_line?: number;
-  end_line?: number;
-}
+const ReadFileArgs = Type.Object(
+  {
+    path: Type.String({ description: 'File to read, relative to the workspace root.' }),
+    start_line: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'First line to return (1-based). Default: 1.' }),
+    ),
+    end_line: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description: 'Last line to return (inclusive). Default: the end of the file.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ReadFileArgs = Static<typeof ReadFileArgs>;
 
 @Injectable()
 @AgentTool()
@@ -19,20 +31,7 @@ export class ReadFileTool implements Tool<ReadFileArgs> {
   readonly kind = 'read';
   readonly description =
     "Read a text file from the workspace, exactly as stored. Large files are cut at a size limit: the answer then ends with a note giving the file's size and line count, and you can read further with start_line/end_line.";
-  readonly parameters = {
-    type: 'object',
-    properties: {
-      path: { type: 'string', description: 'File to read, relative to the workspace root.' },
-      start_line: { type: 'integer', minimum: 1, description: 'First line to return (1-based). Default: 1.' },
-      end_line: {
-        type: 'integer',
-        minimum: 1,
-        description: 'Last line to return (inclusive). Default: the end of the file.',
-      },
-    },
-    required: ['path'],
-    additionalProperties: false,
-  };
+  readonly parameters = jsonSchemaOf(ReadFileArgs);
 
   async execute(args: ReadFileArgs, ctx: ToolContext): Promise<ToolResult> {
     const root = await realWorkspaceRoot(ctx.workspaceRoot);

@@ -10,13 +10,32 @@ import { Semaphore } from '../exec/semaphore';
 import { CommandSandbox } from '../exec/command-sandbox.service';
 import { MAX_FILE_BYTES, MAX_PROCESSES, type LimitHit } from '../exec/command-limits';
 import { realWorkspaceRoot, resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
-import { ToolError, type Tool, type ToolContext, type ToolResult } from '../tool';
+import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
+import { Type, type Static } from 'typebox';
 
-export interface RunCommandArgs {
-  command: string;
-  cwd?: string;
-  timeout_ms?: number;
+/** run_command's arguments; the most a call may ask for (RUN_COMMAND_MAX_TIMEOUT_MS) is the operator's. */
+function runCommandArgs(config: Pick<AppConfig, 'toolTimeoutMs' | 'runCommandMaxTimeoutMs'>) {
+  return Type.Object(
+    {
+      command: Type.String({
+        minLength: 1,
+        description: 'The command line, e.g. "npm test -- --runInBand".',
+      }),
+      cwd: Type.Optional(
+        Type.String({ description: 'Folder to run in, relative to the workspace root. Default: the root.' }),
+      ),
+      timeout_ms: Type.Optional(
+        Type.Integer({
+          minimum: 1000,
+          maximum: config.runCommandMaxTimeoutMs,
+          description: `Time limit in milliseconds (default ${config.toolTimeoutMs}, at most ${config.runCommandMaxTimeoutMs}). Ask for more for long builds or test runs.`,
+        }),
+      ),
+    },
+    { additionalProperties: false },
+  );
 }
+export type RunCommandArgs = Static<ReturnType<typeof runCommandArgs>>;
 
 /** Live output reaches the client at most this often per stream, or sooner once this much piles up. */
 const STREAM_INTERVAL_MS = 100;
@@ -46,28 +65,7 @@ export class RunCommandTool implements Tool<RunCommandArgs> {
           '; return its exit code and combined output (stdout and stderr; long output keeps its start and end).'
         : "WARNING: NOT SANDBOXED (RUN_COMMAND_SANDBOX=off): the command runs as the server's user. Run a shell command line (/bin/sh -c) in the workspace and return its exit code and combined output (stdout and stderr; long output keeps its start and end).") +
       ' There is no input: commands that wait for a person will get end-of-file. Processes it starts are stopped when it ends or times out.';
-    this.parameters = {
-      type: 'object',
-      properties: {
-        command: {
-          type: 'string',
-          minLength: 1,
-          description: 'The command line, e.g. "npm test -- --runInBand".',
-        },
-        cwd: {
-          type: 'string',
-          description: 'Folder to run in, relative to the workspace root. Default: the root.',
-        },
-        timeout_ms: {
-          type: 'integer',
-          minimum: 1000,
-          maximum: config.runCommandMaxTimeoutMs,
-          description: `Time limit in milliseconds (default ${config.toolTimeoutMs}, at most ${config.runCommandMaxTimeoutMs}). Ask for more for long builds or test runs.`,
-        },
-      },
-      required: ['command'],
-      additionalProperties: false,
-    };
+    this.parameters = jsonSchemaOf(runCommandArgs(config));
   }
 
   /** Offered only where a sandbox can be made (or the operator turned it off): checked at start-up. */

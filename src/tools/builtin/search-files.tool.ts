@@ -5,18 +5,44 @@ import { AgentTool } from '../agent-tool.decorator';
 import { walkWorkspace } from '../fs/workspace-walker';
 import { realWorkspaceRoot, resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
 import { searchInWorker, type SearchOutcome } from '../search/search-worker';
-import { ToolError, type Tool, type ToolContext, type ToolResult } from '../tool';
-
-export interface SearchFilesArgs {
-  query: string;
-  regex?: boolean;
-  case_sensitive?: boolean;
-  path?: string;
-  glob?: string;
-  max_results?: number;
-}
+import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
+import { Type, type Static } from 'typebox';
 
 const DEFAULT_MAX_RESULTS = 200;
+
+const SearchFilesArgs = Type.Object(
+  {
+    query: Type.String({
+      minLength: 1,
+      description: 'Text to look for; a JavaScript regular expression when regex is true.',
+    }),
+    regex: Type.Optional(
+      Type.Boolean({ description: 'Treat query as a regular expression (default false: literal text).' }),
+    ),
+    case_sensitive: Type.Optional(Type.Boolean({ description: 'Match letter case exactly (default true).' })),
+    path: Type.Optional(
+      Type.String({
+        description:
+          'Folder (or single file) to search, relative to the workspace root. Default: the whole workspace.',
+      }),
+    ),
+    glob: Type.Optional(
+      Type.String({
+        description:
+          'Only search files matching this glob, e.g. "*.ts" (matched against the file name) or "src/**/*.test.ts" (matched against the path).',
+      }),
+    ),
+    max_results: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 1000,
+        description: `Most matching lines to return (default ${DEFAULT_MAX_RESULTS}).`,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type SearchFilesArgs = Static<typeof SearchFilesArgs>;
 const MAX_FILES = 50_000;
 const MAX_FILE_BYTES = 2 * 1024 * 1024;
 const MAX_LINE_CHARS = 300;
@@ -28,39 +54,7 @@ export class SearchFilesTool implements Tool<SearchFilesArgs> {
   readonly kind = 'read';
   readonly description =
     'Search the text of the workspace files for a string or a regular expression, line by line. Answers one "path:line: text" per matching line. Skips files listed in .gitignore, hidden files and folders, binary files and files over 2 MB.';
-  readonly parameters = {
-    type: 'object',
-    properties: {
-      query: {
-        type: 'string',
-        minLength: 1,
-        description: 'Text to look for; a JavaScript regular expression when regex is true.',
-      },
-      regex: {
-        type: 'boolean',
-        description: 'Treat query as a regular expression (default false: literal text).',
-      },
-      case_sensitive: { type: 'boolean', description: 'Match letter case exactly (default true).' },
-      path: {
-        type: 'string',
-        description:
-          'Folder (or single file) to search, relative to the workspace root. Default: the whole workspace.',
-      },
-      glob: {
-        type: 'string',
-        description:
-          'Only search files matching this glob, e.g. "*.ts" (matched against the file name) or "src/**/*.test.ts" (matched against the path).',
-      },
-      max_results: {
-        type: 'integer',
-        minimum: 1,
-        maximum: 1000,
-        description: `Most matching lines to return (default ${DEFAULT_MAX_RESULTS}).`,
-      },
-    },
-    required: ['query'],
-    additionalProperties: false,
-  };
+  readonly parameters = jsonSchemaOf(SearchFilesArgs);
 
   async execute(args: SearchFilesArgs, ctx: ToolContext): Promise<ToolResult> {
     const root = await realWorkspaceRoot(ctx.workspaceRoot);

@@ -6,13 +6,20 @@ import { commitChanges, describePlanned, type PlannedChange } from '../fs/file-c
 import { detectLineEnding, matchLineEnding } from '../fs/line-endings';
 import { EDIT_MAX_BYTES } from '../fs/text-file';
 import { realWorkspaceRoot, resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
-import { ToolError, type Tool, type ToolContext, type ToolResult } from '../tool';
+import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
+import { Type, type Static } from 'typebox';
 
-export interface WriteFileArgs {
-  path: string;
-  content: string;
-  overwrite?: boolean;
-}
+const WriteFileArgs = Type.Object(
+  {
+    path: Type.String({ description: 'File to write, relative to the workspace root.' }),
+    content: Type.String({ description: 'The complete new content of the file.' }),
+    overwrite: Type.Optional(
+      Type.Boolean({ description: 'Replace the file if it exists (default false: refuse).' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type WriteFileArgs = Static<typeof WriteFileArgs>;
 
 @Injectable()
 @AgentTool()
@@ -21,16 +28,7 @@ export class WriteFileTool implements Tool<WriteFileArgs> {
   readonly kind = 'write';
   readonly description =
     'Create a file with the given content, creating missing folders. An existing file is only replaced when overwrite is true; to change part of a file use edit_file or apply_patch instead. An existing file keeps its line endings (CRLF stays CRLF).';
-  readonly parameters = {
-    type: 'object',
-    properties: {
-      path: { type: 'string', description: 'File to write, relative to the workspace root.' },
-      content: { type: 'string', description: 'The complete new content of the file.' },
-      overwrite: { type: 'boolean', description: 'Replace the file if it exists (default false: refuse).' },
-    },
-    required: ['path', 'content'],
-    additionalProperties: false,
-  };
+  readonly parameters = jsonSchemaOf(WriteFileArgs);
 
   async describeForApproval(args: WriteFileArgs, ctx: Pick<ToolContext, 'workspaceRoot'>): Promise<string> {
     return describePlanned(
