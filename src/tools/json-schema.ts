@@ -3,6 +3,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { RE2JS } from 're2js';
 import { errorMessage } from './fs/errno';
+import { schemaBoundsProblem } from './schema-bounds';
 
 export type SchemaCheck = { ok: true } | { ok: false; message: string };
 
@@ -59,6 +60,8 @@ export function validateJsonSchema(schema: unknown): SchemaCheck {
   if (record.type !== undefined && record.type !== 'object') {
     return { ok: false, message: 'parameters: the schema must describe an object ("type": "object")' };
   }
+  const bounds = schemaBoundsProblem(record);
+  if (bounds !== null) return { ok: false, message: `parameters: ${bounds}` };
   const instance = ajvFor(record);
   if (!instance.validateSchema(record)) {
     return { ok: false, message: `parameters: ${formatSchemaErrors(instance.errors ?? [])}` };

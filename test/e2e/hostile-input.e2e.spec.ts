@@ -69,6 +69,36 @@ describe('hostile input from key holders and models (e2e)', () => {
     expect(JSON.stringify(res.body.message)).toContain('\\\\1');
   });
 
+  it.each([
+    ['uniqueItems on an unbounded array (quadratic to check)', { type: 'array', uniqueItems: true }],
+    [
+      'a schema nested 40 levels deep',
+      JSON.parse('{"type":"object","properties":{"a":'.repeat(40) + '{}' + '}}'.repeat(40)),
+    ],
+  ])('refuses a client tool schema with %s', async (_, items) => {
+    const tool = {
+      type: 'function',
+      function: { name: 'costly', parameters: { type: 'object', properties: { list: items } } },
+    };
+    const res = await api(app.url, 'POST', '/v1/sessions', { clientTools: [tool] });
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body.message)).toMatch(/uniqueItems|nests deeper/);
+  });
+
+  it('accepts uniqueItems with a bounded maxItems', async () => {
+    const tool = {
+      type: 'function',
+      function: {
+        name: 'bounded',
+        parameters: {
+          type: 'object',
+          properties: { list: { type: 'array', uniqueItems: true, maxItems: 50 } },
+        },
+      },
+    };
+    expect((await api(app.url, 'POST', '/v1/sessions', { clientTools: [tool] })).status).toBe(201);
+  });
+
   it('keeps tool names the model invents out of /metrics', async () => {
     const invented = `made_up_${Date.now()}`;
     upstream.enqueue(toolCalls([{ id: 'call_x', name: invented, arguments: {} }]), text('Sorry.'));
