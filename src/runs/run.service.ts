@@ -30,12 +30,15 @@ import { Toolset } from '../tools/toolset';
 
 const RUN_CANCEL_CHANNEL = 'lw_run_cancel';
 
-export interface StartRun {
-  prompt: string;
-  sessionId?: string;
-  /** Options of the session to create when there is no sessionId. */
-  session?: SessionOptions;
-}
+/** A new prompt (in a new session unless sessionId), or the session's last prompt answered again. */
+export type StartRun =
+  | {
+      prompt: string;
+      sessionId?: string;
+      /** Options of the session to create when there is no sessionId. */
+      session?: SessionOptions;
+    }
+  | { regenerate: true; sessionId: string; session?: undefined };
 
 /**
  * The life of runs around the loop: starting one, taking one up again (after a wait, on any
@@ -121,7 +124,11 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
     await this.store.transaction(async (tx) => {
       session = input.sessionId
         ? await this.sessions.find(owner, input.sessionId, tx)
-        : await this.sessions.create(owner, { title: titleFrom(input.prompt), ...input.session }, tx);
+        : await this.sessions.create(
+            owner,
+            { title: 'prompt' in input ? titleFrom(input.prompt) : '', ...input.session },
+            tx,
+          );
       const active = input.sessionId ? await this.store.activeRunOfSession(tx, session.id) : null;
       if (active) throw sessionBusy(session.id, active);
       await this.checkLimits(tx, owner);
@@ -131,13 +138,32 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
         this.config.maxIterations,
       );
       events.push(...serializeEvents(runId, 0, [{ type: 'run_started', sessionId: session.id, model }]));
+      const row = {
+        id: runId,
+        sessionId: session.id,
+        owner,
+        model,
+        maxIterations,
+        leaseOwner: this.processId,
+      };
       try {
-        userSeq = await this.store.insertRun(
-          tx,
-          { id: runId, sessionId: session.id, owner, model, maxIterations, leaseOwner: this.processId },
-          { id: randomUUID(), content: input.prompt },
-          events[0],
-        );
+        if ('prompt' in input) {
+          userSeq = await this.store.insertRun(
+            tx,
+            row,
+            { id: randomUUID(), content: input.prompt },
+            events[0],
+          );
+        } else {
+          const seq = await this.store.insertRegeneratedRun(tx, row, events[0]);
+          if (seq === null) {
+            throw new DomainError(
+              ErrorCode.InvalidRequest,
+              `Session ${session.id} has no prompt to answer again`,
+            );
+          }
+          userSeq = seq;
+        }
       } catch (err) {
         // Another request started a run on this session between our check and our insert.
         if (!isUniqueViolation(err)) throw err;
@@ -159,7 +185,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
       callIds: new Set(),
       callCounts: new Map(),
       firstMessageSeq: userSeq,
-      nextMessageSeq: userSeq + 1,
+      nextMessageSeq: 'prompt' in input ? userSeq + 1 : session.nextMessageSeq,
       resumesStep: false, // a new run has no calls yet
     });
     this.launch(handle);

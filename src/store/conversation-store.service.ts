@@ -153,7 +153,15 @@ export class ConversationStore {
   }
 
   async sessionMessages(sessionId: string, q: Queryable = this.db.manager): Promise<MessageRow[]> {
-    return q.query(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 ORDER BY seq`, [sessionId]);
+    // The answers of a prompt that was answered again (regenerated) are no longer the conversation.
+    return q.query(
+      `SELECT ${MESSAGE_COLUMNS} FROM messages m
+        WHERE m.session_id = $1
+          AND (m.role = 'user' OR NOT EXISTS (
+                SELECT 1 FROM runs r WHERE r.id = m.run_id AND r.superseded_by IS NOT NULL))
+        ORDER BY seq`,
+      [sessionId],
+    );
   }
 
   /** The newest assistant message of a run, for `done.messageId` when the run ends without a text answer. */

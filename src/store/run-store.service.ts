@@ -168,6 +168,58 @@ export class RunStore {
   }
 
   /**
+   * Like insertRun, for a run that answers the session's last prompt again (the AI SDK's
+   * `regenerate-message`): no new message; the runs that answered that prompt so far are marked
+   * superseded by this one, so their answers leave the conversation (ConversationStore.sessionMessages).
+   * Returns the prompt's position, or null when the session has no prompt to answer again.
+   */
+  async insertRegeneratedRun(
+    tx: Queryable,
+    run: {
+      id: string;
+      sessionId: string;
+      owner: string;
+      model: string;
+      maxIterations: number;
+      leaseOwner: string;
+    },
+    firstEvent: EventRecord,
+  ): Promise<number | null> {
+    const rows: { seq: number | null }[] = await tx.query(
+      `WITH last AS (
+         SELECT m.seq, r.created_at FROM messages m JOIN runs r ON r.id = m.run_id
+          WHERE m.session_id = $2::uuid AND m.role = 'user' ORDER BY m.seq DESC LIMIT 1
+       ), superseded AS (
+         UPDATE runs SET superseded_by = $1::uuid, updated_at = now()
+          WHERE session_id = $2::uuid AND superseded_by IS NULL AND created_at >= (SELECT created_at FROM last)
+       ), run AS (
+         INSERT INTO runs (id, session_id, owner, status, model, max_iterations, lease_owner, lease_expires_at, last_seq)
+         VALUES ($1, $2, $3, 'running', $4, $5, $6, now() + $7::int * interval '1 millisecond', $9)
+       ), ev AS (
+         INSERT INTO run_events (run_id, seq, type, payload) VALUES ($1, $9, $10, $8::jsonb)
+       ), started AS (
+         INSERT INTO run_starts (owner) VALUES ($3)
+       ), pruned AS (
+         DELETE FROM run_starts WHERE owner = $3 AND started_at < now() - interval '1 minute'
+       )
+       SELECT (SELECT seq FROM last) AS seq`,
+      [
+        run.id,
+        run.sessionId,
+        run.owner,
+        run.model,
+        run.maxIterations,
+        run.leaseOwner,
+        this.leaseMs,
+        firstEvent.data,
+        firstEvent.seq,
+        firstEvent.type,
+      ],
+    );
+    return rows[0]?.seq ?? null;
+  }
+
+  /**
    * Runs started by `owner` in the last minute (counted in run_starts, which deleting sessions does not
    * touch), active now, and when the oldest of the minute leaves it.
    */

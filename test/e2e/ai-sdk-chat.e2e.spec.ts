@@ -83,6 +83,38 @@ describe('POST /v1/ai-sdk/chat with the AI SDK DefaultChatTransport (e2e)', () =
     return (await res.json()) as { status: string; sessionId: string };
   }
 
+  it('answers the last prompt again on regenerate-message: a new run, the prompt stored once, the old answer out of the conversation', async () => {
+    upstream.enqueue(text('First answer.'), text('Second answer.'));
+    const first = await send('chat-regen', [userMessage('u1', 'Tell me something')]);
+    expect(textOf(first.message)).toBe('First answer.');
+
+    // What useChat sends for regenerate: the messages up to the prompt, trigger regenerate-message.
+    const stream = await transport().sendMessages({
+      chatId: 'chat-regen',
+      messages: [userMessage('u1', 'Tell me something')],
+      trigger: 'regenerate-message',
+      messageId: first.message.id,
+      abortSignal: undefined,
+    });
+    const second = await read(stream);
+    expect(textOf(second.message)).toBe('Second answer.');
+    expect(second.message.id).not.toBe(first.message.id);
+
+    // The model saw the prompt, not the answer it replaces.
+    const sent = (upstream.requests[1].body as { messages: { role: string; content: unknown }[] }).messages;
+    expect(sent.at(-1)).toMatchObject({ role: 'user', content: 'Tell me something' });
+    expect(JSON.stringify(sent)).not.toContain('First answer.');
+    // The stored conversation: the prompt once, then the new answer.
+    const { sessionId } = await runOf(second.message.id);
+    const session = (await (
+      await fetch(`${app.url}/v1/sessions/${sessionId}`, { headers: { authorization: ALICE } })
+    ).json()) as { messages: { role: string; content: string | null }[] };
+    expect(session.messages.filter((m) => m.role !== 'system')).toMatchObject([
+      { role: 'user', content: 'Tell me something' },
+      { role: 'assistant', content: 'Second answer.' },
+    ]);
+  });
+
   it('streams a text answer as a UI message whose id is the run id, and the run is an ordinary run', async () => {
     upstream.enqueue(text('Hello from Loopwright.'));
     const { message, chunks } = await send('chat-text', [userMessage('u1', 'Say hello')]);

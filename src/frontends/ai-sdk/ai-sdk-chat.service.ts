@@ -40,7 +40,10 @@ export class AiSdkChatService {
   async send(owner: string, req: AiSdkChatRequest, reply: FastifyReply): Promise<void> {
     this.streams.assertCapacity();
     if (req.trigger === 'regenerate-message') {
-      throw new DomainError(ErrorCode.InvalidRequest, 'trigger "regenerate-message" is not supported yet');
+      // The stored last prompt is answered again in a new run; nothing of the client's history is read.
+      const session = await this.sessions.openChat(owner, req.chatId, req.options);
+      const { runId } = await this.runs.start(owner, { regenerate: true, sessionId: session.id });
+      return this.stream(reply, newUiProjection(runId, session.id));
     }
     const last = readLastMessage(req.messages);
     if (last.kind === 'none') {

@@ -91,4 +91,8 @@ export class RunEntity {
 
   @Column({ name: 'finished_at', type: 'timestamptz', nullable: true })
   finishedAt!: Date | null;
+
+  /** The run that answered this run's prompt again (regenerate): this run's answer left the conversation. */
+  @Column({ name: 'superseded_by', type: 'uuid', nullable: true })
+  supersededBy!: string | null;
 }

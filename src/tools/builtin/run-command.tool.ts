@@ -9,6 +9,7 @@ import { runInProcessGroup, type ProcessGroupExit } from '../exec/process-group'
 import { Semaphore } from '../exec/semaphore';
 import { CommandSandbox } from '../exec/command-sandbox.service';
 import { MAX_FILE_BYTES, MAX_PROCESSES, type LimitHit } from '../exec/command-limits';
+import { sandboxEnv } from '../exec/sandbox';
 import { realWorkspaceRoot, resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
 import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
 import { Type, type Static } from 'typebox';
@@ -117,7 +118,7 @@ export class RunCommandTool implements Tool<RunCommandArgs> {
           argv: limits?.argv,
           cwd,
           // Only the start-up snapshot of allowed variables: the server's own environment never reaches a command.
-          env: this.config.commandEnv,
+          env: limits ? sandboxEnv({ env: this.config.commandEnv }) : this.config.commandEnv,
           signal: ctx.signal,
           killGraceMs: KILL_GRACE_MS,
           onOutput: (stream, data) => {

@@ -12,7 +12,7 @@ import {
   MAX_PROCESSES,
   type AppliedLimits,
 } from './command-limits';
-import { SANDBOX_PROGRAM, sandboxArgs, type SandboxSpec } from './sandbox';
+import { SANDBOX_PROGRAM, sandboxArgs, sandboxEnv, type SandboxSpec } from './sandbox';
 
 /**
  * Whether commands can be sandboxed here, decided once at start-up by making a sandbox
@@ -76,8 +76,8 @@ function probe(program: string): { usable: boolean; why: string } {
   try {
     const result = spawnSync(
       program,
-      sandboxArgs({ workspace, cwd: workspace, env: { PATH: '/usr/bin:/bin' }, network: false }, 'true'),
-      { encoding: 'utf8', timeout: 10_000 },
+      sandboxArgs({ workspace, cwd: workspace, env: {}, network: false }, 'true'),
+      { encoding: 'utf8', timeout: 10_000, env: sandboxEnv({ env: { PATH: '/usr/bin:/bin' } }) },
     );
     if (result.error) return { usable: false, why: `${program}: ${result.error.message}` };
     if (result.status !== 0) {

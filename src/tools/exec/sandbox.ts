@@ -39,7 +39,7 @@ const NETWORK_ETC_FILES = ['/etc/resolv.conf', '/etc/hosts', '/etc/host.conf', '
  * The bubblewrap command line around `/bin/sh -c <command>`: new PID, mount, IPC, UTS and (without
  * the network) network namespaces; no capabilities; the workspace read-write; the system's programs
  * read-only; a private /tmp, a fresh /proc, a minimal /dev; no other path of the host — not the
- * server's files, its DATA_DIR or its .env; only `spec.env`. `--die-with-parent` and the PID
+ * server's files, its DATA_DIR or its .env. Start it with `sandboxEnv(spec)` as its whole environment. `--die-with-parent` and the PID
  * namespace end everything the command started (`setsid` and `nohup` included) when it ends.
  */
 export function sandboxArgs(spec: SandboxSpec, command: string): string[] {
@@ -62,12 +62,17 @@ export function sandboxArgs(spec: SandboxSpec, command: string): string[] {
   }
   args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
   args.push('--bind', spec.workspace, spec.workspace, '--chdir', spec.cwd);
-  args.push('--clearenv');
-  for (const [name, value] of Object.entries({ ...spec.env, HOME: SANDBOX_HOME })) {
-    args.push('--setenv', name, value);
-  }
   args.push('--', '/bin/sh', '-c', command);
   return args;
+}
+
+/**
+ * The environment to start the sandbox with (bubblewrap passes it on): the allow-list and the
+ * sandbox's HOME. Given as the process's environment rather than `--setenv` arguments, so that no
+ * value shows in the host's process list.
+ */
+export function sandboxEnv(spec: Pick<SandboxSpec, 'env'>): Record<string, string> {
+  return { ...spec.env, HOME: SANDBOX_HOME };
 }
 
 /** A system folder as it is on the host: a symlink stays a symlink (merged /usr), a folder is bound read-only. */
