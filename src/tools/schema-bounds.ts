@@ -4,7 +4,7 @@
  * huge number of subschemas, and `uniqueItems` on an unbounded array (ajv compares items pairwise:
  * quadratic in the array's length). Walked iteratively, so a deep schema cannot overflow the stack here.
  */
-export const SCHEMA_MAX_DEPTH = 32;
+export const SCHEMA_MAX_DEPTH = 64;
 export const SCHEMA_MAX_NODES = 10_000;
 export const UNIQUE_ITEMS_MAX = 1_000;
 

@@ -69,21 +69,18 @@ describe('hostile input from key holders and models (e2e)', () => {
     expect(JSON.stringify(res.body.message)).toContain('\\\\1');
   });
 
-  it.each([
-    ['uniqueItems on an unbounded array (quadratic to check)', { type: 'array', uniqueItems: true }],
-    [
-      'a schema nested 40 levels deep',
-      JSON.parse('{"type":"object","properties":{"a":'.repeat(20) + '{}' + '}}'.repeat(20)),
-    ],
-  ])('refuses a client tool schema with %s', async (_, items) => {
-    const tool = {
-      type: 'function',
-      function: { name: 'costly', parameters: { type: 'object', properties: { list: items } } },
-    };
-    const res = await api(app.url, 'POST', '/v1/sessions', { clientTools: [tool] });
-    expect(res.status).toBe(400);
-    expect(JSON.stringify(res.body.message)).toMatch(/uniqueItems|nests deeper/);
-  });
+  it.each([['uniqueItems on an unbounded array (quadratic to check)', { type: 'array', uniqueItems: true }]])(
+    'refuses a client tool schema with %s',
+    async (_, items) => {
+      const tool = {
+        type: 'function',
+        function: { name: 'costly', parameters: { type: 'object', properties: { list: items } } },
+      };
+      const res = await api(app.url, 'POST', '/v1/sessions', { clientTools: [tool] });
+      expect(res.status).toBe(400);
+      expect(JSON.stringify(res.body.message)).toContain('uniqueItems');
+    },
+  );
 
   it('accepts uniqueItems with a bounded maxItems', async () => {
     const tool = {
