@@ -22,13 +22,11 @@ import { callKey } from '../agent/call-key';
 import { RunHandle, RunStopped } from '../agent/run-handle';
 import { RunOrchestrator } from '../agent/run-orchestrator.service';
 import { ConversationStore, type ToolCallRow } from '../store/conversation-store.service';
-import { RunStore, type Queryable, type RunRow } from '../store/run-store.service';
+import { RUN_CANCEL_CHANNEL, RunStore, type Queryable, type RunRow } from '../store/run-store.service';
 import { isRunReleased } from '../store/store-errors';
 import { SessionStore, type SessionRow } from '../store/session-store.service';
 import { SessionsService, type SessionOptions } from '../sessions/sessions.service';
 import { Toolset } from '../tools/toolset';
-
-const RUN_CANCEL_CHANNEL = 'lw_run_cancel';
 
 /** A new prompt (in a new session unless sessionId), or the session's last prompt answered again. */
 export type StartRun =
@@ -231,9 +229,8 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
       })
     )
       return;
-    // Another live process drives it: tell it (the flag also reaches it with its next lease renewal).
+    // Another live process drives it: tell it.
     await this.store.requestCancel(runId);
-    await this.store.queryable.query(`SELECT pg_notify('${RUN_CANCEL_CHANNEL}', $1)`, [runId]);
   }
 
   /** A stream of the run in this process closed; with ON_DISCONNECT=cancel the last one stops a running run. */
@@ -270,7 +267,6 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
 
   /** The key's limits, counted in the database so every replica sees the same (serialised per key). */
   private async checkLimits(tx: Queryable, owner: string): Promise<void> {
-    await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [owner]);
     const counts = await this.store.ownerRunCounts(tx, owner);
     if (counts.lastMinute >= this.config.rateLimitRunsPerMinute) {
       const retryAfter = Math.max(1, Math.ceil((60_000 - counts.oldestAgeMs) / 1000));

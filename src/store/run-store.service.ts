@@ -10,6 +10,8 @@ import { LeaseLost } from './store-errors';
 export type Queryable = Pick<EntityManager, 'query'>;
 
 export const RUN_EVENTS_CHANNEL = 'lw_run_events';
+/** Where a process asks the one driving a run to cancel it (payload: the run id). */
+export const RUN_CANCEL_CHANNEL = 'lw_run_cancel';
 
 /** An event as the log stores it: its number, its type and its JSON text (serialised once). */
 export interface EventRecord {
@@ -227,6 +229,8 @@ export class RunStore {
     tx: Queryable,
     owner: string,
   ): Promise<{ lastMinute: number; active: number; oldestAgeMs: number }> {
+    // Serialised per key for the rest of the transaction: two starts never both see room for one.
+    await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [owner]);
     const rows: { lastMinute: string; active: string; oldestAgeMs: number | null }[] = await tx.query(
       `SELECT s.n AS "lastMinute", s."oldestAgeMs",
               (SELECT count(*) FROM runs WHERE owner = $1 AND status IN ('running', 'requires_action')) AS "active"
@@ -354,8 +358,12 @@ export class RunStore {
     return sets;
   }
 
+  /** Asks whichever process drives the run to cancel it: the flag (seen at its next lease renewal) and a notice, in one statement. */
   async requestCancel(runId: string): Promise<void> {
-    await this.db.query(`UPDATE runs SET cancel_requested = true WHERE id = $1`, [runId]);
+    await this.db.query(
+      `UPDATE runs SET cancel_requested = true WHERE id = $1 RETURNING pg_notify('${RUN_CANCEL_CHANNEL}', id::text)`,
+      [runId],
+    );
   }
 
   /** Extends this process's leases; returns the runs whose lease it renewed, with those someone asked to cancel. */
