@@ -1,6 +1,7 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { requestOwner } from './request-owner';
+import { isStreamTokenRequest } from './stream-tokens';
 
 /**
  * The name of the API key the request was made with (`local` when auth is off). Sessions and runs
@@ -8,4 +9,9 @@ import { requestOwner } from './request-owner';
  */
 export const Owner = createParamDecorator((_data: unknown, ctx: ExecutionContext): string =>
   requestOwner(ctx.switchToHttp().getRequest<FastifyRequest>()),
+);
+
+/** Whether the request was let in on a stream token (`?token=`) rather than an API key. */
+export const ViaStreamToken = createParamDecorator((_data: unknown, ctx: ExecutionContext): boolean =>
+  isStreamTokenRequest(ctx.switchToHttp().getRequest<FastifyRequest>()),
 );

@@ -1,4 +1,7 @@
 import { Module } from '@nestjs/common';
+import { StreamTokens } from '../auth/stream-tokens';
+import { APP_CONFIG } from '../config/config.module';
+import type { AppConfig } from '../config/app-config';
 import { EventsModule } from '../events/events.module';
 import { RunsModule } from '../runs/runs.module';
 import { SessionsModule } from '../sessions/sessions.module';
@@ -14,7 +17,15 @@ import { ToolsController } from './tools.controller';
 @Module({
   imports: [RunsModule, EventsModule, SessionsModule, ToolsModule],
   controllers: [ChatController, SessionsController, RunsController, ToolsController],
-  providers: [EventStreamService, RunStreamsService],
+  providers: [
+    EventStreamService,
+    RunStreamsService,
+    {
+      provide: StreamTokens,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => new StreamTokens(config.apiKeys),
+    },
+  ],
   exports: [EventStreamService],
 })
 export class ChatModule {}

@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, UnauthorizedException } from '@nestjs/common';
+import { streamTokenExpiry } from '../auth/stream-tokens';
 import type { FastifyReply } from 'fastify';
 import { RunEventHub } from '../events/run-event-hub.service';
 import { RunService, type StartRun } from '../runs/run.service';
@@ -24,9 +25,19 @@ export class RunStreamsService {
     );
   }
 
-  async follow(owner: string, runId: string, after: number, reply: FastifyReply): Promise<void> {
+  async follow(
+    owner: string,
+    runId: string,
+    after: number,
+    reply: FastifyReply,
+    access: 'api-key' | 'stream-token' = 'api-key',
+  ): Promise<void> {
     this.streams.assertCapacity();
     const run = await this.runs.assertRun(owner, runId);
+    const tokenExpiry = streamTokenExpiry(run.finishedAt);
+    if (access === 'stream-token' && tokenExpiry !== null && tokenExpiry.getTime() <= Date.now()) {
+      throw new UnauthorizedException('The stream token has expired');
+    }
     const ended = run.status !== 'running' && run.status !== 'requires_action';
     if (ended && after >= run.lastSeq) {
       // The client has everything: 204 tells a browser's EventSource to stop reconnecting.

@@ -3,7 +3,8 @@ import { ApiHeader, ApiNoContentResponse, ApiOperation, ApiTags } from '@nestjs/
 import type { FastifyReply } from 'fastify';
 import { RunService } from '../runs/run.service';
 import { ToolCallDecisions } from '../runs/tool-call-decisions.service';
-import { Owner } from '../auth/owner.decorator';
+import { Owner, ViaStreamToken } from '../auth/owner.decorator';
+import { StreamTokens, streamTokenExpiry } from '../auth/stream-tokens';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import { ApiEventStream } from './api-event-stream.decorator';
 import { ApprovalDto } from './dto/approval.dto';
@@ -20,6 +21,7 @@ export class RunsController {
     private readonly runs: RunService,
     private readonly decisions: ToolCallDecisions,
     private readonly streams: RunStreamsService,
+    private readonly tokens: StreamTokens,
   ) {}
 
   @Get(':id')
@@ -40,9 +42,20 @@ export class RunsController {
     @Param('id', RunIdPipe) id: string,
     @Query() query: RunEventsQuery,
     @Headers('last-event-id') lastEventId: string | undefined,
+    @ViaStreamToken() viaStreamToken: boolean,
     @Res() reply: FastifyReply,
   ) {
-    return this.streams.follow(owner, id, resumePoint(lastEventId, query.after), reply);
+    const after = resumePoint(lastEventId, query.after);
+    return this.streams.follow(owner, id, after, reply, viaStreamToken ? 'stream-token' : 'api-key');
+  }
+
+  @Post(':id/stream-token')
+  @ApiOperation({
+    summary: "A token that reads this run's events with ?token= (for EventSource, which sends no headers)",
+  })
+  async streamToken(@Owner() owner: string, @Param('id', RunIdPipe) id: string) {
+    const run = await this.runs.assertRun(owner, id);
+    return { token: this.tokens.issue(owner, run.id), expiresAt: streamTokenExpiry(run.finishedAt) };
   }
 
   @Post(':id/cancel')

@@ -4,6 +4,14 @@ import type { Params } from 'nestjs-pino';
 import { stdTimeFunctions } from 'pino';
 import type { AppConfig } from '../config/app-config';
 
+// Stream tokens ride in the query string (EventSource sends no headers): they never reach a log.
+const QUERY_SECRET = /([?&]token=)[^&#]*/gi;
+
+/** The URL with the value of every `token` query parameter replaced. */
+export function redactQuerySecrets(url: string): string {
+  return url.replace(QUERY_SECRET, '$1[redacted]');
+}
+
 // Probes and scrapes arrive every few seconds; a line for each would drown the rest.
 const QUIET_PATHS = /^\/(health(\/|$|\?)|metrics($|\?))/;
 
@@ -33,7 +41,7 @@ export function loggerParams(config: Pick<AppConfig, 'logLevel'>): Params {
         req: (req: { id: unknown; method: string; url: string; remoteAddress?: string }) => ({
           id: req.id,
           method: req.method,
-          url: req.url,
+          url: redactQuerySecrets(req.url),
           remoteAddress: req.remoteAddress,
         }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),

@@ -53,6 +53,13 @@ describe('request logs', () => {
       expect(text).not.toContain(secret);
   });
 
+  it('log a stream token in the query string as [redacted]', async () => {
+    const lines = await logLinesFor('/v1/runs/0b6e/events?after=3&token=lwst_secret-token&x=1', {});
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ req: { url: '/v1/runs/0b6e/events?after=3&token=[redacted]&x=1' } });
+    expect(JSON.stringify(lines)).not.toContain('secret-token');
+  });
+
   it('skip probes and scrapes', async () => {
     expect(await logLinesFor('/health/live', {})).toEqual([]);
     expect(await logLinesFor('/metrics', {})).toEqual([]);

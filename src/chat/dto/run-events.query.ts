@@ -1,5 +1,5 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, Matches } from 'class-validator';
+import { IsOptional, IsString, Matches } from 'class-validator';
 
 export class RunEventsQuery {
   @ApiPropertyOptional({
@@ -9,4 +9,12 @@ export class RunEventsQuery {
   @IsOptional()
   @Matches(/^\d{1,9}$/, { message: 'after must be a whole number' })
   after?: string;
+
+  @ApiPropertyOptional({
+    description:
+      'A stream token of this run (POST /v1/runs/{id}/stream-token), for clients that cannot send an Authorization header',
+  })
+  @IsOptional()
+  @IsString()
+  token?: string;
 }
