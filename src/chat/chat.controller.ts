@@ -1,10 +1,11 @@
-import { Body, Controller, Param, Post, Res } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { applyDecorators, Body, Controller, Headers, Param, Post, Res } from '@nestjs/common';
+import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Owner } from '../auth/owner.decorator';
 import { ApiEventStream } from './api-event-stream.decorator';
 import { CreateChatDto } from './dto/create-chat.dto';
 import { CreateMessageDto } from './dto/create-message.dto';
+import { idempotencyKey, resumePoint } from './request-headers';
 import { RunStreamsService } from './run-streams.service';
 import { SessionIdPipe } from './uuid-or-404.pipe';
 
@@ -17,24 +18,67 @@ export class ChatController {
   @ApiOperation({
     summary: 'Send a prompt (creating a session unless sessionId is given) and stream the run',
   })
+  @ApiIdempotentStart()
   @ApiEventStream()
   chat(
     @Owner() owner: string,
-    @Body() { prompt, sessionId, ...options }: CreateChatDto,
+    @Body() body: CreateChatDto,
+    @Headers('idempotency-key') key: string | undefined,
+    @Headers('last-event-id') lastEventId: string | undefined,
     @Res() reply: FastifyReply,
   ) {
-    return this.streams.startAndStream(owner, { prompt, sessionId, session: options }, reply);
+    const { prompt, sessionId, ...options } = body;
+    const idempotency = idempotent(key, 'chat', body);
+    const retried = idempotency ? resumePoint(lastEventId, undefined) : 0;
+    return this.streams.startAndStream(
+      owner,
+      { prompt, sessionId, session: options, idempotency },
+      reply,
+      retried,
+    );
   }
 
   @Post('sessions/:id/messages')
   @ApiOperation({ summary: 'Send a prompt to a session and stream the run' })
+  @ApiIdempotentStart()
   @ApiEventStream()
   message(
     @Owner() owner: string,
     @Param('id', SessionIdPipe) sessionId: string,
     @Body() body: CreateMessageDto,
+    @Headers('idempotency-key') key: string | undefined,
+    @Headers('last-event-id') lastEventId: string | undefined,
     @Res() reply: FastifyReply,
   ) {
-    return this.streams.startAndStream(owner, { prompt: body.content, sessionId }, reply);
+    const idempotency = idempotent(key, `messages:${sessionId}`, body);
+    const retried = idempotency ? resumePoint(lastEventId, undefined) : 0;
+    return this.streams.startAndStream(
+      owner,
+      { prompt: body.content, sessionId, idempotency },
+      reply,
+      retried,
+    );
   }
+}
+
+function idempotent(header: string | undefined, scope: string, body: object) {
+  const key = idempotencyKey(header);
+  return key === undefined ? undefined : { key, scope, request: body };
+}
+
+/** The two headers a retry of a start request may send. */
+function ApiIdempotentStart() {
+  return applyDecorators(
+    ApiHeader({
+      name: 'Idempotency-Key',
+      required: false,
+      description:
+        'Up to 200 characters. Sent again within 24 hours with the same body, the request starts nothing and streams the run the first one started; with another body it is a 422',
+    }),
+    ApiHeader({
+      name: 'Last-Event-ID',
+      required: false,
+      description: 'With a repeated Idempotency-Key: stream the run after this event',
+    }),
+  );
 }

@@ -14,13 +14,18 @@ export class RunStreamsService {
     private readonly streams: EventStreamService,
   ) {}
 
-  async startAndStream(owner: string, input: StartRun, reply: FastifyReply): Promise<void> {
+  /**
+   * Starts the run and streams it from its start. A retry whose Idempotency-Key an earlier request
+   * claimed streams that request's run instead, after `retriedAfter` (its Last-Event-ID).
+   */
+  async startAndStream(owner: string, input: StartRun, reply: FastifyReply, retriedAfter = 0): Promise<void> {
     this.streams.assertCapacity();
-    const { runId, sessionId } = await this.runs.start(owner, input);
+    const { runId, sessionId, replayed } = await this.runs.start(owner, input);
+    const after = replayed ? retriedAfter : 0;
     await this.streams.write(
       reply,
       { 'x-run-id': runId, 'x-session-id': sessionId },
-      (signal) => this.hub.follow(runId, 0, signal),
+      (signal) => this.hub.follow(runId, after, signal),
       () => this.runs.streamClosed(runId),
     );
   }

@@ -5,12 +5,12 @@ import { RunService } from '../runs/run.service';
 import { ToolCallDecisions } from '../runs/tool-call-decisions.service';
 import { Owner, ViaStreamToken } from '../auth/owner.decorator';
 import { StreamTokens, streamTokenExpiry } from '../auth/stream-tokens';
-import { DomainError, ErrorCode } from '../common/domain-error';
 import { ApiEventStream } from './api-event-stream.decorator';
 import { ApprovalDto } from './dto/approval.dto';
 import { RunEventsQuery } from './dto/run-events.query';
 import { ToolResultDto } from './dto/tool-result.dto';
 import { runView } from './presenters';
+import { resumePoint } from './request-headers';
 import { RunStreamsService } from './run-streams.service';
 import { RunIdPipe } from './uuid-or-404.pipe';
 
@@ -92,16 +92,4 @@ export class RunsController {
       isError: body.isError ?? false,
     });
   }
-}
-
-function resumePoint(lastEventId: string | undefined, after: string | undefined): number {
-  const value = lastEventId?.trim() || after;
-  if (value === undefined) return 0;
-  if (!/^\d{1,9}$/.test(value)) {
-    throw new DomainError(
-      ErrorCode.InvalidRequest,
-      'Last-Event-ID must be a whole number (the seq of the last event received)',
-    );
-  }
-  return Number(value);
 }

@@ -13,6 +13,8 @@ export function domainErrorStatus(code: ErrorCode): HttpStatus {
       return HttpStatus.CONFLICT;
     case ErrorCode.InvalidRequest:
       return HttpStatus.BAD_REQUEST;
+    case ErrorCode.IdempotencyKeyReused:
+      return HttpStatus.UNPROCESSABLE_ENTITY;
     case ErrorCode.RateLimited:
     case ErrorCode.TooManyActiveRuns:
       return HttpStatus.TOO_MANY_REQUESTS;

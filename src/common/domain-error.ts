@@ -6,6 +6,7 @@ export enum ErrorCode {
   SessionBusy = 'SESSION_BUSY',
   ToolCallNotWaiting = 'TOOL_CALL_NOT_WAITING',
   InvalidRequest = 'INVALID_REQUEST',
+  IdempotencyKeyReused = 'IDEMPOTENCY_KEY_REUSED',
   RateLimited = 'RATE_LIMITED',
   TooManyActiveRuns = 'TOO_MANY_ACTIVE_RUNS',
   ServerBusy = 'SERVER_BUSY',

@@ -23,20 +23,33 @@ import { RunHandle, RunStopped } from '../agent/run-handle';
 import { RunOrchestrator } from '../agent/run-orchestrator.service';
 import { ConversationStore, type ToolCallRow } from '../store/conversation-store.service';
 import { RUN_CANCEL_CHANNEL, RunStore, type Queryable, type RunRow } from '../store/run-store.service';
+import { IdempotencyStore, type IdempotencyClaim } from '../store/idempotency-store.service';
 import { isRunReleased } from '../store/store-errors';
 import { SessionStore, type SessionRow } from '../store/session-store.service';
 import { SessionsService, type SessionOptions } from '../sessions/sessions.service';
 import { Toolset } from '../tools/toolset';
 
 /** A new prompt (in a new session unless sessionId), or the session's last prompt answered again. */
-export type StartRun =
+export type StartRun = (
   | {
       prompt: string;
       sessionId?: string;
       /** Options of the session to create when there is no sessionId. */
       session?: SessionOptions;
     }
-  | { regenerate: true; sessionId: string; session?: undefined };
+  | { regenerate: true; sessionId: string; session?: undefined }
+) & {
+  /** The request's Idempotency-Key: when an earlier request claimed it, its run is the answer. */
+  idempotency?: Omit<IdempotencyClaim, 'owner'>;
+};
+
+/** The run a start request is answered with: the one it started, or the one its key's first request did. */
+export interface StartedRun {
+  runId: string;
+  sessionId: string;
+  /** True when an earlier request with the same Idempotency-Key started it. */
+  replayed: boolean;
+}
 
 /**
  * The life of runs around the loop: starting one, taking one up again (after a wait, on any
@@ -61,6 +74,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
     private readonly notifications: PgNotifications,
     private readonly metrics: MetricsService,
     private readonly draining: Draining,
+    private readonly idempotency: IdempotencyStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -87,23 +101,11 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
     return [...this.handles.values()].filter((h) => !h.released).map((h) => h.run.id);
   }
 
-  /** Creates the run (and the session when needed), stores the prompt and starts driving it. */
-  async start(owner: string, input: StartRun): Promise<{ runId: string; sessionId: string }> {
-    if (this.draining.active)
-      throw new DomainError(
-        ErrorCode.ShuttingDown,
-        'The server is shutting down; retry on another instance',
-        {},
-        1,
-      );
-    if (this.handles.size >= this.config.maxActiveRuns) {
-      throw new DomainError(
-        ErrorCode.ServerBusy,
-        'The server is running as many runs as it may; retry shortly',
-        {},
-        1,
-      );
-    }
+  /**
+   * Creates the run (and the session when needed), stores the prompt and starts driving it. With an
+   * Idempotency-Key that an earlier request claimed, starts nothing and answers with that run.
+   */
+  async start(owner: string, input: StartRun): Promise<StartedRun> {
     const options = Object.entries(input.session ?? {}).filter(([, v]) => v !== undefined);
     if (input.sessionId && options.length > 0) {
       throw new DomainError(
@@ -119,7 +121,24 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
     const events: SerializedEvent[] = [];
     // Taken before the lease is written, so this process never counts on more lease than it has.
     const leasedAt = Date.now();
+    let earlier: StartedRun | null = null;
     await this.store.transaction(async (tx) => {
+      // First, so that a request refused below leaves the key unused (the transaction rolls back).
+      if (input.idempotency) {
+        const held = await this.idempotency.claim(tx, { owner, ...input.idempotency }, runId);
+        if (held && !held.sameRequest) {
+          throw new DomainError(
+            ErrorCode.IdempotencyKeyReused,
+            'This Idempotency-Key was used with a different request body; use a new key for a new request',
+            { runId: held.runId },
+          );
+        }
+        if (held) {
+          earlier = { runId: held.runId, sessionId: held.sessionId, replayed: true };
+          return;
+        }
+      }
+      this.assertTakingRuns();
       session = input.sessionId
         ? await this.sessions.find(owner, input.sessionId, tx)
         : await this.sessions.create(
@@ -170,6 +189,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
       }
       run = newRunRow(runId, session.id, owner, model, maxIterations, this.processId);
     });
+    if (earlier) return earlier;
     const lease = new RunLease(this.processId, this.config.runLeaseMs, leasedAt);
     const sink = new RunEventSink(runId, 0, this.store, lease, (err) => this.writeFailed(runId, err), events);
     const conversation = await this.conversation.sessionMessages(session.id);
@@ -188,7 +208,26 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
     });
     this.launch(handle);
     this.metrics.runStarted();
-    return { runId, sessionId: session.id };
+    return { runId, sessionId: session.id, replayed: false };
+  }
+
+  /** 503 while draining or when this process drives as many runs as it may. */
+  private assertTakingRuns(): void {
+    if (this.draining.active)
+      throw new DomainError(
+        ErrorCode.ShuttingDown,
+        'The server is shutting down; retry on another instance',
+        {},
+        1,
+      );
+    if (this.handles.size >= this.config.maxActiveRuns) {
+      throw new DomainError(
+        ErrorCode.ServerBusy,
+        'The server is running as many runs as it may; retry shortly',
+        {},
+        1,
+      );
+    }
   }
 
   async getRun(owner: string, runId: string): Promise<RunRow & { pendingToolCalls: ToolCallRow[] }> {

@@ -1,3 +1,4 @@
+import { IdempotencyKeyEntity } from './idempotency-key.entity';
 import { MessageEntity } from './message.entity';
 import { RunEventEntity } from './run-event.entity';
 import { RunEntity } from './run.entity';
@@ -12,4 +13,5 @@ export const ENTITIES = [
   ToolCallEntity,
   RunEventEntity,
   RunStartEntity,
+  IdempotencyKeyEntity,
 ];

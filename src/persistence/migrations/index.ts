@@ -2,6 +2,7 @@ import { Initial1795350083586 } from './1795350083586-initial';
 import { RunStarts1795410119189 } from './1795410119189-run-starts';
 import { FrontendChatIds1795410348852 } from './1795410348852-frontend-chat-ids';
 import { RunSupersededBy1795413323169 } from './1795413323169-run-superseded-by';
+import { IdempotencyKeys1795417048424 } from './1795417048424-idempotency-keys';
 
 /** Every committed migration, oldest first. Never edit one that has landed; add a new one. */
 export const MIGRATIONS = [
@@ -9,4 +10,5 @@ export const MIGRATIONS = [
   RunStarts1795410119189,
   FrontendChatIds1795410348852,
   RunSupersededBy1795413323169,
+  IdempotencyKeys1795417048424,
 ];
