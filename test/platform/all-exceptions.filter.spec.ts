@@ -55,6 +55,7 @@ const MAPPED: [ErrorCode, number, string][] = [
   [ErrorCode.SessionBusy, 409, 'Conflict'],
   [ErrorCode.ToolCallNotWaiting, 409, 'Conflict'],
   [ErrorCode.InvalidRequest, 400, 'Bad Request'],
+  [ErrorCode.IdempotencyKeyReused, 422, 'Unprocessable Entity'],
   [ErrorCode.RateLimited, 429, 'Too Many Requests'],
   [ErrorCode.TooManyActiveRuns, 429, 'Too Many Requests'],
   [ErrorCode.ServerBusy, 503, 'Service Unavailable'],
