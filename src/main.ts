@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { mkdirSync } from 'node:fs';
+import { accessSync, constants, mkdirSync } from 'node:fs';
 import { ConfigError, loadConfig } from './config/app-config';
 import { readEnvironment } from './config/environment';
 import { createApp } from './bootstrap';
@@ -21,6 +21,18 @@ function surviveStrayErrors(): void {
   process.on('uncaughtException', (err) => log('uncaught exception (the server keeps serving)', err));
 }
 
+/** Why the tools could not write in `folder` (created when missing), or null when they can. */
+function unwritableFolder(folder: string): string | null {
+  try {
+    mkdirSync(folder, { recursive: true });
+    accessSync(folder, constants.W_OK);
+    return null;
+  } catch (err) {
+    const uid = process.getuid?.();
+    return `${folder} is not a folder this process${uid === undefined ? '' : ` (uid ${uid})`} can write in (${(err as NodeJS.ErrnoException).code ?? String(err)}): give it that user, e.g. chown ${uid ?? '<uid>'} ${folder}`;
+  }
+}
+
 /** The production entry: validate the environment, open the database, serve, drain on SIGTERM. */
 async function main(): Promise<void> {
   surviveStrayErrors();
@@ -35,7 +47,11 @@ async function main(): Promise<void> {
     throw err;
   }
 
-  mkdirSync(config.workspaceRoot, { recursive: true });
+  const workspaceProblem = unwritableFolder(config.workspaceRoot);
+  if (workspaceProblem !== null) {
+    startupLog('error', `Loopwright cannot start: WORKSPACE_ROOT ${workspaceProblem}`);
+    process.exit(1);
+  }
   const database = await openDatabase(config, startupLog);
   const app = await createApp(config, database.url);
   await app.listen({ port: config.port, host: config.host });

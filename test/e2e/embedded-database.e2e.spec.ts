@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
@@ -126,6 +126,16 @@ describe('start-up that cannot succeed (e2e, dist/main.js)', () => {
     expect(logged.filter((l) => l.msg.includes('does not answer yet')).length).toBeGreaterThanOrEqual(2);
     expect(logged.at(-1)!.msg).toContain('cannot reach the database of DATABASE_URL');
     expect(output).not.toContain('secret');
+  });
+
+  it('stops at once, naming WORKSPACE_ROOT, when the tools could not write there', async () => {
+    const dir = openTempDir('loopwright-ws-file-');
+    const notAFolder = join(dir, 'file');
+    writeFileSync(notAFolder, 'a file where the workspace should be');
+    const { code, output } = await runToExit({ WORKSPACE_ROOT: notAFolder });
+    expect(code).toBe(1);
+    const last = JSON.parse(lines(output).at(-1)!) as { msg: string };
+    expect(last.msg).toContain(`WORKSPACE_ROOT ${notAFolder} is not a folder this process`);
   });
 
   const asRoot = process.getuid?.() === 0;

@@ -29,10 +29,44 @@ function stages(dockerfile: string): Stage[] {
   return result;
 }
 
-/** Whether a Docker engine answers here: without one, the compose check is skipped, saying so. */
-const HAVE_ENGINE = spawnSync('docker', ['info'], { timeout: 10_000 }).status === 0;
-if (!HAVE_ENGINE)
-  console.warn('skipped: `docker compose config` needs a Docker engine, and none answers here');
+/**
+ * The Compose programs here: the plugin (`docker compose`) and Debian's `docker-compose`. Checking a
+ * file (`config`) needs no engine. Without either the check is skipped, saying so.
+ */
+const COMPOSE_PROGRAMS = [
+  { name: 'docker compose', command: 'docker', args: ['compose'] },
+  { name: 'docker-compose', command: 'docker-compose', args: [] },
+].filter((p) => spawnSync(p.command, [...p.args, 'version'], { timeout: 10_000 }).status === 0);
+if (COMPOSE_PROGRAMS.length === 0)
+  console.warn(
+    'skipped: neither `docker compose` nor `docker-compose` is installed to check docker-compose.yml',
+  );
+
+/** `config --quiet` of the compose file with `env` as its .env: exit code and what it printed. */
+async function composeConfig(
+  program: (typeof COMPOSE_PROGRAMS)[number],
+  env: string,
+): Promise<{ code: number; output: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'loopwright-compose-'));
+  copyFileSync(join(root, 'docker-compose.yml'), join(dir, 'docker-compose.yml'));
+  writeFileSync(join(dir, '.env'), env);
+  const args = [
+    ...program.args,
+    '--project-directory',
+    dir,
+    '-f',
+    join(dir, 'docker-compose.yml'),
+    'config',
+    '--quiet',
+  ];
+  try {
+    const { stdout, stderr } = await run(program.command, args, { cwd: dir });
+    return { code: 0, output: stdout + stderr };
+  } catch (err) {
+    const failed = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: failed.code ?? 1, output: `${failed.stdout ?? ''}${failed.stderr ?? ''}` };
+  }
+}
 
 describe('the container image', () => {
   const all = stages(read('Dockerfile'));
@@ -111,28 +145,41 @@ describe('docker-compose.yml', () => {
     expect(env.HOST).toBe('0.0.0.0');
   });
 
-  it('reads secrets from .env, mounts the workspace and publishes port 3000', () => {
+  it('reads secrets from .env, requires API_KEYS and POSTGRES_PASSWORD there, and has no default password', () => {
     expect(app.env_file).toEqual('.env');
-    expect(app.volumes).toContain('./workspace:/workspace');
-    expect((app.ports as string[]).some((port) => /(^|:)3000:3000$/.test(port))).toBe(true);
-    expect((app.environment as Record<string, string>).WORKSPACE_ROOT).toBe('/workspace');
+    const env = app.environment as Record<string, string>;
+    expect(env.API_KEYS).toMatch(/^\$\{API_KEYS:\?.+\}$/);
+    expect(env.DATABASE_URL).toContain('${POSTGRES_PASSWORD:?');
+    expect((db.environment as Record<string, string>).POSTGRES_PASSWORD).toMatch(
+      /^\$\{POSTGRES_PASSWORD:\?.+\}$/,
+    );
+    expect(read('docker-compose.yml')).not.toMatch(/POSTGRES_PASSWORD:-/);
   });
 
-  (HAVE_ENGINE ? it : it.skip)('is accepted by docker compose (needs a Docker engine)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'loopwright-compose-'));
-    copyFileSync(join(root, 'docker-compose.yml'), join(dir, 'docker-compose.yml'));
-    writeFileSync(join(dir, '.env'), 'API_KEYS=ci:secret\nOPENAI_API_KEY=sk-test\n');
-    const { stdout } = await run('docker', [
-      'compose',
-      '--project-directory',
-      dir,
-      '-f',
-      join(dir, 'docker-compose.yml'),
-      'config',
-      '--quiet',
-    ]);
-    expect(stdout).toBe('');
+  it("keeps the workspace on a named volume (the image's user owns it), publishes port 3000, reaps orphans", () => {
+    expect(app.volumes).toContain('workspace:/workspace');
+    expect(Object.keys(compose.volumes ?? {})).toContain('workspace');
+    expect((app.ports as string[]).some((port) => /(^|:)3000:3000$/.test(port))).toBe(true);
+    expect((app.environment as Record<string, string>).WORKSPACE_ROOT).toBe('/workspace');
+    expect(app.init).toBe(true);
   });
+
+  it("has no top-level name (Debian's docker-compose refuses it)", () => {
+    expect(Object.keys(compose)).not.toContain('name');
+  });
+
+  for (const program of COMPOSE_PROGRAMS) {
+    it(`is accepted by ${program.name}, and refused naming API_KEYS while .env lacks it`, async () => {
+      const complete = await composeConfig(
+        program,
+        'API_KEYS=ci:secret\nPOSTGRES_PASSWORD=pw\nOPENAI_API_KEY=sk-test\n',
+      );
+      expect(complete).toEqual({ code: 0, output: '' });
+      const noKeys = await composeConfig(program, 'POSTGRES_PASSWORD=pw\n');
+      expect(noKeys.code).not.toBe(0);
+      expect(noKeys.output).toContain('set API_KEYS in .env');
+    });
+  }
 });
 
 describe('.env.example', () => {
