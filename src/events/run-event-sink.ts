@@ -127,7 +127,7 @@ export class RunEventSink {
     if (this.nextSeq - 1 <= this.storedSeq || this.releasedBy) return this.chain;
     return this.enqueue(
       this.nextSeq - 1,
-      (events) => this.store.appendEvents(this.store.queryable, this.runId, events, this.lease.owner),
+      (events) => this.store.appendBatched(this.runId, events, this.lease.owner),
       false,
     ).catch(() => undefined);
   }

@@ -4,6 +4,7 @@ import type { AppConfig } from '../config/app-config';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { RunError, RunStatus } from '../persistence/entities/run.entity';
+import { EventAppendBatcher } from './event-append-batcher';
 import { LeaseLost } from './store-errors';
 
 /** Anything that can run a query: the data source or a transaction's manager. */
@@ -72,12 +73,16 @@ const RUN_COLUMNS = `id, session_id AS "sessionId", owner, status, model, max_it
 export class RunStore {
   /** How long a process's claim on a running run holds without renewal (RUN_LEASE_MS). */
   private readonly leaseMs: number;
+  private readonly textBatcher: EventAppendBatcher;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.leaseMs = config.runLeaseMs;
+    this.textBatcher = new EventAppendBatcher(this.db.manager, RUN_EVENTS_CHANNEL, (runId, events, owner) =>
+      this.writeWithEvents(this.db.manager, runId, events, [], {}, owner),
+    );
   }
 
   transaction<T>(work: (tx: EntityManager) => Promise<T>): Promise<T> {
@@ -408,6 +413,14 @@ export class RunStore {
     leaseOwner?: string,
   ): Promise<void> {
     if (events.length > 0) await this.writeWithEvents(q, runId, events, [], {}, leaseOwner);
+  }
+
+  /**
+   * Appends events that change no state (text, tool output) while `leaseOwner` holds the run,
+   * together with the same kind of appends of this process's other runs (see EventAppendBatcher).
+   */
+  appendBatched(runId: string, events: readonly EventRecord[], leaseOwner: string): Promise<void> {
+    return events.length === 0 ? Promise.resolve() : this.textBatcher.append(runId, events, leaseOwner);
   }
 
   async eventsAfter(runId: string, after: number, limit: number): Promise<EventRecord[]> {
