@@ -87,7 +87,7 @@ export class EventAppendBatcher {
            RETURNING runs.id, pg_notify('${this.channel}', runs.id::text || ' ' || v.last_seq::text)
          ), ev AS (
            INSERT INTO run_events (run_id, seq, type, payload)
-           SELECT u.run_id, u.seq, u.type, u.payload::jsonb
+           SELECT u.run_id, u.seq, u.type, u.payload::json
              FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[]) AS u(run_id, seq, type, payload)
             WHERE u.run_id IN (SELECT id FROM owned)
          )

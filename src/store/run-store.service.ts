@@ -148,7 +148,7 @@ export class RunStore {
          INSERT INTO messages (id, session_id, run_id, seq, role, content)
          SELECT $8::uuid, $2::uuid, $1::uuid, pos.seq, 'user', $9 FROM pos
        ), ev AS (
-         INSERT INTO run_events (run_id, seq, type, payload) VALUES ($1, $11, $12, $10::jsonb)
+         INSERT INTO run_events (run_id, seq, type, payload) VALUES ($1, $11, $12, $10::json)
        ), started AS (
          INSERT INTO run_starts (owner) VALUES ($3)
        ), pruned AS (
@@ -203,7 +203,7 @@ export class RunStore {
          INSERT INTO runs (id, session_id, owner, status, model, max_iterations, lease_owner, lease_expires_at, last_seq)
          VALUES ($1, $2, $3, 'running', $4, $5, $6, now() + $7::int * interval '1 millisecond', $9)
        ), ev AS (
-         INSERT INTO run_events (run_id, seq, type, payload) VALUES ($1, $9, $10, $8::jsonb)
+         INSERT INTO run_events (run_id, seq, type, payload) VALUES ($1, $9, $10, $8::json)
        ), started AS (
          INSERT INTO run_starts (owner) VALUES ($3)
        ), pruned AS (
@@ -290,7 +290,7 @@ export class RunStore {
       const n = params.length;
       ctes.push(
         `ev AS (INSERT INTO run_events (run_id, seq, type, payload)
-           SELECT $1::uuid, u.seq, u.type, u.payload::jsonb
+           SELECT $1::uuid, u.seq, u.type, u.payload::json
              FROM unnest($${n - 2}::int[], $${n - 1}::text[], $${n}::text[]) AS u(seq, type, payload))`,
       );
       params.push(events[events.length - 1].seq);

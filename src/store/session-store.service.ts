@@ -106,9 +106,15 @@ export class SessionStore {
   async delete(id: string, owner: string): Promise<{ deleted: boolean; activeRunId: string | null }> {
     const rows = returningRows<{ id: string }>(
       await this.db.query(
-        `DELETE FROM sessions s WHERE s.id = $1 AND s.owner = $2
-            AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.session_id = s.id AND r.status IN ('running', 'requires_action'))
-          RETURNING s.id`,
+        `WITH gone AS (
+           DELETE FROM sessions s WHERE s.id = $1 AND s.owner = $2
+              AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.session_id = s.id AND r.status IN ('running', 'requires_action'))
+            RETURNING s.id
+         ), events AS (
+           -- The event log has no foreign key (see RunEventEntity): its rows go here, with their runs.
+           DELETE FROM run_events e USING runs r WHERE r.session_id IN (SELECT id FROM gone) AND e.run_id = r.id
+         )
+         SELECT id FROM gone`,
         [id, owner],
       ),
     );

@@ -325,6 +325,13 @@ describe('durable runs with people and clients in the loop (e2e)', () => {
     expect((await api(app.url, 'GET', `/v1/sessions/${sessionId}`)).status).toBe(404);
     expect((await api(app.url, 'GET', `/v1/runs/${runId}`)).status).toBe(404);
     expect((await api(app.url, 'DELETE', `/v1/sessions/${sessionId}`)).status).toBe(404);
+    const db = await connect(app.databaseUrl);
+    try {
+      const left = await db.query('SELECT count(*)::int AS n FROM run_events WHERE run_id = $1', [runId]);
+      expect(left.rows[0].n).toBe(0);
+    } finally {
+      await db.end();
+    }
   });
 
   it('keeps a waiting stream open with a ping comment after SSE_PING_MS without an event', async () => {

@@ -1,7 +1,13 @@
-import { Column, CreateDateColumn, Entity, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { RunEntity } from './run.entity';
+import { Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
 
-/** The run's event log: every event it streamed, so any client can resume from any `seq`. */
+/**
+ * The run's event log: every event it streamed, so any client can resume from any `seq`. The
+ * hottest table (one row per text delta), so it is kept light: `payload` is `json` — stored and
+ * read back as the very text that was streamed, never parsed into jsonb and printed again — and
+ * there is no foreign key to `runs`, whose check would lock the run's row for every event. Events
+ * are only written by statements that update their run in the same statement, and they are
+ * deleted with their session (SessionStore.delete).
+ */
 @Entity({ name: 'run_events' })
 export class RunEventEntity {
   @PrimaryColumn({ name: 'run_id', type: 'uuid', primaryKeyConstraintName: 'pk_run_events' })
@@ -10,14 +16,10 @@ export class RunEventEntity {
   @PrimaryColumn({ type: 'int', primaryKeyConstraintName: 'pk_run_events' })
   seq!: number;
 
-  @ManyToOne(() => RunEntity, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'run_id', foreignKeyConstraintName: 'fk_run_events_run' })
-  run?: RunEntity;
-
   @Column({ type: 'text' })
   type!: string;
 
-  @Column({ type: 'jsonb' })
+  @Column({ type: 'json' })
   payload!: unknown;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })

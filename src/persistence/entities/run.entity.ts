@@ -28,6 +28,8 @@ export interface RunError {
   where: "status IN ('running', 'requires_action')",
 })
 @Index('idx_runs_owner_created', ['owner', 'createdAt'])
+// A key's active runs, counted at every start (MAX_ACTIVE_RUNS_PER_KEY) without reading its history.
+@Index('idx_runs_owner_active', ['owner'], { where: "status IN ('running', 'requires_action')" })
 @Index('idx_runs_active_lease', ['leaseExpiresAt'], { where: "status = 'running'" })
 export class RunEntity {
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'pk_runs' })

@@ -3,6 +3,8 @@ import { RunStarts1795410119189 } from './1795410119189-run-starts';
 import { FrontendChatIds1795410348852 } from './1795410348852-frontend-chat-ids';
 import { RunSupersededBy1795413323169 } from './1795413323169-run-superseded-by';
 import { IdempotencyKeys1795417048424 } from './1795417048424-idempotency-keys';
+import { LightEventLog1795417824579 } from './1795417824579-light-event-log';
+import { OwnerActiveRuns1795417890573 } from './1795417890573-owner-active-runs';
 
 /** Every committed migration, oldest first. Never edit one that has landed; add a new one. */
 export const MIGRATIONS = [
@@ -11,4 +13,6 @@ export const MIGRATIONS = [
   FrontendChatIds1795410348852,
   RunSupersededBy1795413323169,
   IdempotencyKeys1795417048424,
+  LightEventLog1795417824579,
+  OwnerActiveRuns1795417890573,
 ];
