@@ -58,6 +58,8 @@ export default tseslint.config(
       '.data/',
       'workspace/',
       'coverage/',
+      'test-artifacts/',
+      'test/platform/typed-client/',
       '**/*.mjs',
       '**/*.js',
     ],

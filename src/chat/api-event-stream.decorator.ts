@@ -13,6 +13,10 @@ export function ApiEventStream(
     ApiProduces('text/event-stream'),
     ApiOkResponse({
       description,
+      headers: {
+        'X-Run-Id': { description: 'The run streamed', schema: { type: 'string', format: 'uuid' } },
+        'X-Session-Id': { description: 'Its session', schema: { type: 'string', format: 'uuid' } },
+      },
       content: {
         'text/event-stream': { schema: { $ref: `#/components/schemas/${RUN_EVENT_SCHEMA}` } },
       },

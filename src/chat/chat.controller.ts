@@ -2,6 +2,7 @@ import { applyDecorators, Body, Controller, Headers, Param, Post, Res } from '@n
 import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Owner } from '../auth/owner.decorator';
+import { ApiErrors } from '../http/api-errors.decorator';
 import { ApiEventStream } from './api-event-stream.decorator';
 import { CreateChatDto } from './dto/create-chat.dto';
 import { CreateMessageDto } from './dto/create-message.dto';
@@ -20,6 +21,7 @@ export class ChatController {
   })
   @ApiIdempotentStart()
   @ApiEventStream()
+  @ApiErrors(404, 409, 422, 429, 503)
   chat(
     @Owner() owner: string,
     @Body() body: CreateChatDto,
@@ -42,6 +44,7 @@ export class ChatController {
   @ApiOperation({ summary: 'Send a prompt to a session and stream the run' })
   @ApiIdempotentStart()
   @ApiEventStream()
+  @ApiErrors(404, 409, 422, 429, 503)
   message(
     @Owner() owner: string,
     @Param('id', SessionIdPipe) sessionId: string,

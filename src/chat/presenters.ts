@@ -1,10 +1,12 @@
 import type { MessageRow, ToolCallRow } from '../store/conversation-store.service';
 import type { RunRow } from '../store/run-store.service';
 import type { SessionRow } from '../store/session-store.service';
+import type { RunResponse } from './dto/run.response';
+import type { MessageResponse, SessionResponse } from './dto/session.response';
 
 /** The JSON shapes of the contract, built from stored rows (internal columns stay inside). */
 
-export function sessionView(s: SessionRow) {
+export function sessionView(s: SessionRow): SessionResponse {
   return {
     id: s.id,
     title: s.title,
@@ -19,7 +21,7 @@ export function sessionView(s: SessionRow) {
   };
 }
 
-export function messageView(m: MessageRow) {
+export function messageView(m: MessageRow): MessageResponse {
   return {
     id: m.id,
     role: m.role,
@@ -32,7 +34,7 @@ export function messageView(m: MessageRow) {
   };
 }
 
-export function runView(r: RunRow & { pendingToolCalls: ToolCallRow[] }) {
+export function runView(r: RunRow & { pendingToolCalls: ToolCallRow[] }): RunResponse {
   return {
     id: r.id,
     sessionId: r.sessionId,

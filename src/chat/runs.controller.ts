@@ -1,5 +1,15 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiHeader, ApiNoContentResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiAcceptedResponse,
+  ApiCreatedResponse,
+  ApiHeader,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
+import { ApiErrors } from '../http/api-errors.decorator';
+import { RunResponse, StreamTokenResponse } from './dto/run.response';
 import type { FastifyReply } from 'fastify';
 import { RunService } from '../runs/run.service';
 import { ToolCallDecisions } from '../runs/tool-call-decisions.service';
@@ -26,7 +36,9 @@ export class RunsController {
 
   @Get(':id')
   @ApiOperation({ summary: "A run's status, usage and the calls it waits for" })
-  async get(@Owner() owner: string, @Param('id', RunIdPipe) id: string) {
+  @ApiOkResponse({ type: RunResponse })
+  @ApiErrors(404)
+  async get(@Owner() owner: string, @Param('id', RunIdPipe) id: string): Promise<RunResponse> {
     return runView(await this.runs.getRun(owner, id));
   }
 
@@ -37,6 +49,7 @@ export class RunsController {
   @ApiHeader({ name: 'Last-Event-ID', required: false })
   @ApiEventStream()
   @ApiNoContentResponse({ description: 'The run has ended and the client already has its last event' })
+  @ApiErrors(400, 404, 503)
   events(
     @Owner() owner: string,
     @Param('id', RunIdPipe) id: string,
@@ -53,7 +66,12 @@ export class RunsController {
   @ApiOperation({
     summary: "A token that reads this run's events with ?token= (for EventSource, which sends no headers)",
   })
-  async streamToken(@Owner() owner: string, @Param('id', RunIdPipe) id: string) {
+  @ApiCreatedResponse({ type: StreamTokenResponse })
+  @ApiErrors(404)
+  async streamToken(
+    @Owner() owner: string,
+    @Param('id', RunIdPipe) id: string,
+  ): Promise<StreamTokenResponse> {
     const run = await this.runs.assertRun(owner, id);
     return { token: this.tokens.issue(owner, run.id), expiresAt: streamTokenExpiry(run.finishedAt) };
   }
@@ -61,6 +79,8 @@ export class RunsController {
   @Post(':id/cancel')
   @HttpCode(202)
   @ApiOperation({ summary: 'Cancel the run (idempotent)' })
+  @ApiAcceptedResponse({ description: 'Cancelling (or already ended)' })
+  @ApiErrors(404)
   async cancel(@Owner() owner: string, @Param('id', RunIdPipe) id: string): Promise<void> {
     await this.runs.cancel(owner, id);
   }
@@ -68,6 +88,8 @@ export class RunsController {
   @Post(':id/tool-calls/:callId/approval')
   @HttpCode(202)
   @ApiOperation({ summary: 'Approve (possibly with edited arguments) or reject a call waiting for approval' })
+  @ApiAcceptedResponse({ description: 'Decided; the run goes on' })
+  @ApiErrors(404, 409)
   async approve(
     @Owner() owner: string,
     @Param('id', RunIdPipe) id: string,
@@ -80,6 +102,8 @@ export class RunsController {
   @Post(':id/tool-calls/:callId/result')
   @HttpCode(202)
   @ApiOperation({ summary: "The client's result of a client tool call" })
+  @ApiAcceptedResponse({ description: 'Taken; the run goes on' })
+  @ApiErrors(404, 409)
   async result(
     @Owner() owner: string,
     @Param('id', RunIdPipe) id: string,

@@ -1,9 +1,23 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBody,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
+import { ApiErrors } from '../http/api-errors.decorator';
 import { SessionsService } from '../sessions/sessions.service';
 import { Owner } from '../auth/owner.decorator';
 import { ListSessionsQuery } from './dto/list-sessions.query';
 import { SessionOptionsDto } from './dto/session-options.dto';
+import {
+  FileChangeResponse,
+  SessionDetailResponse,
+  SessionPageResponse,
+  SessionResponse,
+} from './dto/session.response';
 import { messageView, sessionView } from './presenters';
 import { SessionIdPipe } from './uuid-or-404.pipe';
 
@@ -14,12 +28,20 @@ export class SessionsController {
 
   @Post()
   @ApiOperation({ summary: 'Create a session' })
-  async create(@Owner() owner: string, @Body() options: SessionOptionsDto) {
+  @ApiBody({
+    type: SessionOptionsDto,
+    required: false,
+    description: 'Every option may be left out, the body too',
+  })
+  @ApiCreatedResponse({ type: SessionResponse })
+  async create(@Owner() owner: string, @Body() options: SessionOptionsDto): Promise<SessionResponse> {
     return sessionView(await this.sessions.create(owner, options));
   }
 
   @Get()
   @ApiOperation({ summary: "The caller's sessions, newest first" })
+  @ApiOkResponse({ type: SessionPageResponse })
+  @ApiErrors(400)
   async list(@Owner() owner: string, @Query() query: ListSessionsQuery) {
     const page = await this.sessions.list(owner, query.limit ?? 20, query.cursor);
     return { data: page.data.map(sessionView), nextCursor: page.nextCursor };
@@ -27,13 +49,17 @@ export class SessionsController {
 
   @Get(':id')
   @ApiOperation({ summary: 'A session with its messages in order' })
-  async get(@Owner() owner: string, @Param('id', SessionIdPipe) id: string) {
+  @ApiOkResponse({ type: SessionDetailResponse })
+  @ApiErrors(404)
+  async get(@Owner() owner: string, @Param('id', SessionIdPipe) id: string): Promise<SessionDetailResponse> {
     const session = await this.sessions.get(owner, id);
     return { ...sessionView(session), messages: session.messages.map(messageView) };
   }
 
   @Get(':id/changes')
   @ApiOperation({ summary: "Every file the session's tool calls changed, with sha256 before and after" })
+  @ApiOkResponse({ type: [FileChangeResponse] })
+  @ApiErrors(404)
   changes(@Owner() owner: string, @Param('id', SessionIdPipe) id: string) {
     return this.sessions.changes(owner, id);
   }
@@ -41,6 +67,8 @@ export class SessionsController {
   @Delete(':id')
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete a session with its messages, runs and tool calls' })
+  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiErrors(404, 409)
   async delete(@Owner() owner: string, @Param('id', SessionIdPipe) id: string): Promise<void> {
     await this.sessions.delete(owner, id);
   }

@@ -135,7 +135,9 @@ export const RUN_EVENT_SCHEMAS: Readonly<Record<string, SchemaObject>> = {
       statusCode: integer(),
       message: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
       error: string(),
+      runId: { type: 'string', format: 'uuid', description: 'With 409 and 422: the run in the way' },
     },
+    additionalProperties: true,
   },
 };
 

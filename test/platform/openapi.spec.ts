@@ -1,3 +1,4 @@
+import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { startApp, type TestApp } from '../support/app';
 
 type Json = Record<string, unknown>;
@@ -38,7 +39,10 @@ const CONTRACT: [method: string, path: string][] = [
   ['post', '/v1/runs/{id}/cancel'],
   ['post', '/v1/runs/{id}/tool-calls/{callId}/approval'],
   ['post', '/v1/runs/{id}/tool-calls/{callId}/result'],
+  ['post', '/v1/runs/{id}/stream-token'],
   ['get', '/v1/tools'],
+  ['get', '/v1/mcp/servers'],
+  ['get', '/v1/sessions/{id}/changes'],
   ['get', '/health/live'],
   ['get', '/health/ready'],
   ['get', '/metrics'],
@@ -154,9 +158,55 @@ describe('the OpenAPI document', () => {
     expect(Object.keys(document.paths['/health/live'].get.responses as Json)).not.toContain('401');
   });
 
-  it('asks for the key on /v1 routes only', () => {
+  it('types the body of every success answer (but 202 and 204, which have none)', () => {
+    for (const [method, path] of CONTRACT) {
+      const responses = document.paths[path][method].responses as Record<string, Json>;
+      for (const [status, response] of Object.entries(responses).filter(([s]) => /^2/.test(s))) {
+        const typed = status === '202' || status === '204' || response.content !== undefined;
+        expect({ route: `${method} ${path}`, status, typed }).toEqual({
+          route: `${method} ${path}`,
+          status,
+          typed: true,
+        });
+      }
+    }
+    const created = document.paths['/v1/sessions'].post.responses as Record<string, Json>;
+    expect(created['201'].content).toEqual({
+      'application/json': { schema: { $ref: '#/components/schemas/SessionResponse' } },
+    });
+    expect(document.paths['/v1/sessions'].post.requestBody).toMatchObject({ required: false });
+    expect(JSON.stringify((document.components as Json).securitySchemes)).not.toContain('JWT');
+  });
+
+  it('declares the errors each route answers, with their shape', () => {
+    const errorsOf = (method: string, path: string) =>
+      Object.keys(document.paths[path][method].responses as Json).filter((s) => /^[45]/.test(s));
+    expect(errorsOf('post', '/v1/chat')).toEqual(
+      expect.arrayContaining(['400', '401', '404', '409', '413', '415', '421', '422', '429', '503']),
+    );
+    expect(errorsOf('get', '/v1/runs/{id}')).toEqual(expect.arrayContaining(['401', '404', '421']));
+    expect(errorsOf('post', '/v1/runs/{id}/tool-calls/{callId}/approval')).toEqual(
+      expect.arrayContaining(['400', '404', '409']),
+    );
+    expect(errorsOf('delete', '/v1/sessions/{id}')).toEqual(expect.arrayContaining(['404', '409']));
+    expect(errorsOf('get', '/health/live')).toEqual(['421']);
+  });
+
+  it("passes Redocly's recommended ruleset with no error and no warning", async () => {
+    const config = await createConfig({ extends: ['recommended'] });
+    const problems = await lintFromString({
+      source: JSON.stringify(document),
+      absoluteRef: '/docs/json',
+      config,
+    });
+    expect(
+      problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`),
+    ).toEqual([]);
+  });
+
+  it('asks for the key on /v1 routes, and says the public ones need none', () => {
     expect(document.paths['/v1/sessions'].get.security).toEqual([{ bearer: [] }]);
-    expect(document.paths['/health/ready'].get.security).toBeUndefined();
-    expect(document.paths['/metrics'].get.security).toBeUndefined();
+    expect(document.paths['/health/ready'].get.security).toEqual([]);
+    expect(document.paths['/metrics'].get.security).toEqual([]);
   });
 });

@@ -2,6 +2,7 @@ import { Body, Controller, Post, Res } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Owner } from '../../auth/owner.decorator';
+import { ApiErrors } from '../../http/api-errors.decorator';
 import { AgUiService } from './ag-ui.service';
 
 @ApiTags('frontends')
@@ -33,6 +34,7 @@ export class AgUiController {
     description: 'AG-UI events as Server-Sent Events (`data: <event JSON>`), encoded by @ag-ui/encoder',
     content: { 'text/event-stream': { schema: { type: 'string' } } },
   })
+  @ApiErrors(409, 429, 503)
   run(@Owner() owner: string, @Body() body: unknown, @Res() reply: FastifyReply) {
     return this.agUi.run(owner, body, reply);
   }

@@ -3,6 +3,7 @@ import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags
 import type { FastifyReply } from 'fastify';
 import { Owner } from '../../auth/owner.decorator';
 import { DomainError, ErrorCode } from '../../common/domain-error';
+import { ApiErrors } from '../../http/api-errors.decorator';
 import { AiSdkChatDto } from './ai-sdk-chat.dto';
 import { AiSdkChatService } from './ai-sdk-chat.service';
 
@@ -23,6 +24,7 @@ export class AiSdkChatController {
   })
   @ApiProduces('text/event-stream')
   @ApiOkResponse(UI_MESSAGE_STREAM)
+  @ApiErrors(409, 429, 503)
   send(
     @Owner() owner: string,
     @Body() { id, messages, trigger, messageId: _, ...options }: AiSdkChatDto,
@@ -36,6 +38,7 @@ export class AiSdkChatController {
   @ApiProduces('text/event-stream')
   @ApiOkResponse(UI_MESSAGE_STREAM)
   @ApiNoContentResponse({ description: 'The chat has no running or waiting run' })
+  @ApiErrors(400, 503)
   resume(@Owner() owner: string, @Param('chatId') chatId: string, @Res() reply: FastifyReply) {
     if (chatId.length < 1 || chatId.length > 200) {
       throw new DomainError(ErrorCode.InvalidRequest, 'chatId must be 1–200 characters');

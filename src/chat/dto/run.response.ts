@@ -1,0 +1,98 @@
+import { ApiProperty } from '@nestjs/swagger';
+
+export class UsageResponse {
+  @ApiProperty()
+  promptTokens!: number;
+
+  @ApiProperty()
+  completionTokens!: number;
+}
+
+export class RunErrorResponse {
+  @ApiProperty({ example: 'UPSTREAM_ERROR' })
+  code!: string;
+
+  @ApiProperty()
+  message!: string;
+
+  @ApiProperty()
+  retryable!: boolean;
+}
+
+export class PendingToolCallResponse {
+  @ApiProperty()
+  toolCallId!: string;
+
+  @ApiProperty()
+  name!: string;
+
+  @ApiProperty({
+    oneOf: [{ type: 'object', additionalProperties: true }, { type: 'string' }],
+    description: "The model's arguments, parsed; the raw text when they were not JSON",
+  })
+  arguments!: unknown;
+
+  @ApiProperty({ enum: ['server', 'client'] })
+  executor!: 'server' | 'client';
+
+  @ApiProperty({ enum: ['approval', 'result'] })
+  waitingFor!: 'approval' | 'result';
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'Why approval is needed, with the change it would make',
+  })
+  reason!: string | null;
+
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
+  expiresAt!: Date | null;
+}
+
+export class RunResponse {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  @ApiProperty({ format: 'uuid' })
+  sessionId!: string;
+
+  @ApiProperty({ enum: ['running', 'requires_action', 'completed', 'max_iterations', 'cancelled', 'failed'] })
+  status!: 'running' | 'requires_action' | 'completed' | 'max_iterations' | 'cancelled' | 'failed';
+
+  @ApiProperty()
+  model!: string;
+
+  @ApiProperty({ description: 'Model calls so far' })
+  iterations!: number;
+
+  @ApiProperty()
+  maxIterations!: number;
+
+  @ApiProperty({ type: UsageResponse })
+  usage!: UsageResponse;
+
+  @ApiProperty({ type: [PendingToolCallResponse], description: 'The calls a requires_action run waits for' })
+  pendingToolCalls!: PendingToolCallResponse[];
+
+  @ApiProperty({ type: RunErrorResponse, nullable: true })
+  error!: RunErrorResponse | null;
+
+  @ApiProperty({ type: String, format: 'date-time' })
+  createdAt!: Date;
+
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
+  finishedAt!: Date | null;
+}
+
+export class StreamTokenResponse {
+  @ApiProperty({ description: 'Pass as ?token= to GET /v1/runs/{id}/events of this run (and nothing else)' })
+  token!: string;
+
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'When the token stops working: 10 minutes after the run ended; null while it runs',
+  })
+  expiresAt!: Date | null;
+}

@@ -1,0 +1,113 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ClientToolDto } from './session-options.dto';
+
+/** What the answers of the API are made of, for the OpenAPI document (see presenters.ts). */
+
+export class SessionResponse {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  @ApiProperty({ type: String, nullable: true })
+  title!: string | null;
+
+  @ApiProperty({ type: String, nullable: true, description: "null: the server's default system prompt" })
+  systemPrompt!: string | null;
+
+  @ApiProperty({ type: String, nullable: true, description: 'null: LLM_MODEL' })
+  model!: string | null;
+
+  @ApiProperty({ enum: ['safe', 'write', 'exec'] })
+  mode!: 'safe' | 'write' | 'exec';
+
+  @ApiProperty({ type: [String], nullable: true, description: 'null: every tool the mode allows' })
+  tools!: string[] | null;
+
+  @ApiProperty({ type: [ClientToolDto] })
+  clientTools!: ClientToolDto[];
+
+  @ApiProperty({ type: Number, nullable: true, description: 'null: MAX_ITERATIONS' })
+  maxIterations!: number | null;
+
+  @ApiProperty({ type: String, format: 'date-time' })
+  createdAt!: Date;
+
+  @ApiProperty({ type: String, format: 'date-time' })
+  updatedAt!: Date;
+}
+
+export class SessionPageResponse {
+  @ApiProperty({ type: [SessionResponse] })
+  data!: SessionResponse[];
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'Pass as ?cursor= for the next page; null on the last',
+  })
+  nextCursor!: string | null;
+}
+
+export class MessageToolCallResponse {
+  @ApiProperty()
+  id!: string;
+
+  @ApiProperty()
+  name!: string;
+
+  @ApiProperty({
+    oneOf: [{ type: 'object', additionalProperties: true }, { type: 'string' }],
+    description: "The model's arguments, parsed; the raw text when they were not JSON",
+  })
+  arguments!: unknown;
+}
+
+export class MessageResponse {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  @ApiProperty({ enum: ['system', 'user', 'assistant', 'tool'] })
+  role!: 'system' | 'user' | 'assistant' | 'tool';
+
+  @ApiProperty({ type: String, nullable: true })
+  content!: string | null;
+
+  @ApiPropertyOptional({
+    type: [MessageToolCallResponse],
+    description: 'An assistant message that called tools',
+  })
+  toolCalls?: MessageToolCallResponse[];
+
+  @ApiPropertyOptional({ description: 'A tool message: the call it answers' })
+  toolCallId?: string;
+
+  @ApiProperty({ type: String, format: 'date-time' })
+  createdAt!: Date;
+}
+
+export class SessionDetailResponse extends SessionResponse {
+  @ApiProperty({ type: [MessageResponse], description: 'In order, the system message first' })
+  messages!: MessageResponse[];
+}
+
+export class FileChangeResponse {
+  @ApiProperty()
+  toolCallId!: string;
+
+  @ApiProperty({ format: 'uuid' })
+  runId!: string;
+
+  @ApiProperty()
+  tool!: string;
+
+  @ApiProperty({ description: 'Relative to the workspace' })
+  path!: string;
+
+  @ApiProperty({ type: String, nullable: true, description: 'null: the file did not exist' })
+  beforeSha256!: string | null;
+
+  @ApiProperty({ type: String, nullable: true, description: 'null: the file was deleted' })
+  afterSha256!: string | null;
+
+  @ApiProperty({ type: String, format: 'date-time' })
+  at!: Date;
+}
