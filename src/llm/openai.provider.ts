@@ -3,6 +3,7 @@ import type { AppConfig } from '../config/app-config';
 import { ChunkNormalizer } from './chunk-normalizer';
 import { ModelError, type ModelProvider, type ModelRequest, type ModelStreamEvent } from './model-provider';
 import { toChatCompletionParams, toolCallIdsIn } from './openai-request.mapper';
+import { createNodeFetch, rawBody } from './node-fetch';
 import { SseParser } from './sse-parser';
 import { abortReason, UpstreamCall } from './upstream-call';
 
@@ -47,6 +48,8 @@ export class OpenAiProvider implements ModelProvider {
       organization: null,
       project: null,
       maxRetries: config.llm.maxRetries,
+      // The client only ever streams chat completions: every 2xx body is read raw (see nodeFetch).
+      fetch: createNodeFetch(),
       logger: SILENT_LOGGER,
       logLevel: 'off',
     });
@@ -77,7 +80,7 @@ export class OpenAiProvider implements ModelProvider {
       return normalizer.cut;
     });
     const call = new UpstreamCall(signal, this.idleTimeoutMs);
-    let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+    let chunks: AsyncIterator<Uint8Array> | undefined;
     let atEnd = false;
     try {
       let response: Response;
@@ -90,14 +93,15 @@ export class OpenAiProvider implements ModelProvider {
       }
       call.touch();
       headers = response.headers;
-      if (response.body === null) {
+      const body: AsyncIterable<Uint8Array> | null = rawBody(response) ?? response.body;
+      if (body === null) {
         throw new ModelError('UPSTREAM_MALFORMED', 'the model upstream answered without a body', false);
       }
-      reader = response.body.getReader();
+      chunks = body[Symbol.asyncIterator]();
       while (!parser.done) {
-        let read: Awaited<ReturnType<typeof reader.read>>;
+        let read: IteratorResult<Uint8Array>;
         try {
-          read = await reader.read();
+          read = await chunks.next();
         } catch (error) {
           throw call.failure(error);
         }
@@ -122,7 +126,7 @@ export class OpenAiProvider implements ModelProvider {
         }
         if (atEnd) break;
       }
-      if (sawDone && !atEnd) atEnd = await bodyEnd(reader, BODY_END_AFTER_DONE_MS);
+      if (sawDone && !atEnd) atEnd = await bodyEnd(chunks, BODY_END_AFTER_DONE_MS);
       // A transport failure can end a body quietly; an abort or the idle timeout is not an end.
       call.throwIfStopped();
       if (!sawDone && !normalizer.cut && !normalizer.finished) {
@@ -163,14 +167,17 @@ function parseEvent(data: string, event: string, headers: Headers | undefined): 
 }
 
 /** Reads a body to its end, ignoring what it holds; false when it did not end within `ms` or failed. */
-async function bodyEnd(reader: ReadableStreamDefaultReader<Uint8Array>, ms: number): Promise<boolean> {
+async function bodyEnd(chunks: AsyncIterator<Uint8Array>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<'late'>((resolve) => {
     timer = setTimeout(() => resolve('late'), ms);
   });
   try {
     for (;;) {
-      const read = await Promise.race([reader.read(), late]);
+      const next = chunks.next();
+      // Left pending when late: the request is then closed, which rejects it — handled here.
+      next.catch(noop);
+      const read = await Promise.race([next, late]);
       if (read === 'late') return false;
       if (read.done) return true;
     }

@@ -1,0 +1,98 @@
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { Readable } from 'node:stream';
+
+/** Successful answers' bodies, left as Node streams for the provider to read (see rawBody). */
+const rawBodies = new WeakMap<Response, IncomingMessage>();
+
+/**
+ * The body of a 2xx answer of `nodeFetch`, as the socket delivers it: read this instead of
+ * `response.body` (which is null) — no web stream between the socket and the SSE parser.
+ */
+export function rawBody(response: Response): IncomingMessage | undefined {
+  return rawBodies.get(response);
+}
+
+/**
+ * The `fetch` the OpenAI SDK sends its requests with: node:http on keep-alive agents instead of
+ * undici. The SDK keeps everything it does (headers, auth, retries, timeouts, errors); what changes
+ * is the streamed body, which reaches the provider as Buffers from the socket rather than through
+ * fetch's web streams — at a model's 20–100 chunks a second per run, the dearest part of a stream.
+ * An error answer's body is a web stream as usual, for the SDK to read. Bodies are asked for
+ * uncompressed (`accept-encoding: identity`), as SSE is streamed anyway.
+ */
+export function createNodeFetch(): typeof fetch {
+  const agents = {
+    'http:': new HttpAgent({ keepAlive: true }),
+    'https:': new HttpsAgent({ keepAlive: true }),
+  };
+  return (input, init = {}) =>
+    new Promise<Response>((resolve, reject) => {
+      const url = new URL(input instanceof Request ? input.url : String(input));
+      const send = url.protocol === 'https:' ? httpsRequest : url.protocol === 'http:' ? httpRequest : null;
+      if (send === null) return reject(new TypeError(`unsupported protocol ${url.protocol}`));
+      const signal = init.signal ?? null;
+      if (signal?.aborted) return reject(abortError());
+      let answered: IncomingMessage | null = null;
+      const headers: Record<string, string> = { 'accept-encoding': 'identity' };
+      new Headers(init.headers).forEach((value, name) => (headers[name] = value));
+      const request = send(
+        url,
+        { method: init.method ?? 'GET', headers, agent: agents[url.protocol as keyof typeof agents] },
+        (answer) => {
+          answered = answer;
+          // Once the body has ended the socket serves another request: an abort must not reach it.
+          answer.once('end', stopListening).once('close', stopListening);
+          try {
+            resolve(toResponse(answer));
+          } catch (error) {
+            answer.destroy();
+            reject(error instanceof Error ? error : new Error(String(error)));
+          }
+        },
+      );
+      // Destroyed without an error: the socket may have no listener left once the body has arrived.
+      const onAbort = () => {
+        reject(abortError());
+        answered?.destroy();
+        request.destroy();
+      };
+      const stopListening = () => signal?.removeEventListener('abort', onAbort);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      // Also after the answer began: a request's late errors reach its body's reader, not the process.
+      request.on('error', (error) => {
+        stopListening();
+        reject(error);
+      });
+      const body = init.body;
+      if (body === undefined || body === null) request.end();
+      else if (typeof body === 'string' || body instanceof Uint8Array) request.end(body);
+      else {
+        request.destroy();
+        reject(new TypeError('nodeFetch sends string and byte bodies only'));
+      }
+    });
+}
+
+function toResponse(answer: IncomingMessage): Response {
+  const status = answer.statusCode ?? 0;
+  const headers = new Headers();
+  const raw = answer.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
+  const ok = status >= 200 && status < 300;
+  const body = ok || status === 304 ? null : (Readable.toWeb(answer) as ReadableStream<Uint8Array>);
+  const response = new Response(body, { status, statusText: answer.statusMessage, headers });
+  if (ok) {
+    rawBodies.set(response, answer);
+    // An abort after the reader stopped destroys the body with an error nobody is left to read.
+    answer.on('error', ignore);
+  }
+  return response;
+}
+
+function ignore(): void {}
+
+/** What fetch rejects with when its signal aborts (the SDK tells an abort by this name). */
+function abortError(): DOMException {
+  return new DOMException('This operation was aborted', 'AbortError');
+}
