@@ -1,6 +1,7 @@
 import type { DataSourceOptions } from 'typeorm';
 import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
+import { PreparingClient } from './preparing-client';
 
 /** One definition of the connection for the app, the migration generator and the tests. */
 export function dataSourceOptions(url: string, poolSize = 10): DataSourceOptions {
@@ -13,6 +14,6 @@ export function dataSourceOptions(url: string, poolSize = 10): DataSourceOptions
     synchronize: false,
     logging: false,
     poolSize,
-    extra: { application_name: 'loopwright' },
+    extra: { application_name: 'loopwright', Client: PreparingClient },
   };
 }
