@@ -89,7 +89,7 @@ describeInBrowser('a browser on another origin (e2e, Chromium)', () => {
             source.addEventListener(type, (e) => {
               followed.push(type);
               if (type === 'text')
-                text += (JSON.parse((e as MessageEvent<string>).data) as { delta: string }).delta;
+                text += (JSON.parse((e as MessageEvent).data as string) as { delta: string }).delta;
             });
           }
           // After `done` the stream ends; the reconnect gets the 204 and EventSource closes for good.
