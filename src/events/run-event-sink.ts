@@ -7,6 +7,8 @@ import { isRunReleased, isStoreUnavailable, LeaseLost, StoreUnavailable } from '
 /** At most one write of text deltas per run this often: batching keeps the database off the hot path. */
 const FLUSH_DELAY_MS = 100;
 const FLUSH_MAX_EVENTS = 256;
+/** Text held for the next write is written sooner once it is this long (one row stays small). */
+const FLUSH_MAX_TEXT = 64 * 1024;
 /** Stored events kept in memory for this process's streams; a stream further behind reads the log. */
 export const SINK_WINDOW = 256;
 /** Backoff of a write while the database is unreachable: 50 ms, doubling, at most 1 s between tries. */
@@ -19,7 +21,10 @@ const RETRY_MAX_MS = 1000;
  * committed, so the log is always a gap-free prefix and no stream says what the store lacks.
  *
  * `emit` is for events that change no state (text, tool output): they are written in batches — the
- * first of a quiet stretch at once, then at most one write per FLUSH_DELAY_MS. `commit` and
+ * first of a quiet stretch at once, then at most one write per FLUSH_DELAY_MS. The text deltas that
+ * arrive between two writes become one `text` event when the write takes them: no stream ever saw
+ * them apart, so nothing changes for a client but the size of a piece, while the log, the streams
+ * and the database carry one event per write instead of one per upstream chunk. `commit` and
  * `commitWrites` are for events that go with a state change: written with the change, after every
  * earlier event.
  *
@@ -32,6 +37,8 @@ const RETRY_MAX_MS = 1000;
 export class RunEventSink {
   /** Numbered events from `baseSeq` on: the unstored ones and a window of stored ones. */
   private events: SerializedEvent[] = [];
+  /** Text emitted since the last event was numbered; numbered as one `text` event by the next write. */
+  private pendingText = '';
   private baseSeq: number;
   private storedSeq: number;
   private nextSeq: number;
@@ -88,8 +95,14 @@ export class RunEventSink {
 
   emit(body: RunEventBody): void {
     if (this.closedState) return;
-    this.push(body);
-    if (this.nextSeq - 1 - this.storedSeq >= FLUSH_MAX_EVENTS) this.flushSoon(0);
+    if (body.type === 'text') {
+      this.pendingText += body.delta;
+    } else {
+      this.numberPendingText();
+      this.push(body);
+    }
+    if (this.nextSeq - 1 - this.storedSeq >= FLUSH_MAX_EVENTS || this.pendingText.length >= FLUSH_MAX_TEXT)
+      this.flushSoon(0);
     else this.flushSoon(Math.max(0, this.lastFlushAt + FLUSH_DELAY_MS - Date.now()));
   }
 
@@ -124,7 +137,9 @@ export class RunEventSink {
       this.flushTimer = null;
     }
     this.lastFlushAt = Date.now();
-    if (this.nextSeq - 1 <= this.storedSeq || this.releasedBy) return this.chain;
+    if (this.releasedBy) return this.chain;
+    this.numberPendingText();
+    if (this.nextSeq - 1 <= this.storedSeq) return this.chain;
     return this.enqueue(
       this.nextSeq - 1,
       (events) => this.store.appendBatched(this.runId, events, this.lease.owner),
@@ -184,8 +199,16 @@ export class RunEventSink {
     write: (events: SerializedEvent[]) => Promise<void>,
   ): Promise<void> {
     if (this.releasedBy) return Promise.reject(this.releasedBy);
+    this.numberPendingText();
     for (const body of bodies) this.push(body);
     return this.enqueue(this.nextSeq - 1, write, true);
+  }
+
+  private numberPendingText(): void {
+    if (this.pendingText === '') return;
+    const delta = this.pendingText;
+    this.pendingText = '';
+    this.push({ type: 'text', delta });
   }
 
   private push(body: RunEventBody): void {
@@ -256,6 +279,7 @@ export class RunEventSink {
     this.nextSeq = this.storedSeq + 1;
     if (isRunReleased(err)) {
       this.releasedBy ??= err;
+      this.pendingText = '';
       if (this.flushTimer) clearTimeout(this.flushTimer);
       this.flushTimer = null;
       this.closedState = true;

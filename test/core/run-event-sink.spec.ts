@@ -83,6 +83,32 @@ describe('RunEventSink on a real PostgreSQL: events are shown only once stored',
     expect(parsed(await storedEvents(store, runId))).toEqual(parsed(sink.visibleAfter(0)!));
   });
 
+  it('writes the text emitted between two writes as one text event, in order with the events around it', async () => {
+    const { runId, sink } = await newSink();
+    sink.emit({ type: 'text', delta: 'Hel' });
+    sink.emit({ type: 'text', delta: 'lo, ' });
+    sink.emit({ type: 'tool_call_output', toolCallId: 'c1', stream: 'stdout', chunk: 'out' });
+    sink.emit({ type: 'text', delta: 'wor' });
+    sink.emit({ type: 'text', delta: 'ld' });
+    await sink.commitWrites([step], []);
+    sink.emit({ type: 'text', delta: '!' });
+    await sink.flush();
+    const stored = parsed(await storedEvents(store, runId));
+    const piece = (body: unknown) => {
+      const b = body as { delta?: string; chunk?: string };
+      return b.delta ?? b.chunk ?? null;
+    };
+    expect(stored.map((e) => [e.seq, e.type, piece(e.body)])).toEqual([
+      [1, 'run_started', null],
+      [2, 'text', 'Hello, '],
+      [3, 'tool_call_output', 'out'],
+      [4, 'text', 'world'],
+      [5, 'step_finished', null],
+      [6, 'text', '!'],
+    ]);
+    expect(stored).toEqual(parsed(sink.visibleAfter(0)!));
+  });
+
   it('never shows a write the database refused, and gives its unshown numbers to the next events', async () => {
     const { runId, sink, errors } = await newSink();
     sink.emit({ type: 'text', delta: 'fine' });
@@ -189,8 +215,9 @@ describe('RunEventSink on a real PostgreSQL: events are shown only once stored',
     } as unknown as PgNotifications);
     hub.attach(sink);
     const total = SINK_WINDOW * 8;
+    // Tool output, which (unlike text) stays one event per emit.
     for (let i = 0; i < total; i++) {
-      sink.emit({ type: 'text', delta: `${i} ` });
+      sink.emit({ type: 'tool_call_output', toolCallId: 'call_1', stream: 'stdout', chunk: `${i} ` });
       if (i % 100 === 99) await sink.flush();
     }
     await sink.commitWrites(

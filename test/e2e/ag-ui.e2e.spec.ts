@@ -50,11 +50,11 @@ describe('POST /v1/ag-ui with @ag-ui/client HttpAgent (e2e)', () => {
       context: [{ description: 'Locale', value: 'en-GB' }],
     });
 
-    expect(events.map((e) => e.type)).toEqual([
+    // Text that reaches the server between two writes is one event, so the pieces depend on timing.
+    expect(events.map((e) => e.type).filter((t, i, all) => t !== all[i - 1])).toEqual([
       'RUN_STARTED',
       'STEP_STARTED',
       'TEXT_MESSAGE_START',
-      'TEXT_MESSAGE_CONTENT',
       'TEXT_MESSAGE_CONTENT',
       'TEXT_MESSAGE_END',
       'STEP_FINISHED',

@@ -120,11 +120,12 @@ describe('POST /v1/ai-sdk/chat with the AI SDK DefaultChatTransport (e2e)', () =
     const { message, chunks } = await send('chat-text', [userMessage('u1', 'Say hello')]);
 
     expect(textOf(message)).toBe('Hello from Loopwright.');
-    expect(chunks.map((c) => c.type)).toEqual([
+    // Text that reaches the server between two writes is one delta, so the pieces depend on timing.
+    expect(chunks.map((c) => c.type).filter((t, i, all) => t !== all[i - 1])).toEqual([
       'start',
       'start-step',
       'text-start',
-      ...Array(3).fill('text-delta'),
+      'text-delta',
       'text-end',
       'finish-step',
       'finish',

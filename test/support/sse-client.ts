@@ -146,3 +146,20 @@ export async function api(
   }
   return { status: res.status, body: parsed, headers: res.headers };
 }
+
+/**
+ * The events' types with each run of consecutive `text` events as one `text`: how many pieces an
+ * answer arrives in depends on timing (text that arrives between two writes is one event), its
+ * order and content do not.
+ */
+export function eventKinds(events: readonly StreamEvent[]): string[] {
+  return events.map((e) => e.event).filter((type, i, all) => type !== 'text' || all[i - 1] !== 'text');
+}
+
+/** The answer text of the events, however it was split. */
+export function answerOf(events: readonly StreamEvent[]): string {
+  return events
+    .filter((e) => e.event === 'text')
+    .map((e) => String(e.data.delta))
+    .join('');
+}
