@@ -71,7 +71,11 @@ export class SessionOptionsDto {
   @MinLength(1)
   model?: string;
 
-  @ApiPropertyOptional({ enum: ['safe', 'write', 'exec'], default: 'safe' })
+  // The default goes in the description: openapi-typescript makes a field with a `default` required.
+  @ApiPropertyOptional({
+    enum: ['safe', 'write', 'exec'],
+    description: 'What the session may do (default safe)',
+  })
   @IsOptional()
   @IsIn(['safe', 'write', 'exec'])
   mode?: SessionMode;

@@ -7,7 +7,7 @@ export class ToolResultDto {
   @IsNotEmpty()
   content!: string;
 
-  @ApiPropertyOptional({ default: false })
+  @ApiPropertyOptional({ description: 'Whether the content reports a failure (default false)' })
   @IsOptional()
   @IsBoolean()
   isError?: boolean;

@@ -11,7 +11,9 @@ export async function everyAnswer(baseUrl: string, apiKey: string): Promise<stri
   const sessionId: string = created.data?.id ?? '';
   seen.push(created.data?.mode ?? 'safe', String(created.data?.maxIterations ?? 0));
   await client.POST('/v1/sessions', {}); // no body at all
+  await client.POST('/v1/sessions', { body: {} }); // every option left out
 
+  await client.GET('/v1/sessions');
   const page = await client.GET('/v1/sessions', { params: { query: { limit: 5 } } });
   seen.push(page.data?.data[0]?.title ?? '', page.data?.nextCursor ?? 'last page');
 
@@ -42,7 +44,7 @@ export async function everyAnswer(baseUrl: string, apiKey: string): Promise<stri
   seen.push(approval.error?.message.toString() ?? '');
   await client.POST('/v1/runs/{id}/tool-calls/{callId}/result', {
     params: { path: { id: sessionId, callId: 'call_1' } },
-    body: { content: 'done', isError: false },
+    body: { content: 'done' },
   });
 
   const tools = await client.GET('/v1/tools', { params: { query: { mode: 'exec' } } });
