@@ -29,6 +29,13 @@ import { SessionStore, type SessionRow } from '../store/session-store.service';
 import { SessionsService, type SessionOptions } from '../sessions/sessions.service';
 import { Toolset } from '../tools/toolset';
 
+/**
+ * Start transactions that may be between their count of a key's runs and their commit, on every
+ * replica together (each holds a pooled connection, 10 per process): up to ten replicas, a key this
+ * far from its limits cannot pass them without the per-key lock.
+ */
+const LIMIT_MARGIN = 100;
+
 /** A new prompt (in a new session unless sessionId), or the session's last prompt answered again. */
 export type StartRun = (
   | {
@@ -305,8 +312,20 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
   // ── internals ─────────────────────────────────────────────────────────────
 
   /** The key's limits, counted in the database so every replica sees the same (serialised per key). */
+  /**
+   * The key's limits. A first count takes no lock; only a key within LIMIT_MARGIN of a limit is
+   * counted again under its lock, which serialises its starts up to their commit (and so their
+   * fsync). The first count can miss only starts whose transactions have not committed — at most
+   * one per pooled connection of every replica — so below the margin it cannot let a limit be passed.
+   */
   private async checkLimits(tx: Queryable, owner: string): Promise<void> {
-    const counts = await this.store.ownerRunCounts(tx, owner);
+    let counts = await this.store.ownerRunCounts(tx, owner, false);
+    if (
+      counts.active + LIMIT_MARGIN >= this.config.maxActiveRunsPerKey ||
+      counts.lastMinute + LIMIT_MARGIN >= this.config.rateLimitRunsPerMinute
+    ) {
+      counts = await this.store.ownerRunCounts(tx, owner, true);
+    }
     if (counts.lastMinute >= this.config.rateLimitRunsPerMinute) {
       const retryAfter = Math.max(1, Math.ceil((60_000 - counts.oldestAgeMs) / 1000));
       throw new DomainError(

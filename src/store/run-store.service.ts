@@ -228,14 +228,17 @@ export class RunStore {
 
   /**
    * Runs started by `owner` in the last minute (counted in run_starts, which deleting sessions does not
-   * touch), active now, and when the oldest of the minute leaves it.
+   * touch), active now, and when the oldest of the minute leaves it. Not `exact`, the counts miss the
+   * starts of other transactions that have not committed yet.
    */
   async ownerRunCounts(
     tx: Queryable,
     owner: string,
+    exact: boolean,
   ): Promise<{ lastMinute: number; active: number; oldestAgeMs: number }> {
-    // Serialised per key for the rest of the transaction: two starts never both see room for one.
-    await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [owner]);
+    // Exact: serialised per key for the rest of the transaction, so two starts never both see room
+    // for one (the count then sees every start that committed before the lock was granted).
+    if (exact) await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [owner]);
     const rows: { lastMinute: string; active: string; oldestAgeMs: number | null }[] = await tx.query(
       `SELECT s.n AS "lastMinute", s."oldestAgeMs",
               (SELECT count(*) FROM runs WHERE owner = $1 AND status IN ('running', 'requires_action')) AS "active"
