@@ -16,47 +16,16 @@ import { ToolRegistry } from '../tools/tool-registry.service';
 import { RunEventHub } from '../events/run-event-hub.service';
 import { RunEventSink } from '../events/run-event-sink';
 import { RunLease } from '../events/run-lease';
-import { serializeEvents, type SerializedEvent } from '../events/run-events';
 import { finishDetachedRun } from './detached-runs';
+import { RunStarts, type StartRun, type StartedRun } from './run-starts.service';
 import { callKey } from '../agent/call-key';
 import { RunHandle, RunStopped } from '../agent/run-handle';
 import { RunOrchestrator } from '../agent/run-orchestrator.service';
 import { ConversationStore, type ToolCallRow } from '../store/conversation-store.service';
-import { RUN_CANCEL_CHANNEL, RunStore, type Queryable, type RunRow } from '../store/run-store.service';
-import { IdempotencyStore, type IdempotencyClaim } from '../store/idempotency-store.service';
+import { RUN_CANCEL_CHANNEL, RunStore, type RunRow } from '../store/run-store.service';
 import { isRunReleased } from '../store/store-errors';
-import { SessionStore, type SessionRow } from '../store/session-store.service';
-import { SessionsService, type SessionOptions } from '../sessions/sessions.service';
+import { SessionStore } from '../store/session-store.service';
 import { Toolset } from '../tools/toolset';
-
-/**
- * Start transactions that may be between their count of a key's runs and their commit, on every
- * replica together (each holds a pooled connection, 10 per process): up to ten replicas, a key this
- * far from its limits cannot pass them without the per-key lock.
- */
-const LIMIT_MARGIN = 100;
-
-/** A new prompt (in a new session unless sessionId), or the session's last prompt answered again. */
-export type StartRun = (
-  | {
-      prompt: string;
-      sessionId?: string;
-      /** Options of the session to create when there is no sessionId. */
-      session?: SessionOptions;
-    }
-  | { regenerate: true; sessionId: string; session?: undefined }
-) & {
-  /** The request's Idempotency-Key: when an earlier request claimed it, its run is the answer. */
-  idempotency?: Omit<IdempotencyClaim, 'owner'>;
-};
-
-/** The run a start request is answered with: the one it started, or the one its key's first request did. */
-export interface StartedRun {
-  runId: string;
-  sessionId: string;
-  /** True when an earlier request with the same Idempotency-Key started it. */
-  replayed: boolean;
-}
 
 /**
  * The life of runs around the loop: starting one, taking one up again (after a wait, on any
@@ -74,14 +43,13 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
     private readonly store: RunStore,
     private readonly conversation: ConversationStore,
     private readonly sessionStore: SessionStore,
-    private readonly sessions: SessionsService,
+    private readonly starts: RunStarts,
     private readonly hub: RunEventHub,
     private readonly orchestrator: RunOrchestrator,
     private readonly registry: ToolRegistry,
     private readonly notifications: PgNotifications,
     private readonly metrics: MetricsService,
     private readonly draining: Draining,
-    private readonly idempotency: IdempotencyStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -113,128 +81,31 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
    * Idempotency-Key that an earlier request claimed, starts nothing and answers with that run.
    */
   async start(owner: string, input: StartRun): Promise<StartedRun> {
-    const options = Object.entries(input.session ?? {}).filter(([, v]) => v !== undefined);
-    if (input.sessionId && options.length > 0) {
-      throw new DomainError(
-        ErrorCode.InvalidRequest,
-        `${options.map(([k]) => k).join(', ')} can only be set when the chat creates its session (without sessionId)`,
-      );
-    }
-    const runId = randomUUID();
-    let session!: SessionRow;
-    let run!: RunRow;
-    let userSeq = 0;
-    let model = '';
-    const events: SerializedEvent[] = [];
-    // Taken before the lease is written, so this process never counts on more lease than it has.
-    const leasedAt = Date.now();
-    let earlier: StartedRun | null = null;
-    await this.store.transaction(async (tx) => {
-      // First, so that a request refused below leaves the key unused (the transaction rolls back).
-      if (input.idempotency) {
-        const held = await this.idempotency.claim(tx, { owner, ...input.idempotency }, runId);
-        if (held && !held.sameRequest) {
-          throw new DomainError(
-            ErrorCode.IdempotencyKeyReused,
-            'This Idempotency-Key was used with a different request body; use a new key for a new request',
-            { runId: held.runId },
-          );
-        }
-        if (held) {
-          earlier = { runId: held.runId, sessionId: held.sessionId, replayed: true };
-          return;
-        }
-      }
-      this.assertTakingRuns();
-      session = input.sessionId
-        ? await this.sessions.find(owner, input.sessionId, tx)
-        : await this.sessions.create(
-            owner,
-            { title: 'prompt' in input ? titleFrom(input.prompt) : '', ...input.session },
-            tx,
-          );
-      const active = input.sessionId ? await this.store.activeRunOfSession(tx, session.id) : null;
-      if (active) throw sessionBusy(session.id, active);
-      await this.checkLimits(tx, owner);
-      model = session.model ?? this.orchestrator.defaultModel;
-      const maxIterations = Math.min(
-        session.maxIterations ?? this.config.maxIterations,
-        this.config.maxIterations,
-      );
-      events.push(...serializeEvents(runId, 0, [{ type: 'run_started', sessionId: session.id, model }]));
-      const row = {
-        id: runId,
-        sessionId: session.id,
-        owner,
-        model,
-        maxIterations,
-        leaseOwner: this.processId,
-      };
-      try {
-        if ('prompt' in input) {
-          userSeq = await this.store.insertRun(
-            tx,
-            row,
-            { id: randomUUID(), content: input.prompt },
-            events[0],
-          );
-        } else {
-          const seq = await this.store.insertRegeneratedRun(tx, row, events[0]);
-          if (seq === null) {
-            throw new DomainError(
-              ErrorCode.InvalidRequest,
-              `Session ${session.id} has no prompt to answer again`,
-            );
-          }
-          userSeq = seq;
-        }
-      } catch (err) {
-        // Another request started a run on this session between our check and our insert.
-        if (!isUniqueViolation(err)) throw err;
-        const active = await this.store.activeRunOfSession(this.store.queryable, session.id);
-        throw sessionBusy(session.id, active ?? '');
-      }
-      run = newRunRow(runId, session.id, owner, model, maxIterations, this.processId);
-    });
-    if (earlier) return earlier;
+    const started = await this.starts.open(owner, input, this.processId, this.handles.size);
+    if ('earlier' in started) return started.earlier;
+    const { run, session, firstEvent, promptSeq, nextMessageSeq, leasedAt } = started.opened;
     const lease = new RunLease(this.processId, this.config.runLeaseMs, leasedAt);
-    const sink = new RunEventSink(runId, 0, this.store, lease, (err) => this.writeFailed(runId, err), events);
+    const sink = new RunEventSink(run.id, 0, this.store, lease, (err) => this.writeFailed(run.id, err), [
+      firstEvent,
+    ]);
     const conversation = await this.conversation.sessionMessages(session.id);
-    const handle = new RunHandle({
-      run,
-      session,
-      sink,
-      lease,
-      toolset: new Toolset(this.registry, this.config, session),
-      conversation,
-      callIds: new Set(),
-      callCounts: new Map(),
-      firstMessageSeq: userSeq,
-      nextMessageSeq: 'prompt' in input ? userSeq + 1 : session.nextMessageSeq,
-      resumesStep: false, // a new run has no calls yet
-    });
-    this.launch(handle);
+    this.launch(
+      new RunHandle({
+        run,
+        session,
+        sink,
+        lease,
+        toolset: new Toolset(this.registry, this.config, session),
+        conversation,
+        callIds: new Set(),
+        callCounts: new Map(),
+        firstMessageSeq: promptSeq,
+        nextMessageSeq,
+        resumesStep: false, // a new run has no calls yet
+      }),
+    );
     this.metrics.runStarted();
-    return { runId, sessionId: session.id, replayed: false };
-  }
-
-  /** 503 while draining or when this process drives as many runs as it may. */
-  private assertTakingRuns(): void {
-    if (this.draining.active)
-      throw new DomainError(
-        ErrorCode.ShuttingDown,
-        'The server is shutting down; retry on another instance',
-        {},
-        1,
-      );
-    if (this.handles.size >= this.config.maxActiveRuns) {
-      throw new DomainError(
-        ErrorCode.ServerBusy,
-        'The server is running as many runs as it may; retry shortly',
-        {},
-        1,
-      );
-    }
+    return { runId: run.id, sessionId: session.id, replayed: false };
   }
 
   async getRun(owner: string, runId: string): Promise<RunRow & { pendingToolCalls: ToolCallRow[] }> {
@@ -310,40 +181,6 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
   }
 
   // ── internals ─────────────────────────────────────────────────────────────
-
-  /** The key's limits, counted in the database so every replica sees the same (serialised per key). */
-  /**
-   * The key's limits. A first count takes no lock; only a key within LIMIT_MARGIN of a limit is
-   * counted again under its lock, which serialises its starts up to their commit (and so their
-   * fsync). The first count can miss only starts whose transactions have not committed — at most
-   * one per pooled connection of every replica — so below the margin it cannot let a limit be passed.
-   */
-  private async checkLimits(tx: Queryable, owner: string): Promise<void> {
-    let counts = await this.store.ownerRunCounts(tx, owner, false);
-    if (
-      counts.active + LIMIT_MARGIN >= this.config.maxActiveRunsPerKey ||
-      counts.lastMinute + LIMIT_MARGIN >= this.config.rateLimitRunsPerMinute
-    ) {
-      counts = await this.store.ownerRunCounts(tx, owner, true);
-    }
-    if (counts.lastMinute >= this.config.rateLimitRunsPerMinute) {
-      const retryAfter = Math.max(1, Math.ceil((60_000 - counts.oldestAgeMs) / 1000));
-      throw new DomainError(
-        ErrorCode.RateLimited,
-        `Rate limit: at most ${this.config.rateLimitRunsPerMinute} runs a minute per key`,
-        {},
-        retryAfter,
-      );
-    }
-    if (counts.active >= this.config.maxActiveRunsPerKey) {
-      throw new DomainError(
-        ErrorCode.TooManyActiveRuns,
-        `This key already has ${counts.active} active runs (MAX_ACTIVE_RUNS_PER_KEY=${this.config.maxActiveRunsPerKey})`,
-        {},
-        1,
-      );
-    }
-  }
 
   private launch(h: RunHandle): void {
     this.handles.set(h.run.id, h);
@@ -456,46 +293,4 @@ function isActive(run: RunRow): boolean {
 
 export function runNotFound(runId: string): DomainError {
   return new DomainError(ErrorCode.RunNotFound, `Run ${runId} not found`);
-}
-
-function sessionBusy(sessionId: string, runId: string): DomainError {
-  return new DomainError(ErrorCode.SessionBusy, `Session ${sessionId} already has an active run`, { runId });
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505';
-}
-
-function titleFrom(prompt: string): string {
-  const line = prompt.trim().split('\n')[0] ?? '';
-  return line.length > 80 ? `${line.slice(0, 77)}…` : line;
-}
-
-function newRunRow(
-  id: string,
-  sessionId: string,
-  owner: string,
-  model: string,
-  maxIterations: number,
-  leaseOwner: string,
-): RunRow {
-  return {
-    id,
-    sessionId,
-    owner,
-    status: 'running',
-    model,
-    maxIterations,
-    iterations: 0,
-    promptTokens: 0,
-    completionTokens: 0,
-    error: null,
-    lastSeq: 1,
-    finalMessageId: null,
-    leaseOwner,
-    leaseExpired: false,
-    cancelRequested: false,
-    createdAt: new Date(),
-    finishedAt: null,
-  };
 }

@@ -5,13 +5,14 @@ import { SessionsModule } from '../sessions/sessions.module';
 import { StoreModule } from '../store/store.module';
 import { ToolsModule } from '../tools/tools.module';
 import { RunService } from './run.service';
+import { RunStarts } from './run-starts.service';
 import { RunSupervisor } from './run-supervisor.service';
 import { ToolCallDecisions } from './tool-call-decisions.service';
 
 /** The durable life of runs: start, take up, settle waiting calls, cancel, supervise, end. */
 @Module({
   imports: [AgentModule, EventsModule, SessionsModule, StoreModule, ToolsModule],
-  providers: [RunService, ToolCallDecisions, RunSupervisor],
+  providers: [RunService, RunStarts, ToolCallDecisions, RunSupervisor],
   exports: [RunService, ToolCallDecisions],
 })
 export class RunsModule {}

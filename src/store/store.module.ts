@@ -1,12 +1,13 @@
 import { Module } from '@nestjs/common';
 import { ConversationStore } from './conversation-store.service';
 import { IdempotencyStore } from './idempotency-store.service';
+import { RunStartStore } from './run-start-store.service';
 import { RunStore } from './run-store.service';
 import { SessionStore } from './session-store.service';
 
 /** Every SQL statement of the durable core: one store per aggregate, nothing else writes SQL. */
 @Module({
-  providers: [RunStore, ConversationStore, SessionStore, IdempotencyStore],
-  exports: [RunStore, ConversationStore, SessionStore, IdempotencyStore],
+  providers: [RunStore, RunStartStore, ConversationStore, SessionStore, IdempotencyStore],
+  exports: [RunStore, RunStartStore, ConversationStore, SessionStore, IdempotencyStore],
 })
 export class StoreModule {}

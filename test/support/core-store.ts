@@ -5,6 +5,7 @@ import { serializeEvent, type SerializedEvent } from '../../src/events/run-event
 import { dataSourceOptions } from '../../src/persistence/data-source-options';
 import { runMigrationsLocked } from '../../src/persistence/migrate';
 import { ConversationStore } from '../../src/store/conversation-store.service';
+import { RunStartStore } from '../../src/store/run-start-store.service';
 import { RunStore } from '../../src/store/run-store.service';
 import { SessionStore } from '../../src/store/session-store.service';
 import { createTestDatabase } from './database';
@@ -14,6 +15,7 @@ export interface CoreStore {
   db: DataSource;
   url: string;
   runs: RunStore;
+  starts: RunStartStore;
   conversation: ConversationStore;
   sessions: SessionStore;
   close(): Promise<void>;
@@ -28,6 +30,7 @@ export async function openCoreStore(url?: string, runLeaseMs = 30_000): Promise<
     db,
     url: databaseUrl,
     runs: new RunStore(db, config),
+    starts: new RunStartStore(config),
     conversation: new ConversationStore(db),
     sessions: new SessionStore(db),
     close: () => db.destroy(),
@@ -57,7 +60,7 @@ export async function insertRunningRun(
     'You are a test.',
   );
   const firstEvent = serializeEvent(runId, 1, { type: 'run_started', sessionId, model: 'm' });
-  const userSeq = await store.runs.insertRun(
+  const userSeq = await store.starts.insertRun(
     store.db.manager,
     { id: runId, sessionId, owner: 'tester', model: 'm', maxIterations: 5, leaseOwner },
     { id: randomUUID(), content: 'hello' },
