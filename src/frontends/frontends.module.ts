@@ -9,11 +9,12 @@ import { AgUiService } from './ag-ui/ag-ui.service';
 import { AiSdkChatController } from './ai-sdk/ai-sdk-chat.controller';
 import { AiSdkChatService } from './ai-sdk/ai-sdk-chat.service';
 import { ProjectedRunStream } from './projected-run.service';
+import { WaitingRunTurns } from './waiting-run-turns.service';
 
 /** The public frontend protocols (AI SDK UI message stream, AG-UI), projected from the run event log. */
 @Module({
   imports: [ChatModule, RunsModule, EventsModule, SessionsModule, StoreModule],
   controllers: [AiSdkChatController, AgUiController],
-  providers: [ProjectedRunStream, AiSdkChatService, AgUiService],
+  providers: [ProjectedRunStream, WaitingRunTurns, AiSdkChatService, AgUiService],
 })
 export class FrontendsModule {}

@@ -7,9 +7,8 @@ import type { FastifyReply } from 'fastify';
 import { SessionOptionsDto } from '../../chat/dto/session-options.dto';
 import { DomainError, ErrorCode } from '../../common/domain-error';
 import { RunService } from '../../runs/run.service';
-import { ToolCallDecisions } from '../../runs/tool-call-decisions.service';
+import { WaitingRunTurns } from '../waiting-run-turns.service';
 import { SessionsService, type SessionOptions } from '../../sessions/sessions.service';
-import { RunStore } from '../../store/run-store.service';
 import { ProjectedRunStream } from '../projected-run.service';
 import { EventStreamService } from '../../chat/sse/event-stream.service';
 import { clientToolsOf, readAgUiTurn } from './ag-ui-input';
@@ -28,9 +27,8 @@ const SESSION_OPTION_KEYS = ['title', 'systemPrompt', 'model', 'mode', 'tools', 
 export class AgUiService {
   constructor(
     private readonly runs: RunService,
-    private readonly decisions: ToolCallDecisions,
+    private readonly turns: WaitingRunTurns,
     private readonly sessions: SessionsService,
-    private readonly store: RunStore,
     private readonly projected: ProjectedRunStream,
     private readonly streams: EventStreamService,
   ) {}
@@ -62,33 +60,15 @@ export class AgUiService {
       const { runId } = await this.runs.start(owner, { prompt: turn.text, sessionId: session.id });
       return this.stream(reply, newAgUiProjection({ ...ids, runId }));
     }
-    const runId = await this.store.activeRunOfSession(this.store.queryable, session.id);
-    if (!runId)
-      throw new DomainError(ErrorCode.ToolCallNotWaiting, `Thread ${input.threadId} has no waiting run`);
-    const run = await this.runs.getRun(owner, runId);
-    const waiting = new Set(
-      run.pendingToolCalls.filter((c) => c.status === 'awaiting_client').map((c) => c.callId),
+    const { runId, lastSeq, decided } = await this.turns.decide(
+      owner,
+      session.id,
+      turn.results.map((r) => ({ kind: 'result' as const, ...r })),
+      `Thread ${input.threadId} has no waiting run`,
     );
-    const mine = turn.results.filter((r) => waiting.has(r.toolCallId));
-    if (mine.length === 0) {
-      throw new DomainError(
-        ErrorCode.ToolCallNotWaiting,
-        'The tool messages answer none of the calls the run waits for',
-        {
-          runId,
-        },
-      );
-    }
-    for (const r of mine) {
-      await this.decisions.decide(owner, runId, r.toolCallId, {
-        kind: 'result',
-        content: r.content,
-        isError: r.isError,
-      });
-    }
     return this.stream(
       reply,
-      newAgUiProjection({ ...ids, runId }, run.lastSeq, new Set(mine.map((r) => r.toolCallId))),
+      newAgUiProjection({ ...ids, runId }, lastSeq, new Set(decided.map((r) => r.toolCallId))),
     );
   }
 

@@ -3,7 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { DomainError, ErrorCode } from '../../common/domain-error';
 import type { RunEvent, Usage } from '../../events/run-events';
 import { RunService } from '../../runs/run.service';
-import { ToolCallDecisions } from '../../runs/tool-call-decisions.service';
+import { WaitingRunTurns } from '../waiting-run-turns.service';
 import { SessionsService, type SessionOptions } from '../../sessions/sessions.service';
 import { RunStore } from '../../store/run-store.service';
 import { ProjectedRunStream, type Projector } from '../projected-run.service';
@@ -30,7 +30,7 @@ export interface AiSdkChatRequest {
 export class AiSdkChatService {
   constructor(
     private readonly runs: RunService,
-    private readonly decisions: ToolCallDecisions,
+    private readonly turns: WaitingRunTurns,
     private readonly sessions: SessionsService,
     private readonly store: RunStore,
     private readonly projected: ProjectedRunStream,
@@ -57,39 +57,15 @@ export class AiSdkChatService {
       const { runId } = await this.runs.start(owner, { prompt: last.text, sessionId: session.id });
       return this.stream(reply, newUiProjection(runId, session.id));
     }
-    const runId = await this.store.activeRunOfSession(this.store.queryable, session.id);
-    if (!runId) {
-      throw new DomainError(
-        ErrorCode.ToolCallNotWaiting,
-        `Chat ${req.chatId} has no run waiting for a decision`,
-      );
-    }
-    const run = await this.runs.getRun(owner, runId);
-    const waiting = new Set(run.pendingToolCalls.map((c) => c.callId));
-    // The client's message also carries the parts it had already (server results, earlier decisions):
-    // only the calls still waiting are decided.
-    const mine = last.decisions.filter((d) => waiting.has(d.toolCallId));
-    if (mine.length === 0) {
-      throw new DomainError(
-        ErrorCode.ToolCallNotWaiting,
-        'The message answers none of the calls the run waits for',
-        {
-          runId,
-        },
-      );
-    }
-    for (const d of mine) {
-      await this.decisions.decide(
-        owner,
-        runId,
-        d.toolCallId,
-        d.kind === 'approval'
-          ? { kind: 'approval', approve: d.approve, ...(d.reason !== undefined ? { reason: d.reason } : {}) }
-          : { kind: 'result', content: d.content, isError: d.isError },
-      );
-    }
-    const ownResults = new Set(mine.filter((d) => d.kind === 'result').map((d) => d.toolCallId));
-    return this.stream(reply, newUiProjection(runId, session.id, run.lastSeq, ownResults));
+    // The client's message also carries the parts it had already (server results, earlier decisions).
+    const { runId, lastSeq, decided } = await this.turns.decide(
+      owner,
+      session.id,
+      last.decisions,
+      `Chat ${req.chatId} has no run waiting for a decision`,
+    );
+    const ownResults = new Set(decided.filter((d) => d.kind === 'result').map((d) => d.toolCallId));
+    return this.stream(reply, newUiProjection(runId, session.id, lastSeq, ownResults));
   }
 
   /** The chat's running or waiting run from its start; 204 when it has none. */
