@@ -7,10 +7,17 @@ import { Draining } from '../common/draining';
 import { serializeEvent, type SerializedEvent } from '../events/run-events';
 import { RunOrchestrator } from '../agent/run-orchestrator.service';
 import { IdempotencyStore, type IdempotencyClaim } from '../store/idempotency-store.service';
-import { RunStartStore, type NewRun } from '../store/run-start-store.service';
+import { ConversationStore, type MessageRow } from '../store/conversation-store.service';
+import {
+  RunStartStore,
+  type KeyRunCounts,
+  type NewRun,
+  type RunStart,
+  type StartOutcome,
+} from '../store/run-start-store.service';
 import { RunStore, type Queryable, type RunRow } from '../store/run-store.service';
-import type { SessionRow } from '../store/session-store.service';
-import { SessionsService, type SessionOptions } from '../sessions/sessions.service';
+import type { NewSession, SessionRow } from '../store/session-store.service';
+import { sessionNotFound, SessionsService, type SessionOptions } from '../sessions/sessions.service';
 
 /**
  * Start transactions that may be between their count of a key's runs and their commit, on every
@@ -41,10 +48,12 @@ export interface StartedRun {
   replayed: boolean;
 }
 
-/** A run its start transaction has stored, leased to the starting process, for it to drive. */
+/** A run its start has stored, leased to the starting process, for it to drive. */
 export interface OpenedRun {
   run: RunRow;
   session: SessionRow;
+  /** The session's messages, the prompt included. */
+  conversation: MessageRow[];
   firstEvent: SerializedEvent;
   /** The prompt's position in the session. */
   promptSeq: number;
@@ -54,9 +63,11 @@ export interface OpenedRun {
 }
 
 /**
- * A start request's transaction: its Idempotency-Key, whether the server and the key may start a run
- * now, the session (found or created), and the run with its prompt and first event. Refusals roll
- * everything back, the key included.
+ * A start request: its Idempotency-Key, whether the server and the key may start a run now, the
+ * session (found or created), and the run with its prompt and first event — written by one statement
+ * (RunStartStore.start), which stores nothing when the key is near one of its limits; then the
+ * statement runs again in a transaction, after the key's lock. A request with an Idempotency-Key
+ * claims it in the same transaction as its run. Refusals store nothing, the key included.
  */
 @Injectable()
 export class RunStarts {
@@ -65,6 +76,7 @@ export class RunStarts {
     private readonly starts: RunStartStore,
     private readonly idempotency: IdempotencyStore,
     private readonly sessions: SessionsService,
+    private readonly conversation: ConversationStore,
     private readonly orchestrator: RunOrchestrator,
     private readonly draining: Draining,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -87,12 +99,11 @@ export class RunStarts {
         `${options.map(([k]) => k).join(', ')} can only be set when the chat creates its session (without sessionId)`,
       );
     }
-    const runId = randomUUID();
-    const leasedAt = Date.now();
-    return this.store.transaction(async (tx) => {
+    const plan = await this.plan(owner, input, processId);
+    const stored = async (tx?: Queryable): Promise<{ earlier: StartedRun } | { opened: OpenedRun }> => {
       // First, so that a request refused below leaves the key unused (the transaction rolls back).
-      if (input.idempotency) {
-        const held = await this.idempotency.claim(tx, { owner, ...input.idempotency }, runId);
+      if (input.idempotency && tx) {
+        const held = await this.idempotency.claim(tx, { owner, ...input.idempotency }, plan.start.run.id);
         if (held && !held.sameRequest) {
           throw new DomainError(
             ErrorCode.IdempotencyKeyReused,
@@ -103,66 +114,136 @@ export class RunStarts {
         if (held) return { earlier: { runId: held.runId, sessionId: held.sessionId, replayed: true } };
       }
       this.assertTakingRuns(localRuns);
-      const session = input.sessionId
-        ? await this.sessions.find(owner, input.sessionId, tx)
-        : await this.sessions.create(
-            owner,
-            { title: 'prompt' in input ? titleFrom(input.prompt) : '', ...input.session },
-            tx,
-          );
-      const active = input.sessionId ? await this.store.activeRunOfSession(tx, session.id) : null;
-      if (active) throw sessionBusy(session.id, active);
-      await this.checkLimits(tx, owner);
-      const model = session.model ?? this.orchestrator.defaultModel;
-      const maxIterations = Math.min(
-        session.maxIterations ?? this.config.maxIterations,
-        this.config.maxIterations,
-      );
-      const firstEvent = serializeEvent(runId, 1, { type: 'run_started', sessionId: session.id, model });
-      const row: NewRun = {
-        id: runId,
-        sessionId: session.id,
-        owner,
-        model,
-        maxIterations,
-        leaseOwner: processId,
+      const leasedAt = Date.now();
+      const outcome = await this.startWithinLimits(plan.start, tx);
+      return { opened: await this.opened(plan, outcome, leasedAt) };
+    };
+    try {
+      return input.idempotency ? await this.store.transaction((tx) => stored(tx)) : await stored();
+    } catch (err) {
+      // Another request started a run on this session between our look and our insert.
+      if (!isUniqueViolation(err)) throw err;
+      const running = await this.store.activeRunOfSession(this.store.queryable, plan.start.run.sessionId);
+      throw sessionBusy(plan.start.run.sessionId, running ?? '');
+    }
+  }
+
+  /**
+   * Everything the start will write, decided before writing: the session (read, or drafted from the
+   * options), the run's model and iteration cap, and its first event. A busy session is a 409 here,
+   * before any count of the key's runs (a 429).
+   */
+  private async plan(owner: string, input: StartRun, processId: string): Promise<StartPlan> {
+    const runId = randomUUID();
+    let session: SessionRow | NewSession;
+    let answers: RunStart['answers'];
+    if (input.sessionId) {
+      const found = await this.sessions.findWithActiveRun(owner, input.sessionId);
+      if (found.activeRunId) throw sessionBusy(input.sessionId, found.activeRunId);
+      session = found.session;
+      answers =
+        'prompt' in input
+          ? { kind: 'prompt', prompt: { id: randomUUID(), content: input.prompt } }
+          : { kind: 'regenerate' };
+    } else {
+      const draft = this.sessions.draft(owner, {
+        title: 'prompt' in input ? titleFrom(input.prompt) : '',
+        ...input.session,
+      });
+      session = draft.session;
+      answers = {
+        kind: 'new-session',
+        session: draft.session,
+        system: { id: randomUUID(), content: draft.systemMessage },
+        prompt: { id: randomUUID(), content: 'prompt' in input ? input.prompt : '' },
       };
-      let promptSeq: number;
-      try {
-        if ('prompt' in input) {
-          promptSeq = await this.starts.insertRun(
-            tx,
-            row,
-            { id: randomUUID(), content: input.prompt },
-            firstEvent,
-          );
-        } else {
-          const seq = await this.starts.insertRegeneratedRun(tx, row, firstEvent);
-          if (seq === null) {
-            throw new DomainError(
-              ErrorCode.InvalidRequest,
-              `Session ${session.id} has no prompt to answer again`,
-            );
-          }
-          promptSeq = seq;
-        }
-      } catch (err) {
-        // Another request started a run on this session between our check and our insert.
-        if (!isUniqueViolation(err)) throw err;
-        const running = await this.store.activeRunOfSession(this.store.queryable, session.id);
-        throw sessionBusy(session.id, running ?? '');
-      }
-      return {
-        opened: {
-          run: newRunRow(row),
-          session,
-          firstEvent,
-          promptSeq,
-          nextMessageSeq: 'prompt' in input ? promptSeq + 1 : session.nextMessageSeq,
-          leasedAt,
+    }
+    const model = session.model ?? this.orchestrator.defaultModel;
+    const firstEvent = serializeEvent(runId, 1, { type: 'run_started', sessionId: session.id, model });
+    return {
+      session,
+      firstEvent,
+      start: {
+        run: {
+          id: runId,
+          sessionId: session.id,
+          owner,
+          model,
+          maxIterations: Math.min(
+            session.maxIterations ?? this.config.maxIterations,
+            this.config.maxIterations,
+          ),
+          leaseOwner: processId,
         },
-      };
-    });
+        firstEvent,
+        answers,
+      },
+    };
+  }
+
+  /**
+   * The start statement, first on its own (or in the caller's transaction `tx`) with the counts that
+   * take no lock: they miss only starts whose transactions have not committed — at most one per
+   * pooled connection of every replica — so a key more than LIMIT_MARGIN below its limits cannot pass
+   * one. Nearer, nothing was stored, and the statement runs again after the key's lock, which
+   * serialises its starts up to their commit (and so their fsync).
+   */
+  private async startWithinLimits(
+    start: RunStart,
+    tx: Queryable | undefined,
+  ): Promise<Extract<StartOutcome, { admitted: true }>> {
+    const first = await this.starts.start(tx ?? this.store.queryable, start, LIMIT_MARGIN);
+    if (first.admitted) return first;
+    const exact = async (locked: Queryable) => {
+      await this.starts.lockKey(locked, start.run.owner);
+      return this.starts.start(locked, start, 0);
+    };
+    const second = tx ? await exact(tx) : await this.store.transaction(exact);
+    if (!second.admitted) throw this.limitReached(second.counts);
+    return second;
+  }
+
+  /** The stored run as its process drives it, with the session's conversation up to its prompt. */
+  private async opened(
+    plan: StartPlan,
+    outcome: Extract<StartOutcome, { admitted: true }>,
+    leasedAt: number,
+  ): Promise<OpenedRun> {
+    const { start } = plan;
+    const { run, answers } = start;
+    if (outcome.promptSeq === null) {
+      // Nothing was stored: the statement found no session to add to, or no prompt to answer again.
+      if (answers.kind === 'regenerate') {
+        throw new DomainError(
+          ErrorCode.InvalidRequest,
+          `Session ${run.sessionId} has no prompt to answer again`,
+        );
+      }
+      throw sessionNotFound(run.sessionId);
+    }
+    const promptSeq = outcome.promptSeq;
+    let session: SessionRow;
+    let conversation: MessageRow[];
+    if (answers.kind === 'new-session' && outcome.session) {
+      // Nothing to read: the session holds just what this start wrote.
+      session = outcome.session;
+      conversation = [
+        newMessage(answers.system.id, 1, 'system', answers.system.content, null, session.createdAt),
+        newMessage(answers.prompt.id, promptSeq, 'user', answers.prompt.content, run.id, session.createdAt),
+      ];
+    } else {
+      session = plan.session as SessionRow;
+      conversation = await this.conversation.sessionMessages(session.id);
+    }
+    return {
+      run: newRunRow(run),
+      session,
+      conversation,
+      firstEvent: plan.firstEvent,
+      promptSeq,
+      nextMessageSeq: answers.kind === 'regenerate' ? session.nextMessageSeq : promptSeq + 1,
+      leasedAt,
+    };
   }
 
   /** 503 while draining or when this process drives as many runs as it may. */
@@ -184,39 +265,42 @@ export class RunStarts {
     }
   }
 
-  /**
-   * The key's limits, counted in the database so every replica sees the same. A first count takes
-   * no lock; only a key within LIMIT_MARGIN of a limit is counted again under its lock, which
-   * serialises its starts up to their commit (and so their fsync). The first count can miss only
-   * starts whose transactions have not committed — at most one per pooled connection of every
-   * replica — so below the margin it cannot let a limit be passed.
-   */
-  private async checkLimits(tx: Queryable, owner: string): Promise<void> {
-    let counts = await this.starts.ownerRunCounts(tx, owner, false);
-    if (
-      counts.active + LIMIT_MARGIN >= this.config.maxActiveRunsPerKey ||
-      counts.lastMinute + LIMIT_MARGIN >= this.config.rateLimitRunsPerMinute
-    ) {
-      counts = await this.starts.ownerRunCounts(tx, owner, true);
-    }
+  /** The 429 of a key at one of its limits, counted exactly. */
+  private limitReached(counts: KeyRunCounts): DomainError {
     if (counts.lastMinute >= this.config.rateLimitRunsPerMinute) {
       const retryAfter = Math.max(1, Math.ceil((60_000 - counts.oldestAgeMs) / 1000));
-      throw new DomainError(
+      return new DomainError(
         ErrorCode.RateLimited,
         `Rate limit: at most ${this.config.rateLimitRunsPerMinute} runs a minute per key`,
         {},
         retryAfter,
       );
     }
-    if (counts.active >= this.config.maxActiveRunsPerKey) {
-      throw new DomainError(
-        ErrorCode.TooManyActiveRuns,
-        `This key already has ${counts.active} active runs (MAX_ACTIVE_RUNS_PER_KEY=${this.config.maxActiveRunsPerKey})`,
-        {},
-        1,
-      );
-    }
+    return new DomainError(
+      ErrorCode.TooManyActiveRuns,
+      `This key already has ${counts.active} active runs (MAX_ACTIVE_RUNS_PER_KEY=${this.config.maxActiveRunsPerKey})`,
+      {},
+      1,
+    );
   }
+}
+
+/** A start decided: what it writes, and the session it writes to (or creates). */
+interface StartPlan {
+  session: SessionRow | NewSession;
+  start: RunStart;
+  firstEvent: SerializedEvent;
+}
+
+function newMessage(
+  id: string,
+  seq: number,
+  role: 'system' | 'user',
+  content: string,
+  runId: string | null,
+  createdAt: Date,
+): MessageRow {
+  return { id, seq, role, content, toolCalls: null, toolCallId: null, runId, createdAt };
 }
 
 function sessionBusy(sessionId: string, runId: string): DomainError {

@@ -83,12 +83,11 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
   async start(owner: string, input: StartRun): Promise<StartedRun> {
     const started = await this.starts.open(owner, input, this.processId, this.handles.size);
     if ('earlier' in started) return started.earlier;
-    const { run, session, firstEvent, promptSeq, nextMessageSeq, leasedAt } = started.opened;
+    const { run, session, conversation, firstEvent, promptSeq, nextMessageSeq, leasedAt } = started.opened;
     const lease = new RunLease(this.processId, this.config.runLeaseMs, leasedAt);
     const sink = new RunEventSink(run.id, 0, this.store, lease, (err) => this.writeFailed(run.id, err), [
       firstEvent,
     ]);
-    const conversation = await this.conversation.sessionMessages(session.id);
     this.launch(
       new RunHandle({
         run,

@@ -49,13 +49,17 @@ export class SessionsService {
     options: SessionOptions,
     tx: Queryable = this.runs.queryable,
   ): Promise<SessionRow> {
+    const { session, systemMessage } = this.draft(owner, options);
+    return this.sessions.insert(tx, session, systemMessage);
+  }
+
+  /**
+   * A new session of `owner`, not stored yet: its options checked (a bad one is a 400 naming the
+   * field), with the text of its system message.
+   */
+  draft(owner: string, options: SessionOptions): { session: NewSession; systemMessage: string } {
     const session = this.prepare(owner, options);
-    const toolset = new Toolset(this.registry, this.config, session);
-    return this.sessions.insert(
-      tx,
-      session,
-      session.systemPrompt ?? defaultSystemPrompt(toolset.serverToolNames),
-    );
+    return { session, systemMessage: this.systemMessage(session) };
   }
 
   /**
@@ -66,13 +70,8 @@ export class SessionsService {
     const existing = await this.sessions.findByChatId(owner, chatId);
     if (existing) return existing;
     const session = { ...this.prepare(owner, options), chatId };
-    const toolset = new Toolset(this.registry, this.config, session);
     try {
-      return await this.sessions.insert(
-        this.runs.queryable,
-        session,
-        session.systemPrompt ?? defaultSystemPrompt(toolset.serverToolNames),
-      );
+      return await this.sessions.insert(this.runs.queryable, session, this.systemMessage(session));
     } catch (err) {
       // Another request of the same chat created it first.
       const raced = await this.sessions.findByChatId(owner, chatId);
@@ -114,6 +113,16 @@ export class SessionsService {
     return session;
   }
 
+  /** The owner's session and its active run, if any; 404 when the owner has no such session. */
+  async findWithActiveRun(
+    owner: string,
+    id: string,
+  ): Promise<{ session: SessionRow; activeRunId: string | null }> {
+    const found = await this.sessions.findWithActiveRun(id, owner);
+    if (!found) throw sessionNotFound(id);
+    return found;
+  }
+
   async list(owner: string, limit: number, cursor: string | undefined): Promise<SessionPage> {
     const rows = await this.sessions.list(owner, limit + 1, cursor ? decodeCursor(cursor) : null);
     const page = rows.slice(0, limit);
@@ -136,6 +145,13 @@ export class SessionsService {
       });
     }
     throw sessionNotFound(id);
+  }
+
+  private systemMessage(session: NewSession): string {
+    return (
+      session.systemPrompt ??
+      defaultSystemPrompt(new Toolset(this.registry, this.config, session).serverToolNames)
+    );
   }
 
   /** Checks the options against what this server offers; a bad one is a 400 naming the field. */

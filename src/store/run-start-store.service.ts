@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import type { EventRecord, Queryable } from './run-store.service';
+import { SESSION_COLUMNS, type NewSession, type SessionRow } from './session-store.service';
 
 /** The run row a start inserts, leased to the starting process. */
 export interface NewRun {
@@ -13,105 +14,192 @@ export interface NewRun {
   leaseOwner: string;
 }
 
+/** A message a start stores, its id chosen by the caller. */
+export interface NewMessage {
+  id: string;
+  content: string;
+}
+
 /**
- * What every start writes besides its prompt: the run (leased), its first event, and the key's start
- * in run_starts (the minute's older starts pruned). Parameters $1–$10 as `newRunParams` orders them.
+ * Everything one start writes: the run (leased) with its first event, and what it answers — a prompt
+ * in a new session (with the session and its system message), a prompt in the run's session, or the
+ * session's last prompt again (`regenerate`).
  */
-const NEW_RUN_CTES = `run AS (
+export interface RunStart {
+  run: NewRun;
+  firstEvent: EventRecord;
+  answers:
+    | { kind: 'new-session'; session: NewSession; system: NewMessage; prompt: NewMessage }
+    | { kind: 'prompt'; prompt: NewMessage }
+    | { kind: 'regenerate' };
+}
+
+/** A key's runs as a start counted them: started in the last minute, active now, the minute's oldest. */
+export interface KeyRunCounts {
+  lastMinute: number;
+  active: number;
+  /** How long ago the minute's oldest start was (0 when there is none). */
+  oldestAgeMs: number;
+}
+
+/** What a start statement did: nothing (the key had no room), or the run is stored. */
+export type StartOutcome =
+  | { admitted: false; counts: KeyRunCounts }
+  | {
+      admitted: true;
+      /**
+       * The answered prompt's position; null when nothing was stored after all — the session is gone
+       * (`prompt`) or has no prompt to answer again (`regenerate`).
+       */
+      promptSeq: number | null;
+      /** The session a `new-session` start created. */
+      session: SessionRow | null;
+    };
+
+/**
+ * The key's counts, and whether they leave room for one more run with `$11` to spare (see
+ * RunStartStore.start). Parameters as `params` orders them.
+ */
+const ADMISSION_CTES = `counts AS (
+         SELECT m.n AS "lastMinute", m."oldestAgeMs",
+                (SELECT count(*) FROM runs WHERE owner = $3 AND status IN ('running', 'requires_action')) AS "active"
+           FROM (SELECT count(*) AS n, (extract(epoch FROM now() - min(started_at)) * 1000)::float8 AS "oldestAgeMs"
+                   FROM run_starts WHERE owner = $3 AND started_at > now() - interval '1 minute') m
+       ), admitted AS (
+         SELECT 1 FROM counts WHERE "lastMinute" + $11::int < $12::int AND "active" + $11::int < $13::int
+       )`;
+
+/**
+ * What every start writes besides what it answers, once for each row of `gate` (one, or none): the
+ * run (leased), its first event, and the key's start in run_starts (the minute's older ones pruned).
+ */
+const newRunCtes = (gate: string) => `run AS (
          INSERT INTO runs (id, session_id, owner, status, model, max_iterations, lease_owner, lease_expires_at, last_seq)
-         VALUES ($1, $2, $3, 'running', $4, $5, $6, now() + $7::int * interval '1 millisecond', $9)
+         SELECT $1::uuid, $2::uuid, $3, 'running', $4, $5::int, $6, now() + $7::int * interval '1 millisecond', $9::int
+           FROM ${gate}
        ), ev AS (
-         INSERT INTO run_events (run_id, seq, type, payload) VALUES ($1, $9, $10, $8::json)
+         INSERT INTO run_events (run_id, seq, type, payload) SELECT $1::uuid, $9::int, $10, $8::json FROM ${gate}
        ), started AS (
-         INSERT INTO run_starts (owner) VALUES ($3)
+         INSERT INTO run_starts (owner) SELECT $3 FROM ${gate}
        ), pruned AS (
          DELETE FROM run_starts WHERE owner = $3 AND started_at < now() - interval '1 minute'
        )`;
 
+const COUNTS = `c."lastMinute", c."oldestAgeMs", c."active"`;
+
 /**
- * The statements of a run's start transaction (RunStarts): the per-key counts behind the limits, and
- * the new run in one statement. A second active run of a session fails on the unique index (23505).
+ * A run's start as one statement (RunStarts decides when it runs alone and when in a transaction).
+ * A second active run of a session fails on the unique index (23505).
  */
 @Injectable()
 export class RunStartStore {
   private readonly leaseMs: number;
+  private readonly runsPerMinute: number;
+  private readonly activeRuns: number;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     this.leaseMs = config.runLeaseMs;
+    this.runsPerMinute = config.rateLimitRunsPerMinute;
+    this.activeRuns = config.maxActiveRunsPerKey;
   }
 
   /**
-   * Runs started by `owner` in the last minute (counted in run_starts, which deleting sessions does not
-   * touch), active now, and when the oldest of the minute leaves it. Not `exact`, the counts miss the
-   * starts of other transactions that have not committed yet.
+   * Stores `start` when the key's counts are more than `margin` below each of its limits; otherwise
+   * stores nothing and answers the counts. The counts miss the starts of transactions not committed
+   * yet, unless the key's lock (`lockKey`) was taken in this statement's transaction first: with it,
+   * and margin 0, no two starts can both see room for one.
    */
-  async ownerRunCounts(
-    tx: Queryable,
-    owner: string,
-    exact: boolean,
-  ): Promise<{ lastMinute: number; active: number; oldestAgeMs: number }> {
-    // Exact: serialised per key for the rest of the transaction, so two starts never both see room
-    // for one (the count then sees every start that committed before the lock was granted).
-    if (exact) await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [owner]);
-    const rows: { lastMinute: string; active: string; oldestAgeMs: number | null }[] = await tx.query(
-      `SELECT s.n AS "lastMinute", s."oldestAgeMs",
-              (SELECT count(*) FROM runs WHERE owner = $1 AND status IN ('running', 'requires_action')) AS "active"
-         FROM (SELECT count(*) AS n, (extract(epoch FROM now() - min(started_at)) * 1000)::float8 AS "oldestAgeMs"
-                 FROM run_starts WHERE owner = $1 AND started_at > now() - interval '1 minute') s`,
-      [owner],
-    );
+  async start(q: Queryable, start: RunStart, margin: number): Promise<StartOutcome> {
+    const { sql, params } = this.statement(start);
+    const rows: (KeyRunCounts & Partial<SessionRow> & { seq: number | null; stored: boolean })[] =
+      await q.query(sql, [...this.params(start, margin), ...params]);
     const row = rows[0];
+    const counts = {
+      lastMinute: Number(row.lastMinute),
+      active: Number(row.active),
+      oldestAgeMs: row.oldestAgeMs ?? 0,
+    };
+    if (!row.stored) return { admitted: false, counts };
+    const { lastMinute: _l, active: _a, oldestAgeMs: _o, seq, stored: _s, ...session } = row;
     return {
-      lastMinute: Number(row?.lastMinute ?? 0),
-      active: Number(row?.active ?? 0),
-      oldestAgeMs: row?.oldestAgeMs ?? 0,
+      admitted: true,
+      promptSeq: seq,
+      session: start.answers.kind === 'new-session' ? (session as SessionRow) : null,
     };
   }
 
-  /** A new run with the prompt as the session's next message. Returns the prompt's position. */
-  async insertRun(
-    tx: Queryable,
-    run: NewRun,
-    prompt: { id: string; content: string },
-    firstEvent: EventRecord,
-  ): Promise<number> {
-    const rows: { seq: number }[] = await tx.query(
-      `WITH pos AS (
-         UPDATE sessions SET next_message_seq = next_message_seq + 1, updated_at = now()
-          WHERE id = $2::uuid RETURNING next_message_seq - 1 AS seq
-       ), msg AS (
-         INSERT INTO messages (id, session_id, run_id, seq, role, content)
-         SELECT $11::uuid, $2::uuid, $1::uuid, pos.seq, 'user', $12 FROM pos
-       ), ${NEW_RUN_CTES}
-       SELECT seq FROM pos`,
-      [...this.newRunParams(run, firstEvent), prompt.id, prompt.content],
-    );
-    if (!rows[0]) throw new Error(`session ${run.sessionId} vanished`);
-    return rows[0].seq;
+  /** Serialises the key's starts for the rest of the transaction (see `start`). */
+  async lockKey(tx: Queryable, owner: string): Promise<void> {
+    await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [owner]);
   }
 
-  /**
-   * A run that answers the session's last prompt again (the AI SDK's `regenerate-message`): no new
-   * message; the runs that answered that prompt so far are marked superseded by this one, so their
-   * answers leave the conversation (ConversationStore.sessionMessages). Returns the prompt's
-   * position, or null when the session has no prompt to answer again.
-   */
-  async insertRegeneratedRun(tx: Queryable, run: NewRun, firstEvent: EventRecord): Promise<number | null> {
-    const rows: { seq: number | null }[] = await tx.query(
-      `WITH last AS (
-         SELECT m.seq, r.created_at FROM messages m JOIN runs r ON r.id = m.run_id
-          WHERE m.session_id = $2::uuid AND m.role = 'user' ORDER BY m.seq DESC LIMIT 1
-       ), superseded AS (
-         UPDATE runs SET superseded_by = $1::uuid, updated_at = now()
-          WHERE session_id = $2::uuid AND superseded_by IS NULL AND created_at >= (SELECT created_at FROM last)
-       ), ${NEW_RUN_CTES}
-       SELECT (SELECT seq FROM last) AS seq`,
-      this.newRunParams(run, firstEvent),
-    );
-    return rows[0]?.seq ?? null;
+  private statement(start: RunStart): { sql: string; params: unknown[] } {
+    const answers = start.answers;
+    switch (answers.kind) {
+      case 'new-session': {
+        const s = answers.session;
+        return {
+          // The system message is the session's first, the prompt its second.
+          sql: `WITH ${ADMISSION_CTES}, s AS (
+                  INSERT INTO sessions (id, owner, title, system_prompt, model, mode, tools, client_tools, max_iterations, next_message_seq)
+                  SELECT $2::uuid, $3, $14, $15, $16, $17, $18::jsonb, $19::jsonb, $20::int, 3 FROM admitted
+                  RETURNING ${SESSION_COLUMNS}
+                ), sys AS (
+                  INSERT INTO messages (id, session_id, seq, role, content) SELECT $21::uuid, $2::uuid, 1, 'system', $22 FROM s
+                ), msg AS (
+                  INSERT INTO messages (id, session_id, run_id, seq, role, content)
+                  SELECT $23::uuid, $2::uuid, $1::uuid, 2, 'user', $24 FROM s
+                ), ${newRunCtes('s')}
+                SELECT ${COUNTS}, s.id IS NOT NULL AS stored, 2 AS seq, s.* FROM counts c LEFT JOIN s ON true`,
+          params: [
+            s.title,
+            s.systemPrompt,
+            s.model,
+            s.mode,
+            s.tools === null ? null : JSON.stringify(s.tools),
+            JSON.stringify(s.clientTools),
+            s.maxIterations,
+            answers.system.id,
+            answers.system.content,
+            answers.prompt.id,
+            answers.prompt.content,
+          ],
+        };
+      }
+      case 'prompt':
+        return {
+          sql: `WITH ${ADMISSION_CTES}, pos AS (
+                  UPDATE sessions SET next_message_seq = next_message_seq + 1, updated_at = now()
+                   WHERE id = $2::uuid AND EXISTS (SELECT 1 FROM admitted) RETURNING next_message_seq - 1 AS seq
+                ), msg AS (
+                  INSERT INTO messages (id, session_id, run_id, seq, role, content)
+                  SELECT $14::uuid, $2::uuid, $1::uuid, pos.seq, 'user', $15 FROM pos
+                ), ${newRunCtes('pos')}
+                SELECT ${COUNTS}, EXISTS (SELECT 1 FROM admitted) AS stored, (SELECT seq FROM pos) AS seq FROM counts c`,
+          params: [answers.prompt.id, answers.prompt.content],
+        };
+      case 'regenerate':
+        // No new message: the runs that answered the last prompt so far are marked superseded by
+        // this one, so their answers leave the conversation (ConversationStore.sessionMessages).
+        return {
+          sql: `WITH ${ADMISSION_CTES}, last AS (
+                  SELECT m.seq, r.created_at FROM messages m JOIN runs r ON r.id = m.run_id
+                   WHERE m.session_id = $2::uuid AND m.role = 'user' ORDER BY m.seq DESC LIMIT 1
+                ), go AS (
+                  SELECT last.seq, last.created_at FROM last, admitted
+                ), superseded AS (
+                  UPDATE runs SET superseded_by = $1::uuid, updated_at = now()
+                   WHERE session_id = $2::uuid AND superseded_by IS NULL AND created_at >= (SELECT created_at FROM go)
+                ), ${newRunCtes('go')}
+                SELECT ${COUNTS}, EXISTS (SELECT 1 FROM admitted) AS stored, (SELECT seq FROM go) AS seq FROM counts c`,
+          params: [],
+        };
+    }
   }
 
-  private newRunParams(run: NewRun, firstEvent: EventRecord): unknown[] {
+  /** $1–$13: the run and its first event, then the margin and the key's two limits. */
+  private params(start: RunStart, margin: number): unknown[] {
+    const { run, firstEvent } = start;
     return [
       run.id,
       run.sessionId,
@@ -123,6 +211,9 @@ export class RunStartStore {
       firstEvent.data,
       firstEvent.seq,
       firstEvent.type,
+      margin,
+      this.runsPerMinute,
+      this.activeRuns,
     ];
   }
 }

@@ -26,7 +26,8 @@ export type NewSession = Omit<SessionRow, 'createdAt' | 'updatedAt' | 'nextMessa
   chatId?: string | null;
 };
 
-const COLUMNS = `id, owner, title, system_prompt AS "systemPrompt", model, mode, tools, client_tools AS "clientTools",
+/** A session row's columns, named as SessionRow names them. */
+export const SESSION_COLUMNS = `id, owner, title, system_prompt AS "systemPrompt", model, mode, tools, client_tools AS "clientTools",
   max_iterations AS "maxIterations", next_message_seq AS "nextMessageSeq", created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /** Sessions in PostgreSQL. Every read takes the owner: another key's session does not exist. */
@@ -39,7 +40,7 @@ export class SessionStore {
       `WITH s AS (
          INSERT INTO sessions (id, owner, title, system_prompt, model, mode, tools, client_tools, max_iterations, next_message_seq, chat_id)
          VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, 2, $11)
-         RETURNING ${COLUMNS}
+         RETURNING ${SESSION_COLUMNS}
        ), m AS (
          INSERT INTO messages (id, session_id, seq, role, content) SELECT gen_random_uuid(), id, 1, 'system', $10 FROM s
        )
@@ -63,16 +64,33 @@ export class SessionStore {
 
   async find(id: string, owner: string | null, q: Queryable = this.db.manager): Promise<SessionRow | null> {
     const rows: SessionRow[] = await q.query(
-      `SELECT ${COLUMNS} FROM sessions WHERE id = $1 ${owner === null ? '' : 'AND owner = $2'}`,
+      `SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = $1 ${owner === null ? '' : 'AND owner = $2'}`,
       owner === null ? [id] : [id, owner],
     );
     return rows[0] ?? null;
   }
 
+  /** The owner's session, with its active run if it has one (a start's first question). */
+  async findWithActiveRun(
+    id: string,
+    owner: string,
+  ): Promise<{ session: SessionRow; activeRunId: string | null } | null> {
+    const rows: (SessionRow & { activeRunId: string | null })[] = await this.db.query(
+      `SELECT ${SESSION_COLUMNS},
+              (SELECT r.id FROM runs r WHERE r.session_id = s.id AND r.status IN ('running', 'requires_action')) AS "activeRunId"
+         FROM sessions s WHERE s.id = $1 AND s.owner = $2`,
+      [id, owner],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    const { activeRunId, ...session } = row;
+    return { session, activeRunId };
+  }
+
   /** The owner's session named by a frontend chat or thread id. */
   async findByChatId(owner: string, chatId: string): Promise<SessionRow | null> {
     const rows: SessionRow[] = await this.db.query(
-      `SELECT ${COLUMNS} FROM sessions WHERE owner = $1 AND chat_id = $2`,
+      `SELECT ${SESSION_COLUMNS} FROM sessions WHERE owner = $1 AND chat_id = $2`,
       [owner, chatId],
     );
     return rows[0] ?? null;
@@ -92,7 +110,7 @@ export class SessionStore {
     cursor: { createdAt: string; id: string } | null,
   ): Promise<(SessionRow & { cursorAt: string })[]> {
     return this.db.query(
-      `SELECT ${COLUMNS}, created_at::text AS "cursorAt" FROM sessions WHERE owner = $1
+      `SELECT ${SESSION_COLUMNS}, created_at::text AS "cursorAt" FROM sessions WHERE owner = $1
          ${cursor ? 'AND (created_at, id) < ($3::timestamptz, $4::uuid)' : ''}
        ORDER BY created_at DESC, id DESC LIMIT $2`,
       cursor ? [owner, limit, cursor.createdAt, cursor.id] : [owner, limit],

@@ -68,10 +68,13 @@ describe('RunEventSink on a real PostgreSQL: events are shown only once stored',
     await admin.query('SELECT 1 FROM runs WHERE id = $1 FOR UPDATE', [runId]);
     sink.emit({ type: 'text', delta: 'Hel' });
     const committed = sink.commitWrites([step], []);
-    // The statement is written and waiting on the row lock: nothing of it may be visible yet.
+    // The statement is written and waiting on the row lock: nothing of it may be visible yet. (Asked
+    // of the locks, not of pg_stat_activity.query, which may still show the connection's last text.)
+    const adminPid = (await admin.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
     await eventually(async () => {
       const rows = await admin.query(
-        `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%run_events%'`,
+        `SELECT 1 FROM pg_stat_activity WHERE $1::int = ANY (pg_blocking_pids(pid))`,
+        [adminPid],
       );
       return rows.rowCount! > 0;
     });

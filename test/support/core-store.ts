@@ -60,12 +60,17 @@ export async function insertRunningRun(
     'You are a test.',
   );
   const firstEvent = serializeEvent(runId, 1, { type: 'run_started', sessionId, model: 'm' });
-  const userSeq = await store.starts.insertRun(
+  const started = await store.starts.start(
     store.db.manager,
-    { id: runId, sessionId, owner: 'tester', model: 'm', maxIterations: 5, leaseOwner },
-    { id: randomUUID(), content: 'hello' },
-    firstEvent,
+    {
+      run: { id: runId, sessionId, owner: 'tester', model: 'm', maxIterations: 5, leaseOwner },
+      firstEvent,
+      answers: { kind: 'prompt', prompt: { id: randomUUID(), content: 'hello' } },
+    },
+    0,
   );
+  if (!started.admitted || started.promptSeq === null) throw new Error('the run was not stored');
+  const userSeq = started.promptSeq;
   return { runId, sessionId, userSeq, firstEvent };
 }
 
