@@ -53,9 +53,8 @@ export class RunOrchestrator {
       for (;;) {
         h.signal.throwIfAborted();
         const turn = await this.callModel(h);
-        const step = await this.storeStep(h, turn);
+        const step = await this.takeStep(h, turn);
         if (step.outcome !== 'continue') return step.outcome;
-        await this.steps.execute(h, step.runnable);
       }
     } catch (err) {
       return this.stop(h, err);
@@ -132,9 +131,11 @@ export class RunOrchestrator {
 
   /**
    * One step: decide the model's calls (`plan`), build its record (a pure function), store it in
-   * one statement (`commitStep`), then let the handle follow what was stored.
+   * one statement (`commitStep`) and run the calls that may run — a read at once, while its call is
+   * being stored (it changes nothing, so nothing is lost if the record never lands); any other call
+   * only once it is stored. The handle follows what was stored.
    */
-  private async storeStep(h: RunHandle, turn: ModelTurn): Promise<StepRecord> {
+  private async takeStep(h: RunHandle, turn: ModelTurn): Promise<StepRecord> {
     await h.settleWrites();
     const lastIteration = h.run.iterations + 1 >= h.run.maxIterations;
     const calls = await this.steps.plan(h, turn.toolCalls, lastIteration);
@@ -145,11 +146,23 @@ export class RunOrchestrator {
       nextMessageSeq: h.nextMessageSeq,
       approvalTimeoutMs: this.config.approvalTimeoutMs,
     });
-    await this.commitStep(h, step);
+    const stored = this.commitStep(h, step);
+    const executed =
+      step.outcome === 'continue' ? this.steps.execute(h, step.runnable, stored) : Promise.resolve();
+    // Handled from the start: it may fail before `stored` settles (and then it is awaited below).
+    executed.catch(() => undefined);
+    try {
+      await stored;
+    } catch (err) {
+      // The calls already running stop with the run (a failed write aborts it) and write nothing.
+      await executed.catch(() => undefined);
+      throw err;
+    }
     h.stepStored(step);
     for (const c of calls) {
       if (c.settlement) this.steps.countOutcome(c.name, c.executor, c.settlement.errorCode ?? 'ok', 0);
     }
+    await executed;
     return step;
   }
 

@@ -128,23 +128,35 @@ export class ToolStepService {
     return planned;
   }
 
-  /** Runs the step's server calls that may run (pending or approved), concurrently; each result is stored as it comes. */
-  async execute(h: RunHandle, calls: readonly ToolCallRow[]): Promise<void> {
+  /**
+   * Runs the step's server calls that may run (pending or approved), concurrently; each result is
+   * stored as it comes, after `recorded` — the write that stores the calls. A call that may change
+   * something starts only once `recorded` resolved, so no change is ever made by a call the store
+   * does not hold; a read starts at once. When `recorded` fails, no result is written.
+   */
+  async execute(
+    h: RunHandle,
+    calls: readonly ToolCallRow[],
+    recorded: Promise<void> = Promise.resolve(),
+  ): Promise<void> {
     const runnable = calls.filter(
       (c) => c.status === 'pending' || c.status === 'approved' || c.status === 'running',
     );
     if (runnable.length === 0) return;
     const toMark = runnable.filter((c) => c.status !== 'running').map((c) => c.id);
-    if (toMark.length > 0)
+    if (toMark.length > 0) {
+      await recorded;
       await h.sink.retrying(() =>
         this.conversation.markToolCalls(this.store.queryable, toMark, 'running', true),
       );
-    await Promise.all(runnable.map((c) => this.executeOne(h, c)));
+    }
+    await Promise.all(runnable.map((c) => this.executeOne(h, c, recorded)));
   }
 
-  private async executeOne(h: RunHandle, call: ToolCallRow): Promise<void> {
-    const started = performance.now();
+  private async executeOne(h: RunHandle, call: ToolCallRow, recorded: Promise<void>): Promise<void> {
     const lookup = h.toolset.lookup(call.name);
+    if (lookup.kind !== 'server' || lookup.tool.kind !== 'read') await recorded;
+    const started = performance.now();
     let result: ToolResult;
     if (lookup.kind !== 'server') {
       result = {
@@ -187,6 +199,7 @@ export class ToolStepService {
       durationMs,
       changes: result.changes ?? null,
     };
+    await recorded;
     const message = toolMessage(h.run.id, call, content);
     // Not awaited here: the next model call may start while the result is written (its events
     // queue behind this write, so no stream sees them first); the loop awaits it before the step

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from 'pg';
 import { ModelError } from '../../src/llm/model-provider';
@@ -21,10 +21,12 @@ describe('the orchestrator driven by a scripted ModelProvider, through every out
   beforeAll(async () => {
     core = await startCore();
     db = await connect(core.databaseUrl);
-    // A write the database refuses: any event whose payload says "poison".
+    // A write the database refuses: any event whose payload says "poison" — after a while when it
+    // says "slow-poison", so that whatever does not wait for the write has run by then.
     await db.query(`
       CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
+        IF NEW.payload::text LIKE '%slow-poison%' THEN PERFORM pg_sleep(0.3); END IF;
         IF NEW.payload::text LIKE '%poison%' THEN RAISE EXCEPTION 'refused by the test trigger'; END IF;
         RETURN NEW;
       END $$;
@@ -207,6 +209,32 @@ describe('the orchestrator driven by a scripted ModelProvider, through every out
     expect(after.events).toEqual(before.events);
     expect(after.run).toMatchObject({ status: 'running', leaseOwner: 'another-process' });
     expect(core.runs.localRunIds).not.toContain(runId);
+  });
+
+  it.each([
+    [
+      'a read, which ran while its call was being stored, writes no result',
+      'read_file',
+      { path: 'slow-poison.txt' },
+    ],
+    [
+      'a write never runs: nothing changes that the store does not hold',
+      'write_file',
+      { path: 'slow-poison-new.txt', content: 'written' },
+    ],
+  ])('a step the store refuses fails the run; %s', async (_, name, args) => {
+    writeFileSync(join(core.workspace, 'slow-poison.txt'), 'before\n');
+    core.model.enqueue(calls({ name, arguments: args }), answer('never asked'));
+    const { runId } = await core.runs.start(OWNER, { prompt: 'go', session: { mode: 'write' } });
+    const seen = await core.follow(runId);
+    expect(types(seen)).toEqual(['run_started', 'error']);
+    const s = await stored(runId);
+    expect(s.run).toMatchObject({ status: 'failed', error: { code: 'INTERNAL_ERROR' } });
+    expect(s.events).toEqual(asStored(seen));
+    expect(s.messages.map((m) => m.role)).toEqual(['user']);
+    expect((await db.query(`SELECT 1 FROM tool_calls WHERE run_id = $1`, [runId])).rows).toEqual([]);
+    expect(existsSync(join(core.workspace, 'slow-poison-new.txt'))).toBe(false);
+    expect(core.model.requests).toHaveLength(1);
   });
 
   it('a tool result the store refuses while the next model call streams fails the run, not the process', async () => {
