@@ -48,6 +48,8 @@ export class RunEventSink {
   private failure: unknown = null;
   private releasedBy: LeaseLost | StoreUnavailable | null = null;
   private flushTimer: NodeJS.Timeout | null = null;
+  /** A flush is queued for the end of this turn of the event loop. */
+  private flushQueued = false;
   private lastFlushAt = 0;
   private waiters: (() => void)[] = [];
   private closedState = false;
@@ -315,14 +317,28 @@ export class RunEventSink {
     for (const w of waiters) w();
   }
 
+  /**
+   * A flush in `delay` ms; with no delay, at the end of this turn of the event loop (a timer of 0
+   * fires a millisecond later at the soonest, and the first text of an answer waits for it).
+   */
   private flushSoon(delay: number): void {
     if (this.flushTimer) {
       if (delay > 0) return;
       clearTimeout(this.flushTimer);
-    }
-    this.flushTimer = setTimeout(() => {
       this.flushTimer = null;
+    }
+    if (this.flushQueued) return;
+    if (delay > 0) {
+      this.flushTimer = setTimeout(() => {
+        this.flushTimer = null;
+        void this.flush();
+      }, delay);
+      return;
+    }
+    this.flushQueued = true;
+    setImmediate(() => {
+      this.flushQueued = false;
       void this.flush();
-    }, delay);
+    });
   }
 }
