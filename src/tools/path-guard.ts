@@ -53,6 +53,19 @@ export async function resolveInWorkspace(
   userPath: string,
   options: ResolveOptions = {},
 ): Promise<string> {
+  return resolveInRealWorkspace(await realWorkspaceRoot(root), userPath, options, root);
+}
+
+/**
+ * `resolveInWorkspace` for a root that is already a real path (from `realWorkspaceRoot`). `givenRoot`:
+ * the root as the model may have seen it, when it was given otherwise (a symlinked WORKSPACE_ROOT).
+ */
+export async function resolveInRealWorkspace(
+  realRoot: string,
+  userPath: string,
+  options: ResolveOptions = {},
+  givenRoot: string = realRoot,
+): Promise<string> {
   const allowCreate = options.allowCreate ?? false;
   const mustExist = options.mustExist ?? !allowCreate;
   if (typeof userPath !== 'string' || userPath.trim() === '') {
@@ -61,8 +74,7 @@ export async function resolveInWorkspace(
   if (userPath.includes('\0')) {
     throw new ToolError('INVALID_ARGUMENTS', 'path: must not contain NUL bytes.');
   }
-  const realRoot = await realWorkspaceRoot(root);
-  const lexical = lexicalPath(resolve(root), realRoot, userPath);
+  const lexical = lexicalPath(resolve(givenRoot), realRoot, userPath);
 
   const existing = await realpathOrMissing(lexical, userPath);
   if (existing !== null) {

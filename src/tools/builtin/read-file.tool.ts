@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { open, stat } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import { AgentTool } from '../agent-tool.decorator';
 import { readLineRange, type LineRange } from '../fs/line-range-reader';
 import { looksBinary } from '../fs/text-file';
-import { realWorkspaceRoot, resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
+import { realWorkspaceRoot, resolveInRealWorkspace, toWorkspaceRelative } from '../path-guard';
 import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
 import { Type, type Static } from 'typebox';
 
@@ -35,29 +35,36 @@ export class ReadFileTool implements Tool<ReadFileArgs> {
 
   async execute(args: ReadFileArgs, ctx: ToolContext): Promise<ToolResult> {
     const root = await realWorkspaceRoot(ctx.workspaceRoot);
-    const file = await resolveInWorkspace(root, args.path);
+    const file = await resolveInRealWorkspace(root, args.path, {}, ctx.workspaceRoot);
     const shown = toWorkspaceRelative(root, file);
-    const stats = await stat(file);
-    if (stats.isDirectory()) {
-      throw new ToolError(
-        'INVALID_ARGUMENTS',
-        `${shown}: is a folder; use list_directory to see what it holds.`,
-      );
-    }
     const startLine = args.start_line ?? 1;
     const endLine = args.end_line ?? Number.POSITIVE_INFINITY;
     if (endLine < startLine) {
       throw new ToolError('INVALID_ARGUMENTS', `end_line (${endLine}) is before start_line (${startLine}).`);
     }
-    if (await startsBinary(file)) {
-      return { content: `${shown}: binary file (${stats.size} bytes); its content is not shown.` };
+    // One open for everything below (the path guard has refused FIFOs, whose open could block).
+    const handle = await open(file, 'r');
+    let range: LineRange;
+    try {
+      const stats = await handle.stat();
+      if (stats.isDirectory()) {
+        throw new ToolError(
+          'INVALID_ARGUMENTS',
+          `${shown}: is a folder; use list_directory to see what it holds.`,
+        );
+      }
+      if (await startsBinary(handle)) {
+        return { content: `${shown}: binary file (${stats.size} bytes); its content is not shown.` };
+      }
+      range = await readLineRange(handle, {
+        startLine,
+        endLine,
+        maxBytes: ctx.config.readMaxBytes,
+        signal: ctx.signal,
+      });
+    } finally {
+      await handle.close();
     }
-    const range = await readLineRange(file, {
-      startLine,
-      endLine,
-      maxBytes: ctx.config.readMaxBytes,
-      signal: ctx.signal,
-    });
     if (range.totalBytes === 0) return { content: `${shown}: (empty file)` };
     if (startLine > range.totalLines) {
       throw new ToolError(
@@ -71,14 +78,9 @@ export class ReadFileTool implements Tool<ReadFileArgs> {
   }
 }
 
-async function startsBinary(file: string): Promise<boolean> {
-  const handle = await open(file, 'r');
-  try {
-    const { buffer, bytesRead } = await handle.read(Buffer.alloc(8000), 0, 8000, 0);
-    return looksBinary(buffer.subarray(0, bytesRead));
-  } finally {
-    await handle.close();
-  }
+async function startsBinary(handle: FileHandle): Promise<boolean> {
+  const { buffer, bytesRead } = await handle.read(Buffer.alloc(8000), 0, 8000, 0);
+  return looksBinary(buffer.subarray(0, bytesRead));
 }
 
 function withTrailingNewline(text: string): string {

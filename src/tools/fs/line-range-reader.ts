@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { utf8Head } from '../output-cap';
 
 export interface LineRangeRequest {
@@ -23,9 +24,13 @@ export interface LineRange {
 
 /**
  * Streams a file once, collecting whole lines of the range up to `maxBytes` and counting every line,
- * so a huge file costs memory only for what is returned.
+ * so a huge file costs memory only for what is returned. A file given as an open handle is read from
+ * its start and left open.
  */
-export async function readLineRange(absPath: string, request: LineRangeRequest): Promise<LineRange> {
+export async function readLineRange(
+  file: string | FileHandle,
+  request: LineRangeRequest,
+): Promise<LineRange> {
   const taken: Buffer[] = [];
   let takenBytes = 0;
   let takenOfLine = 0;
@@ -56,7 +61,12 @@ export async function readLineRange(absPath: string, request: LineRangeRequest):
     }
   };
 
-  for await (const chunk of createReadStream(absPath, { highWaterMark: 64 * 1024, signal: request.signal })) {
+  const options = { highWaterMark: 64 * 1024, signal: request.signal };
+  const stream =
+    typeof file === 'string'
+      ? createReadStream(file, options)
+      : file.createReadStream({ ...options, start: 0, autoClose: false });
+  for await (const chunk of stream) {
     const buf = chunk as Buffer;
     totalBytes += buf.length;
     endsWithNewline = buf[buf.length - 1] === 0x0a;
