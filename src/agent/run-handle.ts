@@ -64,6 +64,8 @@ export class RunHandle {
   private readonly messages: MessageRow[];
   private lastAssistantId: string | null;
   private nextSeq: number;
+  /** The session's workspace folder, once asked for (see `workspace`). */
+  private workspaceFolder: Promise<string> | null = null;
   /** Writes of tool results still on their way to the database; awaited before the next step is stored. */
   private pendingWrites: Promise<void>[] = [];
   private releasedBy: LeaseLost | StoreUnavailable | null = null;
@@ -100,6 +102,21 @@ export class RunHandle {
   /** The session's next free message position; this process numbers its run's messages while it drives it. */
   get nextMessageSeq(): number {
     return this.nextSeq;
+  }
+
+  /**
+   * The session's workspace folder, made by `make` at the first ask and kept for the run; a failed
+   * make is tried again at the next ask.
+   */
+  workspace(make: () => Promise<string>): Promise<string> {
+    if (this.workspaceFolder === null) {
+      const made = make();
+      this.workspaceFolder = made;
+      made.catch(() => {
+        if (this.workspaceFolder === made) this.workspaceFolder = null;
+      });
+    }
+    return this.workspaceFolder;
   }
 
   /** Whether a tool-call id already names a call of this run. */

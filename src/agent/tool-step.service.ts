@@ -175,7 +175,7 @@ export class ToolStepService {
     } else {
       const args = (call.arguments ?? {}) as Record<string, unknown>;
       result = await this.runner.run(lookup.tool, args, {
-        workspaceRoot: await this.workspaces.forSession(h.session.owner, h.session.id),
+        workspaceRoot: await this.workspaceOf(h),
         runId: h.run.id,
         sessionId: h.session.id,
         toolCallId: call.callId,
@@ -214,6 +214,18 @@ export class ToolStepService {
     this.countOutcome(call.name, call.executor, settlement.errorCode ?? 'ok', durationMs);
   }
 
+  /**
+   * Makes the run's workspace folder now, while the model answers, so that the step's first call
+   * does not wait for it. Never rejects: a failure is met again by the call that needs the folder.
+   */
+  prepareWorkspace(h: RunHandle): void {
+    this.workspaceOf(h).catch(() => undefined);
+  }
+
+  private workspaceOf(h: RunHandle): Promise<string> {
+    return h.workspace(() => this.workspaces.forSession(h.session.owner, h.session.id));
+  }
+
   /** Counts a call's outcome in the metrics, under a label from a closed set (never a name the model invented). */
   countOutcome(name: string, executor: 'server' | 'client', outcome: string, durationMs: number): void {
     this.metrics.toolCall(this.registry.metricName(name, executor), outcome, durationMs);
@@ -228,7 +240,7 @@ export class ToolStepService {
   ): Promise<string> {
     const summary = await tool
       .describeForApproval?.(args, {
-        workspaceRoot: await this.workspaces.forSession(h.session.owner, h.session.id),
+        workspaceRoot: await this.workspaceOf(h),
         signal: h.signal,
         runId: h.run.id,
         sessionId: h.session.id,
