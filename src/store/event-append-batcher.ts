@@ -40,8 +40,8 @@ export class EventAppendBatcher {
       this.pending.push({ runId, leaseOwner, events, resolve, reject });
       if (!this.inFlight) {
         this.inFlight = true;
-        // Flushes made in this turn of the event loop join the first write.
-        setImmediate(() => void this.writeNext());
+        // Flushes made by the code running now join the first write; later ones, the write after it.
+        queueMicrotask(() => void this.writeNext());
       }
     });
   }
