@@ -15,6 +15,45 @@ export const SINK_WINDOW = 256;
 const RETRY_FIRST_MS = 50;
 const RETRY_MAX_MS = 1000;
 
+/** Sinks whose streams are woken in one turn of the event loop, at most; the rest wait for the next. */
+const WAKES_PER_TURN = 64;
+
+/**
+ * The streams to wake after writes, of every sink of the process. One write of the event-append
+ * batcher stores the text of hundreds of runs at once; woken in one turn, their streams would make
+ * hundreds of socket writes while nothing else runs. Here they are woken WAKES_PER_TURN sinks a turn,
+ * so timers, model chunks and requests get their turn in between.
+ */
+class StreamWakes {
+  private readonly queue: RunEventSink[] = [];
+  private next = 0;
+  private scheduled = false;
+
+  add(sink: RunEventSink): void {
+    this.queue.push(sink);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.drain());
+    }
+  }
+
+  private drain(): void {
+    const end = Math.min(this.queue.length, this.next + WAKES_PER_TURN);
+    // A sink's wake may publish again (its streams read on): that lands behind these, in the queue.
+    for (; this.next < end; this.next++) this.queue[this.next].wakeStreams();
+    if (this.next < this.queue.length) {
+      setImmediate(() => this.drain());
+      return;
+    }
+    this.queue.length = 0;
+    this.next = 0;
+    this.scheduled = false;
+  }
+}
+
+/** One per process: the event loop they share is one. */
+const streamWakes = new StreamWakes();
+
 /**
  * The events of one run while this process drives it. It numbers them and writes them to the event
  * log through one ordered chain of writes; streams see an event only once the write holding it has
@@ -304,11 +343,14 @@ export class RunEventSink {
     // one socket write instead of one write each.
     if (!this.wakeScheduled) {
       this.wakeScheduled = true;
-      setImmediate(() => {
-        this.wakeScheduled = false;
-        this.wake();
-      });
+      streamWakes.add(this);
     }
+  }
+
+  /** Called by StreamWakes at the turn after `publish`. */
+  wakeStreams(): void {
+    this.wakeScheduled = false;
+    this.wake();
   }
 
   private wake(): void {
