@@ -53,10 +53,12 @@ export class ReadFileTool implements Tool<ReadFileArgs> {
           `${shown}: is a folder; use list_directory to see what it holds.`,
         );
       }
-      if (await startsBinary(handle)) {
+      const head = await readHead(handle);
+      if (looksBinary(head)) {
         return { content: `${shown}: binary file (${stats.size} bytes); its content is not shown.` };
       }
-      range = await readLineRange(handle, {
+      // A file no longer than its head has been read whole already.
+      range = await readLineRange(head.length < HEAD_BYTES ? head : handle, {
         startLine,
         endLine,
         maxBytes: ctx.config.readMaxBytes,
@@ -78,9 +80,13 @@ export class ReadFileTool implements Tool<ReadFileArgs> {
   }
 }
 
-async function startsBinary(handle: FileHandle): Promise<boolean> {
-  const { buffer, bytesRead } = await handle.read(Buffer.alloc(8000), 0, 8000, 0);
-  return looksBinary(buffer.subarray(0, bytesRead));
+/** How much of a file tells whether it is binary. */
+const HEAD_BYTES = 8000;
+
+/** The first HEAD_BYTES of the file (all of it when shorter). */
+async function readHead(handle: FileHandle): Promise<Buffer> {
+  const { buffer, bytesRead } = await handle.read(Buffer.alloc(HEAD_BYTES), 0, HEAD_BYTES, 0);
+  return buffer.subarray(0, bytesRead);
 }
 
 function withTrailingNewline(text: string): string {

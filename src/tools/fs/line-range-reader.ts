@@ -25,10 +25,10 @@ export interface LineRange {
 /**
  * Streams a file once, collecting whole lines of the range up to `maxBytes` and counting every line,
  * so a huge file costs memory only for what is returned. A file given as an open handle is read from
- * its start and left open.
+ * its start and left open; one given as its bytes is not read at all.
  */
 export async function readLineRange(
-  file: string | FileHandle,
+  file: string | FileHandle | Buffer,
   request: LineRangeRequest,
 ): Promise<LineRange> {
   const taken: Buffer[] = [];
@@ -65,7 +65,9 @@ export async function readLineRange(
   const stream =
     typeof file === 'string'
       ? createReadStream(file, options)
-      : file.createReadStream({ ...options, start: 0, autoClose: false });
+      : Buffer.isBuffer(file)
+        ? [file]
+        : file.createReadStream({ ...options, start: 0, autoClose: false });
   for await (const chunk of stream) {
     const buf = chunk as Buffer;
     totalBytes += buf.length;
