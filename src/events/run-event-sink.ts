@@ -1,69 +1,27 @@
 import type { EntityManager } from 'typeorm';
 import { serializeEvent, type RunEventBody, type SerializedEvent } from './run-events';
-import type { RunLease } from './run-lease';
+import { FlushSchedule } from './flush-schedule';
+import { retryWhileLeased, type RunLease } from './run-lease';
+import { streamWakes, type WakesStreams } from './stream-wakes';
 import type { RunChanges, RunStore, SqlStatement } from '../store/run-store.service';
-import { isRunReleased, isStoreUnavailable, LeaseLost, StoreUnavailable } from '../store/store-errors';
+import { isRunReleased, LeaseLost, type StoreUnavailable } from '../store/store-errors';
 
-/** At most one write of text deltas per run this often: batching keeps the database off the hot path. */
-const FLUSH_DELAY_MS = 100;
 const FLUSH_MAX_EVENTS = 256;
 /** Text held for the next write is written sooner once it is this long (one row stays small). */
 const FLUSH_MAX_TEXT = 64 * 1024;
 /** Stored events kept in memory for this process's streams; a stream further behind reads the log. */
 export const SINK_WINDOW = 256;
-/** Backoff of a write while the database is unreachable: 50 ms, doubling, at most 1 s between tries. */
-const RETRY_FIRST_MS = 50;
-const RETRY_MAX_MS = 1000;
-
-/** Sinks whose streams are woken in one turn of the event loop, at most; the rest wait for the next. */
-const WAKES_PER_TURN = 64;
-
-/**
- * The streams to wake after writes, of every sink of the process. One write of the event-append
- * batcher stores the text of hundreds of runs at once; woken in one turn, their streams would make
- * hundreds of socket writes while nothing else runs. Here they are woken WAKES_PER_TURN sinks a turn,
- * so timers, model chunks and requests get their turn in between.
- */
-class StreamWakes {
-  private readonly queue: RunEventSink[] = [];
-  private next = 0;
-  private scheduled = false;
-
-  add(sink: RunEventSink): void {
-    this.queue.push(sink);
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(() => this.drain());
-    }
-  }
-
-  private drain(): void {
-    const end = Math.min(this.queue.length, this.next + WAKES_PER_TURN);
-    // A sink's wake may publish again (its streams read on): that lands behind these, in the queue.
-    for (; this.next < end; this.next++) this.queue[this.next].wakeStreams();
-    if (this.next < this.queue.length) {
-      setImmediate(() => this.drain());
-      return;
-    }
-    this.queue.length = 0;
-    this.next = 0;
-    this.scheduled = false;
-  }
-}
-
-/** One per process: the event loop they share is one. */
-const streamWakes = new StreamWakes();
 
 /**
  * The events of one run while this process drives it. It numbers them and writes them to the event
  * log through one ordered chain of writes; streams see an event only once the write holding it has
  * committed, so the log is always a gap-free prefix and no stream says what the store lacks.
  *
- * `emit` is for events that change no state (text, tool output): they are written in batches — the
- * first of a quiet stretch at once, then at most one write per FLUSH_DELAY_MS. The text deltas that
- * arrive between two writes become one `text` event when the write takes them: no stream ever saw
- * them apart, so nothing changes for a client but the size of a piece, while the log, the streams
- * and the database carry one event per write instead of one per upstream chunk. `commit` and
+ * `emit` is for events that change no state (text, tool output): they are written in batches, when
+ * the FlushSchedule says — the first of a quiet stretch at once, then at most one write per 100 ms.
+ * The text deltas that arrive between two writes become one `text` event when the write takes them:
+ * no stream ever saw them apart, so nothing changes for a client but the size of a piece, while the
+ * log, the streams and the database carry one event per write instead of one per upstream chunk. `commit` and
  * `commitWrites` are for events that go with a state change: written with the change, after every
  * earlier event.
  *
@@ -73,7 +31,7 @@ const streamWakes = new StreamWakes();
  * another process — the sink is released: nothing more is written or shown, and its streams end
  * without a final event.
  */
-export class RunEventSink {
+export class RunEventSink implements WakesStreams {
   /** Numbered events from `baseSeq` on: the unstored ones and a window of stored ones. */
   private events: SerializedEvent[] = [];
   /** Text emitted since the last event was numbered; numbered as one `text` event by the next write. */
@@ -86,13 +44,9 @@ export class RunEventSink {
   private generation = 0;
   private failure: unknown = null;
   private releasedBy: LeaseLost | StoreUnavailable | null = null;
-  private flushTimer: NodeJS.Timeout | null = null;
-  /** A flush is queued for the end of this turn of the event loop. */
-  private flushQueued = false;
-  private lastFlushAt = 0;
+  private readonly flushes = new FlushSchedule(() => void this.flush());
   private waiters: (() => void)[] = [];
   private closedState = false;
-  private wakeScheduled = false;
 
   constructor(
     readonly runId: string,
@@ -142,9 +96,9 @@ export class RunEventSink {
       this.numberPendingText();
       this.push(body);
     }
-    if (this.nextSeq - 1 - this.storedSeq >= FLUSH_MAX_EVENTS || this.pendingText.length >= FLUSH_MAX_TEXT)
-      this.flushSoon(0);
-    else this.flushSoon(Math.max(0, this.lastFlushAt + FLUSH_DELAY_MS - Date.now()));
+    this.flushes.emitted(
+      this.nextSeq - 1 - this.storedSeq >= FLUSH_MAX_EVENTS || this.pendingText.length >= FLUSH_MAX_TEXT,
+    );
   }
 
   /**
@@ -173,11 +127,7 @@ export class RunEventSink {
 
   /** Writes everything emitted so far. Never rejects: a failure is reported through `onWriteError`. */
   flush(): Promise<void> {
-    if (this.flushTimer) {
-      clearTimeout(this.flushTimer);
-      this.flushTimer = null;
-    }
-    this.lastFlushAt = Date.now();
+    this.flushes.flushing();
     if (this.releasedBy) return this.chain;
     this.numberPendingText();
     if (this.nextSeq - 1 <= this.storedSeq) return this.chain;
@@ -188,18 +138,9 @@ export class RunEventSink {
     ).catch(() => undefined);
   }
 
-  /**
-   * Runs `work` (a read or write of this run), trying again with backoff while the database is
-   * unreachable and the lease lasts; then throws StoreUnavailable. Other errors are thrown at once.
-   */
-  async retrying<T>(work: () => Promise<T>): Promise<T> {
-    for (let delay = RETRY_FIRST_MS; ; delay = Math.min(delay * 2, RETRY_MAX_MS)) {
-      try {
-        return await work();
-      } catch (err) {
-        await this.backoff(err, delay);
-      }
-    }
+  /** Runs `work` (a read or write of this run) as `retryWhileLeased` does, while this run's lease lasts. */
+  retrying<T>(work: () => Promise<T>): Promise<T> {
+    return retryWhileLeased(this.lease, this.runId, () => work());
   }
 
   /** Stored events after `seq` that streams may see now; null when `seq` is behind the window (read the log). */
@@ -274,7 +215,11 @@ export class RunEventSink {
       const from = this.storedSeq;
       const events = this.events.slice(from + 1 - this.baseSeq, upTo + 1 - this.baseSeq);
       try {
-        await this.writeWhileLeased(() => write(events), events.length > 0 ? upTo : null);
+        // After a dropped connection the write may have landed: a retry first asks.
+        await retryWhileLeased(this.lease, this.runId, async (retry) => {
+          if (retry && events.length > 0 && (await this.landed(upTo))) return;
+          await write(events);
+        });
       } catch (err) {
         this.writeFailed(err);
         throw err;
@@ -284,26 +229,6 @@ export class RunEventSink {
     });
     this.chain = next.catch(() => undefined);
     return next;
-  }
-
-  /** A write, retried like `retrying`; before a retry, checks whether the failed try landed after all. */
-  private async writeWhileLeased(write: () => Promise<void>, upTo: number | null): Promise<void> {
-    for (let delay = RETRY_FIRST_MS, attempt = 0; ; delay = Math.min(delay * 2, RETRY_MAX_MS), attempt++) {
-      try {
-        if (attempt > 0 && upTo !== null && (await this.landed(upTo))) return;
-        return await write();
-      } catch (err) {
-        await this.backoff(err, delay);
-      }
-    }
-  }
-
-  /** Rethrows `err` unless it is the database being unreachable with lease time left; then waits. */
-  private async backoff(err: unknown, delay: number): Promise<void> {
-    if (!isStoreUnavailable(err)) throw err;
-    const left = this.lease.remainingMs();
-    if (left <= 0) throw new StoreUnavailable(this.runId, err);
-    await new Promise((resolve) => setTimeout(resolve, Math.min(delay, left)));
   }
 
   /** After a dropped connection: whether the write holding events up to `upTo` committed after all. */
@@ -321,8 +246,7 @@ export class RunEventSink {
     if (isRunReleased(err)) {
       this.releasedBy ??= err;
       this.pendingText = '';
-      if (this.flushTimer) clearTimeout(this.flushTimer);
-      this.flushTimer = null;
+      this.flushes.cancel();
       this.closedState = true;
       this.wake();
     } else {
@@ -339,17 +263,11 @@ export class RunEventSink {
       this.events.splice(0, dropUpTo - this.baseSeq + 1);
       this.baseSeq = dropUpTo + 1;
     }
-    // Streams wake once per turn of the event loop, so every event of one network read leaves in
-    // one socket write instead of one write each.
-    if (!this.wakeScheduled) {
-      this.wakeScheduled = true;
-      streamWakes.add(this);
-    }
+    streamWakes.add(this);
   }
 
-  /** Called by StreamWakes at the turn after `publish`. */
+  /** Called by StreamWakes, a turn (or a few) after `publish`. */
   wakeStreams(): void {
-    this.wakeScheduled = false;
     this.wake();
   }
 
@@ -357,30 +275,5 @@ export class RunEventSink {
     const waiters = this.waiters;
     this.waiters = [];
     for (const w of waiters) w();
-  }
-
-  /**
-   * A flush in `delay` ms; with no delay, at the end of this turn of the event loop (a timer of 0
-   * fires a millisecond later at the soonest, and the first text of an answer waits for it).
-   */
-  private flushSoon(delay: number): void {
-    if (this.flushTimer) {
-      if (delay > 0) return;
-      clearTimeout(this.flushTimer);
-      this.flushTimer = null;
-    }
-    if (this.flushQueued) return;
-    if (delay > 0) {
-      this.flushTimer = setTimeout(() => {
-        this.flushTimer = null;
-        void this.flush();
-      }, delay);
-      return;
-    }
-    this.flushQueued = true;
-    setImmediate(() => {
-      this.flushQueued = false;
-      void this.flush();
-    });
   }
 }
