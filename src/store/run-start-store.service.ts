@@ -2,7 +2,14 @@ import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import type { EventRecord, Queryable } from './run-store.service';
-import { SESSION_COLUMNS, type NewSession, type SessionRow } from './session-store.service';
+import {
+  SESSION_COLUMNS,
+  SESSION_OPTION_COLUMNS,
+  sessionOptionPlaceholders,
+  sessionOptionValues,
+  type NewSession,
+  type SessionRow,
+} from './session-store.service';
 
 /** The run row a start inserts, leased to the starting process. */
 export interface NewRun {
@@ -136,13 +143,12 @@ export class RunStartStore {
   private statement(start: RunStart): { sql: string; params: unknown[] } {
     const answers = start.answers;
     switch (answers.kind) {
-      case 'new-session': {
-        const s = answers.session;
+      case 'new-session':
         return {
           // The system message is the session's first, the prompt its second.
           sql: `WITH ${ADMISSION_CTES}, s AS (
-                  INSERT INTO sessions (id, owner, title, system_prompt, model, mode, tools, client_tools, max_iterations, next_message_seq)
-                  SELECT $2::uuid, $3, $14, $15, $16, $17, $18::jsonb, $19::jsonb, $20::int, 3 FROM admitted
+                  INSERT INTO sessions (id, owner, ${SESSION_OPTION_COLUMNS}, next_message_seq)
+                  SELECT $2::uuid, $3, ${sessionOptionPlaceholders(14)}, 3 FROM admitted
                   RETURNING ${SESSION_COLUMNS}
                 ), sys AS (
                   INSERT INTO messages (id, session_id, seq, role, content) SELECT $21::uuid, $2::uuid, 1, 'system', $22 FROM s
@@ -152,20 +158,13 @@ export class RunStartStore {
                 ), ${newRunCtes('s')}
                 SELECT ${COUNTS}, s.id IS NOT NULL AS stored, 2 AS seq, s.* FROM counts c LEFT JOIN s ON true`,
           params: [
-            s.title,
-            s.systemPrompt,
-            s.model,
-            s.mode,
-            s.tools === null ? null : JSON.stringify(s.tools),
-            JSON.stringify(s.clientTools),
-            s.maxIterations,
+            ...sessionOptionValues(answers.session),
             answers.system.id,
             answers.system.content,
             answers.prompt.id,
             answers.prompt.content,
           ],
         };
-      }
       case 'prompt':
         return {
           sql: `WITH ${ADMISSION_CTES}, pos AS (

@@ -26,6 +26,29 @@ export type NewSession = Omit<SessionRow, 'createdAt' | 'updatedAt' | 'nextMessa
   chatId?: string | null;
 };
 
+/** The columns of a new session's options, for `INSERT INTO sessions (…, ${SESSION_OPTION_COLUMNS}, …)`. */
+export const SESSION_OPTION_COLUMNS =
+  'title, system_prompt, model, mode, tools, client_tools, max_iterations';
+
+/** The placeholders of SESSION_OPTION_COLUMNS, from `$first` on, with their casts. */
+export function sessionOptionPlaceholders(first: number): string {
+  const $ = (i: number) => `$${first + i}`;
+  return `${$(0)}, ${$(1)}, ${$(2)}, ${$(3)}, ${$(4)}::jsonb, ${$(5)}::jsonb, ${$(6)}::int`;
+}
+
+/** The values of SESSION_OPTION_COLUMNS for `s`, in their order. */
+export function sessionOptionValues(s: NewSession): unknown[] {
+  return [
+    s.title,
+    s.systemPrompt,
+    s.model,
+    s.mode,
+    s.tools === null ? null : JSON.stringify(s.tools),
+    JSON.stringify(s.clientTools),
+    s.maxIterations,
+  ];
+}
+
 /** A session row's columns, named as SessionRow names them. */
 export const SESSION_COLUMNS = `id, owner, title, system_prompt AS "systemPrompt", model, mode, tools, client_tools AS "clientTools",
   max_iterations AS "maxIterations", next_message_seq AS "nextMessageSeq", created_at AS "createdAt", updated_at AS "updatedAt"`;
@@ -38,26 +61,14 @@ export class SessionStore {
   async insert(tx: Queryable, s: NewSession, systemMessage: string): Promise<SessionRow> {
     const rows: SessionRow[] = await tx.query(
       `WITH s AS (
-         INSERT INTO sessions (id, owner, title, system_prompt, model, mode, tools, client_tools, max_iterations, next_message_seq, chat_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, 2, $11)
+         INSERT INTO sessions (id, owner, ${SESSION_OPTION_COLUMNS}, next_message_seq, chat_id)
+         VALUES ($1, $2, ${sessionOptionPlaceholders(3)}, 2, $11)
          RETURNING ${SESSION_COLUMNS}
        ), m AS (
          INSERT INTO messages (id, session_id, seq, role, content) SELECT gen_random_uuid(), id, 1, 'system', $10 FROM s
        )
        SELECT * FROM s`,
-      [
-        s.id,
-        s.owner,
-        s.title,
-        s.systemPrompt,
-        s.model,
-        s.mode,
-        s.tools === null ? null : JSON.stringify(s.tools),
-        JSON.stringify(s.clientTools),
-        s.maxIterations,
-        systemMessage,
-        s.chatId ?? null,
-      ],
+      [s.id, s.owner, ...sessionOptionValues(s), systemMessage, s.chatId ?? null],
     );
     return rows[0];
   }
