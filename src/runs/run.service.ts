@@ -15,11 +15,12 @@ import { PgNotifications } from '../persistence/pg-notifications.service';
 import { ToolRegistry } from '../tools/tool-registry.service';
 import { RunEventHub } from '../events/run-event-hub.service';
 import { RunEventSink } from '../events/run-event-sink';
+import type { SerializedEvent } from '../events/run-events';
 import { RunLease } from '../events/run-lease';
 import { finishDetachedRun } from './detached-runs';
 import { RunStarts, type StartRun, type StartedRun } from './run-starts.service';
 import { callKey } from '../agent/call-key';
-import { RunHandle, RunStopped } from '../agent/run-handle';
+import { RunHandle, RunStopped, type RunHandleInit } from '../agent/run-handle';
 import { RunOrchestrator } from '../agent/run-orchestrator.service';
 import { ConversationStore, type ToolCallRow } from '../store/conversation-store.service';
 import { RUN_CANCEL_CHANNEL, RunStore, type RunRow } from '../store/run-store.service';
@@ -84,24 +85,21 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
     const started = await this.starts.open(owner, input, this.processId, this.handles.size);
     if ('earlier' in started) return started.earlier;
     const { run, session, conversation, firstEvent, promptSeq, nextMessageSeq, leasedAt } = started.opened;
-    const lease = new RunLease(this.processId, this.config.runLeaseMs, leasedAt);
-    const sink = new RunEventSink(run.id, 0, this.store, lease, (err) => this.writeFailed(run.id, err), [
-      firstEvent,
-    ]);
     this.launch(
-      new RunHandle({
-        run,
-        session,
-        sink,
-        lease,
-        toolset: new Toolset(this.registry, this.config, session),
-        conversation,
-        callIds: new Set(),
-        callCounts: new Map(),
-        firstMessageSeq: promptSeq,
-        nextMessageSeq,
-        resumesStep: false, // a new run has no calls yet
-      }),
+      this.newHandle(
+        {
+          run,
+          session,
+          conversation,
+          callIds: new Set(),
+          callCounts: new Map(),
+          firstMessageSeq: promptSeq,
+          nextMessageSeq,
+          resumesStep: false, // a new run has no calls yet
+        },
+        leasedAt,
+        [firstEvent],
+      ),
     );
     this.metrics.runStarted();
     return { runId: run.id, sessionId: session.id, replayed: false };
@@ -250,25 +248,48 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
         (callCounts.get(callKey(c.name, c.rawArguments)) ?? 0) + 1,
       );
     const firstSeq = conversation.find((m) => m.runId === runId && m.role === 'user')?.seq ?? 0;
-    const lease = new RunLease(this.processId, this.config.runLeaseMs, claimedAt);
-    const sink = new RunEventSink(runId, run.lastSeq, this.store, lease, (err) =>
-      this.writeFailed(runId, err),
+    const h = this.newHandle(
+      {
+        run,
+        session,
+        conversation,
+        callIds,
+        callCounts,
+        firstMessageSeq: firstSeq,
+        nextMessageSeq: session.nextMessageSeq,
+        resumesStep: true,
+      },
+      claimedAt,
     );
-    const h = new RunHandle({
-      run,
-      session,
+    if (run.cancelRequested) h.stop('cancelled');
+    this.launch(h);
+  }
+
+  /**
+   * A handle of a run this process is about to drive: its lease (set in the database at `leasedAt`)
+   * and its sink, which holds `stored`, the last events of the log, for this process's streams.
+   */
+  private newHandle(
+    init: Omit<RunHandleInit, 'sink' | 'lease' | 'toolset'>,
+    leasedAt: number,
+    stored: SerializedEvent[] = [],
+  ): RunHandle {
+    const { run, session } = init;
+    const lease = new RunLease(this.processId, this.config.runLeaseMs, leasedAt);
+    const sink = new RunEventSink(
+      run.id,
+      run.lastSeq - stored.length,
+      this.store,
+      lease,
+      (err) => this.writeFailed(run.id, err),
+      stored,
+    );
+    return new RunHandle({
+      ...init,
       sink,
       lease,
       toolset: new Toolset(this.registry, this.config, session),
-      conversation,
-      callIds,
-      callCounts,
-      firstMessageSeq: firstSeq,
-      nextMessageSeq: session.nextMessageSeq,
-      resumesStep: true,
     });
-    if (run.cancelRequested) h.stop('cancelled');
-    this.launch(h);
   }
 
   /**
