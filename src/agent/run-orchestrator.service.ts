@@ -49,7 +49,7 @@ export class RunOrchestrator {
 
   async drive(h: RunHandle): Promise<DriveOutcome> {
     try {
-      if (h.toolset.definitions.length > 0) this.steps.prepareWorkspace(h);
+      if (h.toolset.serverToolNames.length > 0) this.steps.prepareWorkspace(h);
       if (h.resumesStep) await this.runOpenStep(h);
       for (;;) {
         h.signal.throwIfAborted();

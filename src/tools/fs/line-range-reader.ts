@@ -1,4 +1,3 @@
-import { createReadStream } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { utf8Head } from '../output-cap';
 
@@ -24,11 +23,11 @@ export interface LineRange {
 
 /**
  * Streams a file once, collecting whole lines of the range up to `maxBytes` and counting every line,
- * so a huge file costs memory only for what is returned. A file given as an open handle is read from
- * its start and left open; one given as its bytes is not read at all.
+ * so a huge file costs memory only for what is returned. An open file is read from its start and
+ * left open; a file given as its bytes is not read at all.
  */
 export async function readLineRange(
-  file: string | FileHandle | Buffer,
+  file: FileHandle | Buffer,
   request: LineRangeRequest,
 ): Promise<LineRange> {
   const taken: Buffer[] = [];
@@ -61,13 +60,9 @@ export async function readLineRange(
     }
   };
 
-  const options = { highWaterMark: 64 * 1024, signal: request.signal };
-  const stream =
-    typeof file === 'string'
-      ? createReadStream(file, options)
-      : Buffer.isBuffer(file)
-        ? [file]
-        : file.createReadStream({ ...options, start: 0, autoClose: false });
+  const stream = Buffer.isBuffer(file)
+    ? [file]
+    : file.createReadStream({ start: 0, highWaterMark: 64 * 1024, signal: request.signal, autoClose: false });
   for await (const chunk of stream) {
     const buf = chunk as Buffer;
     totalBytes += buf.length;
