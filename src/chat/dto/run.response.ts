@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { ApiModelArguments } from './session.response';
 
 export class UsageResponse {
   @ApiProperty()
@@ -26,10 +27,7 @@ export class PendingToolCallResponse {
   @ApiProperty()
   name!: string;
 
-  @ApiProperty({
-    oneOf: [{ type: 'object', additionalProperties: true }, { type: 'string' }],
-    description: "The model's arguments, parsed; the raw text when they were not JSON",
-  })
+  @ApiModelArguments()
   arguments!: unknown;
 
   @ApiProperty({ enum: ['server', 'client'] })

@@ -3,6 +3,14 @@ import { ClientToolDto } from './session-options.dto';
 
 /** What the answers of the API are made of, for the OpenAPI document (see presenters.ts). */
 
+/** A tool call's arguments as the model sent them: parsed JSON, or the raw text when they were not JSON. */
+export function ApiModelArguments(): PropertyDecorator {
+  return ApiProperty({
+    oneOf: [{ type: 'object', additionalProperties: true }, { type: 'string' }],
+    description: "The model's arguments, parsed; the raw text when they were not JSON",
+  });
+}
+
 export class SessionResponse {
   @ApiProperty({ format: 'uuid' })
   id!: string;
@@ -54,10 +62,7 @@ export class MessageToolCallResponse {
   @ApiProperty()
   name!: string;
 
-  @ApiProperty({
-    oneOf: [{ type: 'object', additionalProperties: true }, { type: 'string' }],
-    description: "The model's arguments, parsed; the raw text when they were not JSON",
-  })
+  @ApiModelArguments()
   arguments!: unknown;
 }
 
