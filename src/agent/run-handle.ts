@@ -40,6 +40,11 @@ export interface RunHandleInit {
   nextMessageSeq: number;
   /** The run was taken up after a wait: its open step's approved calls run before the next model call. */
   resumesStep: boolean;
+  /**
+   * Stops the run; given when a call of the run went out before its handle (the first model call,
+   * sent with the start), so that stopping the run stops that call too.
+   */
+  controller?: AbortController;
 }
 
 /**
@@ -49,7 +54,7 @@ export interface RunHandleInit {
  * tracked write, a stop.
  */
 export class RunHandle {
-  private readonly controller = new AbortController();
+  private readonly controller: AbortController;
   /** Text of the model call in progress, not stored yet (written by the model call only). */
   streamingText = '';
   readonly run: RunRow;
@@ -74,6 +79,7 @@ export class RunHandle {
   readonly done = new Promise<void>((resolve) => (this.finished = resolve));
 
   constructor(init: RunHandleInit) {
+    this.controller = init.controller ?? new AbortController();
     this.run = init.run;
     this.session = init.session;
     this.sink = init.sink;

@@ -1,8 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
-import { ModelError } from '../llm/model-provider';
+import { ModelError, type ModelRequest } from '../llm/model-provider';
 import { ModelProviders } from '../llm/model-providers';
+import { SentModelCall } from '../llm/sent-model-call';
 import { MetricsService } from '../metrics/metrics.service';
 import type { RunError } from '../persistence/entities/run.entity';
 import { buildModelMessages } from './conversation';
@@ -10,7 +11,7 @@ import { RunFinalization, type FinalOutcome } from './run-finalization';
 import { RunStopped, type RunHandle } from './run-handle';
 import { buildStepRecord, type ModelTurn, type StepRecord } from './step-record';
 import { ConversationStore } from '../store/conversation-store.service';
-import { RunStore } from '../store/run-store.service';
+import { RunStore, type RunRow } from '../store/run-store.service';
 import { isRunReleased, isStoreUnavailable } from '../store/store-errors';
 import { ToolStepService } from './tool-step.service';
 
@@ -21,6 +22,11 @@ import { ToolStepService } from './tool-step.service';
  */
 export type DriveOutcome =
   'completed' | 'max_iterations' | 'requires_action' | 'cancelled' | 'failed' | 'released';
+
+/** What a model call of a run is made of: the run's model and progress, its conversation and tools. */
+export type ModelCallSource = Pick<RunHandle, 'conversation' | 'firstMessageSeq' | 'toolset'> & {
+  run: Pick<RunRow, 'model' | 'iterations' | 'maxIterations'>;
+};
 
 /**
  * The agent loop: call the model with the conversation, store what it answered (one statement),
@@ -47,13 +53,16 @@ export class RunOrchestrator {
     return this.models.defaultModel;
   }
 
-  async drive(h: RunHandle): Promise<DriveOutcome> {
+  /** Drives `h` until it ends or waits; `firstCall`, when given, is its next model call, already sent. */
+  async drive(h: RunHandle, firstCall?: SentModelCall): Promise<DriveOutcome> {
+    let sent = firstCall;
     try {
       if (h.toolset.serverToolNames.length > 0) this.steps.prepareWorkspace(h);
       if (h.resumesStep) await this.runOpenStep(h);
       for (;;) {
         h.signal.throwIfAborted();
-        const turn = await this.callModel(h);
+        const turn = await this.callModel(h, sent);
+        sent = undefined;
         const step = await this.takeStep(h, turn);
         if (step.outcome !== 'continue') return step.outcome;
       }
@@ -73,30 +82,36 @@ export class RunOrchestrator {
     await this.steps.execute(h, open);
   }
 
-  private async callModel(h: RunHandle): Promise<ModelTurn> {
-    const iteration = h.run.iterations + 1;
-    const tools = h.toolset.definitions;
+  /**
+   * Sends the run's next model call: the conversation within the history budget, the session's
+   * tools (none allowed on the last call the cap leaves, so the person still gets an answer).
+   */
+  sendModelCall(r: ModelCallSource, signal: AbortSignal): SentModelCall {
+    const tools = r.toolset.definitions;
+    const lastCall = r.run.iterations + 1 >= r.run.maxIterations;
     const { messages, omitted } = buildModelMessages(
-      h.conversation,
+      r.conversation,
       { maxMessages: this.config.historyMaxMessages, maxTokens: this.config.historyMaxTokens },
-      h.firstMessageSeq,
+      r.firstMessageSeq,
     );
-    const started = performance.now();
-    let firstTokenMs: number | null = null;
+    const { provider, model } = this.models.resolve(r.run.model);
+    const request: ModelRequest = {
+      model,
+      messages,
+      tools,
+      toolChoice: tools.length > 0 && lastCall ? 'none' : undefined,
+    };
+    return new SentModelCall(provider, request, signal, omitted);
+  }
+
+  /** Reads a model call (`sent`, or one sent now) to its end, streaming its text. */
+  private async callModel(h: RunHandle, sent?: SentModelCall): Promise<ModelTurn> {
     h.streamingText = '';
     // A silent upstream is the provider's to time out (LLM_IDLE_TIMEOUT_MS): it throws UPSTREAM_TIMEOUT.
+    const stream = sent ?? this.sendModelCall(h, h.signal);
+    const started = stream.sentAt;
+    let firstTokenMs: number | null = null;
     try {
-      const { provider, model } = this.models.resolve(h.run.model);
-      const stream = provider.stream(
-        {
-          model,
-          messages,
-          tools,
-          // The last allowed call may not ask for tools, so the person still gets an answer.
-          toolChoice: tools.length > 0 && iteration >= h.run.maxIterations ? 'none' : undefined,
-        },
-        h.signal,
-      );
       for await (const event of stream) {
         firstTokenMs ??= performance.now() - started;
         switch (event.type) {
@@ -115,7 +130,7 @@ export class RunOrchestrator {
               finishReason: event.finishReason,
               usage: event.usage,
               toolCalls: event.toolCalls,
-              omittedMessages: omitted,
+              omittedMessages: stream.omittedMessages,
             };
         }
       }

@@ -6,6 +6,9 @@ import { DomainError, ErrorCode } from '../common/domain-error';
 import { Draining } from '../common/draining';
 import { serializeEvent, type SerializedEvent } from '../events/run-events';
 import { RunOrchestrator } from '../agent/run-orchestrator.service';
+import type { SentModelCall } from '../llm/sent-model-call';
+import { ToolRegistry } from '../tools/tool-registry.service';
+import { Toolset } from '../tools/toolset';
 import { IdempotencyStore, type IdempotencyClaim } from '../store/idempotency-store.service';
 import { ConversationStore, type MessageRow } from '../store/conversation-store.service';
 import {
@@ -25,6 +28,9 @@ import { sessionNotFound, SessionsService, type SessionOptions } from '../sessio
  * far from its limits cannot pass them without the per-key lock.
  */
 const LIMIT_MARGIN = 100;
+
+/** Keys remembered as having had room at their last start here (see RunStarts.sendFirstCall). */
+const KEYS_REMEMBERED = 10_000;
 
 /** A new prompt (in a new session unless sessionId), or the session's last prompt answered again. */
 export type StartRun = (
@@ -60,6 +66,16 @@ export interface OpenedRun {
   nextMessageSeq: number;
   /** When the lease was about to be written: the process counts on no more lease than it has. */
   leasedAt: number;
+  /** The session's tools, as the run offers them. */
+  toolset: Toolset;
+  /** The run's first model call, when it went out with the start; its controller is the run's. */
+  firstCall?: FirstCall;
+}
+
+/** A run's first model call, sent before its run was stored, and what stops it. */
+export interface FirstCall {
+  call: SentModelCall;
+  controller: AbortController;
 }
 
 /**
@@ -71,6 +87,9 @@ export interface OpenedRun {
  */
 @Injectable()
 export class RunStarts {
+  /** Keys whose last start in this process left room for one more run under both limits. */
+  private readonly keysWithRoom = new Set<string>();
+
   constructor(
     private readonly store: RunStore,
     private readonly starts: RunStartStore,
@@ -78,6 +97,7 @@ export class RunStarts {
     private readonly sessions: SessionsService,
     private readonly conversation: ConversationStore,
     private readonly orchestrator: RunOrchestrator,
+    private readonly registry: ToolRegistry,
     private readonly draining: Draining,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -100,6 +120,7 @@ export class RunStarts {
       );
     }
     const plan = await this.plan(owner, input, processId);
+    const firstCall = this.sendFirstCall(plan, input, localRuns);
     const stored = async (tx?: Queryable): Promise<{ earlier: StartedRun } | { opened: OpenedRun }> => {
       // First, so that a request refused below leaves the key unused (the transaction rolls back).
       if (input.idempotency && tx) {
@@ -113,14 +134,19 @@ export class RunStarts {
         }
         if (held) return { earlier: { runId: held.runId, sessionId: held.sessionId, replayed: true } };
       }
-      this.assertTakingRuns(localRuns);
+      const refusal = this.refusal(localRuns);
+      if (refusal) throw refusal;
       const leasedAt = Date.now();
       const outcome = await this.startWithinLimits(plan.start, tx);
-      return { opened: await this.opened(plan, outcome, leasedAt) };
+      this.remember(owner, outcome.counts);
+      return { opened: { ...(await this.opened(plan, outcome, leasedAt)), firstCall } };
     };
     try {
       return input.idempotency ? await this.store.transaction((tx) => stored(tx)) : await stored();
     } catch (err) {
+      // The start failed: the call sent ahead is stopped, and the key's next start waits for its own.
+      firstCall?.controller.abort(err);
+      this.keysWithRoom.delete(owner);
       // Another request started a run on this session between our look and our insert.
       if (!isUniqueViolation(err)) throw err;
       const running = await this.store.activeRunOfSession(this.store.queryable, plan.start.run.sessionId);
@@ -162,6 +188,7 @@ export class RunStarts {
     const firstEvent = serializeEvent(runId, 1, { type: 'run_started', sessionId: session.id, model });
     return {
       session,
+      toolset: new Toolset(this.registry, this.config, session),
       firstEvent,
       start: {
         run: {
@@ -208,7 +235,7 @@ export class RunStarts {
     plan: StartPlan,
     outcome: Extract<StartOutcome, { admitted: true }>,
     leasedAt: number,
-  ): Promise<OpenedRun> {
+  ): Promise<Omit<OpenedRun, 'firstCall'>> {
     const { start } = plan;
     const { run, answers } = start;
     if (outcome.promptSeq === null) {
@@ -227,10 +254,7 @@ export class RunStarts {
     if (answers.kind === 'new-session' && outcome.session) {
       // Nothing to read: the session holds just what this start wrote.
       session = outcome.session;
-      conversation = [
-        newMessage(answers.system.id, 1, 'system', answers.system.content, null, session.createdAt),
-        newMessage(answers.prompt.id, promptSeq, 'user', answers.prompt.content, run.id, session.createdAt),
-      ];
+      conversation = newSessionConversation(answers, run.id, session.createdAt);
     } else {
       session = plan.session as SessionRow;
       conversation = await this.conversation.sessionMessages(session.id);
@@ -240,29 +264,71 @@ export class RunStarts {
       session,
       conversation,
       firstEvent: plan.firstEvent,
+      toolset: plan.toolset,
       promptSeq,
       nextMessageSeq: answers.kind === 'regenerate' ? session.nextMessageSeq : promptSeq + 1,
       leasedAt,
     };
   }
 
-  /** 503 while draining or when this process drives as many runs as it may. */
-  private assertTakingRuns(localRuns: number): void {
+  /**
+   * The run's first model call, sent now — before its start is stored — when the plan already fixes
+   * it and the start will most likely be admitted; the upstream then works while the start commits,
+   * which takes the commit off the way to the first text. The plan fixes the call when the prompt
+   * opens a session (its conversation is the system message and the prompt); a start that replays
+   * an Idempotency-Key may store nothing, so it sends none. Admission is likely when this process
+   * takes runs and the key's last start here left room for another under both limits. A start that
+   * then stores nothing stops the call (`open`), so a key at its limits costs the upstream nothing
+   * and one that reaches them at most a call stopped within the start's round trip.
+   */
+  private sendFirstCall(plan: StartPlan, input: StartRun, localRuns: number): FirstCall | undefined {
+    const { run, answers } = plan.start;
+    if (answers.kind !== 'new-session' || input.idempotency) return undefined;
+    if (!this.keysWithRoom.has(run.owner) || this.refusal(localRuns)) return undefined;
+    const controller = new AbortController();
+    const call = this.orchestrator.sendModelCall(
+      {
+        run: { model: run.model, iterations: 0, maxIterations: run.maxIterations },
+        conversation: newSessionConversation(answers, run.id, new Date()),
+        firstMessageSeq: NEW_SESSION_PROMPT_SEQ,
+        toolset: plan.toolset,
+      },
+      controller.signal,
+    );
+    return { call, controller };
+  }
+
+  /** Notes whether the key had room for one more run after this start (`counts` are from before it). */
+  private remember(owner: string, counts: KeyRunCounts): void {
+    const room =
+      counts.lastMinute + 2 <= this.config.rateLimitRunsPerMinute &&
+      counts.active + 2 <= this.config.maxActiveRunsPerKey;
+    if (!room) {
+      this.keysWithRoom.delete(owner);
+      return;
+    }
+    if (this.keysWithRoom.size >= KEYS_REMEMBERED) this.keysWithRoom.clear();
+    this.keysWithRoom.add(owner);
+  }
+
+  /** The 503 of a start now: while draining, or when this process drives as many runs as it may. */
+  private refusal(localRuns: number): DomainError | null {
     if (this.draining.active)
-      throw new DomainError(
+      return new DomainError(
         ErrorCode.ShuttingDown,
         'The server is shutting down; retry on another instance',
         {},
         1,
       );
     if (localRuns >= this.config.maxActiveRuns) {
-      throw new DomainError(
+      return new DomainError(
         ErrorCode.ServerBusy,
         'The server is running as many runs as it may; retry shortly',
         {},
         1,
       );
     }
+    return null;
   }
 
   /** The 429 of a key at one of its limits, counted exactly. */
@@ -288,19 +354,32 @@ export class RunStarts {
 /** A start decided: what it writes, and the session it writes to (or creates). */
 interface StartPlan {
   session: SessionRow | NewSession;
+  /** The tools the run offers. */
+  toolset: Toolset;
   start: RunStart;
   firstEvent: SerializedEvent;
 }
 
-function newMessage(
-  id: string,
-  seq: number,
-  role: 'system' | 'user',
-  content: string,
-  runId: string | null,
+/** Where the start statement puts a new session's prompt: after its system message. */
+const NEW_SESSION_PROMPT_SEQ = 2;
+
+/** The conversation of a session a start opens: as the start statement writes it. */
+function newSessionConversation(
+  answers: Extract<RunStart['answers'], { kind: 'new-session' }>,
+  runId: string,
   createdAt: Date,
-): MessageRow {
-  return { id, seq, role, content, toolCalls: null, toolCallId: null, runId, createdAt };
+): MessageRow[] {
+  const message = (
+    id: string,
+    seq: number,
+    role: 'system' | 'user',
+    content: string,
+    run: string | null,
+  ): MessageRow => ({ id, seq, role, content, toolCalls: null, toolCallId: null, runId: run, createdAt });
+  return [
+    message(answers.system.id, 1, 'system', answers.system.content, null),
+    message(answers.prompt.id, NEW_SESSION_PROMPT_SEQ, 'user', answers.prompt.content, runId),
+  ];
 }
 
 function sessionBusy(sessionId: string, runId: string): DomainError {

@@ -27,6 +27,7 @@ import { RUN_CANCEL_CHANNEL, RunStore, type RunRow } from '../store/run-store.se
 import { isRunReleased } from '../store/store-errors';
 import { SessionStore } from '../store/session-store.service';
 import { Toolset } from '../tools/toolset';
+import type { SentModelCall } from '../llm/sent-model-call';
 
 /**
  * The life of runs around the loop: starting one, taking one up again (after a wait, on any
@@ -84,22 +85,35 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
   async start(owner: string, input: StartRun): Promise<StartedRun> {
     const started = await this.starts.open(owner, input, this.processId, this.handles.size);
     if ('earlier' in started) return started.earlier;
-    const { run, session, conversation, firstEvent, promptSeq, nextMessageSeq, leasedAt } = started.opened;
+    const {
+      run,
+      session,
+      conversation,
+      firstEvent,
+      promptSeq,
+      nextMessageSeq,
+      leasedAt,
+      toolset,
+      firstCall,
+    } = started.opened;
     this.launch(
       this.newHandle(
         {
           run,
           session,
           conversation,
+          toolset,
           callIds: new Set(),
           callCounts: new Map(),
           firstMessageSeq: promptSeq,
           nextMessageSeq,
           resumesStep: false, // a new run has no calls yet
+          controller: firstCall?.controller,
         },
         leasedAt,
         [firstEvent],
       ),
+      firstCall?.call,
     );
     this.metrics.runStarted();
     return { runId: run.id, sessionId: session.id, replayed: false };
@@ -179,7 +193,8 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
 
   // ── internals ─────────────────────────────────────────────────────────────
 
-  private launch(h: RunHandle): void {
+  /** Drives `h` in the background; `firstCall`: its first model call, already sent. */
+  private launch(h: RunHandle, firstCall?: SentModelCall): void {
     this.handles.set(h.run.id, h);
     this.hub.attach(h.sink);
     this.metrics.activeRuns.inc();
@@ -187,7 +202,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
     const ids = { runId: h.run.id, sessionId: h.session.id };
     this.logger.log({ ...ids, model: h.run.model, iteration: h.run.iterations, msg: 'driving run' });
     void this.orchestrator
-      .drive(h)
+      .drive(h, firstCall)
       .then(
         (outcome) => {
           if (outcome === 'released') {
@@ -270,7 +285,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
    * and its sink, which holds `stored`, the last events of the log, for this process's streams.
    */
   private newHandle(
-    init: Omit<RunHandleInit, 'sink' | 'lease' | 'toolset'>,
+    init: Omit<RunHandleInit, 'sink' | 'lease' | 'toolset'> & { toolset?: Toolset },
     leasedAt: number,
     stored: SerializedEvent[] = [],
   ): RunHandle {
@@ -288,7 +303,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
       ...init,
       sink,
       lease,
-      toolset: new Toolset(this.registry, this.config, session),
+      toolset: init.toolset ?? new Toolset(this.registry, this.config, session),
     });
   }
 

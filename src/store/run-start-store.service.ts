@@ -49,11 +49,12 @@ export interface KeyRunCounts {
   oldestAgeMs: number;
 }
 
-/** What a start statement did: nothing (the key had no room), or the run is stored. */
+/** What a start statement did: nothing (the key had no room), or the run is stored; with the key's counts before it. */
 export type StartOutcome =
   | { admitted: false; counts: KeyRunCounts }
   | {
       admitted: true;
+      counts: KeyRunCounts;
       /**
        * The answered prompt's position; null when nothing was stored after all — the session is gone
        * (`prompt`) or has no prompt to answer again (`regenerate`).
@@ -130,6 +131,7 @@ export class RunStartStore {
     const { lastMinute: _l, active: _a, oldestAgeMs: _o, seq, stored: _s, ...session } = row;
     return {
       admitted: true,
+      counts,
       promptSeq: seq,
       session: start.answers.kind === 'new-session' ? (session as SessionRow) : null,
     };

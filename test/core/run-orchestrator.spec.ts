@@ -85,6 +85,33 @@ describe('the orchestrator driven by a scripted ModelProvider, through every out
     ]);
   });
 
+  it('a new run’s first model call leaves while its start is stored; the run reads that call, not a new one', async () => {
+    // A start of the key here with room to spare, so the next one sends its first call ahead.
+    core.model.enqueue(answer('warm'));
+    await core.follow((await core.runs.start(OWNER, { prompt: 'warm up' })).runId);
+    core.model.reset();
+    core.model.enqueue(answer('Ear', 'ly'));
+    // The start's statement waits for this lock; the model is asked meanwhile.
+    await db.query('BEGIN');
+    await db.query('LOCK TABLE run_starts IN EXCLUSIVE MODE');
+    let called = false;
+    void core.model.nextCall().then(() => (called = true));
+    const started = core.runs.start(OWNER, { prompt: 'early' });
+    started.catch(() => undefined);
+    try {
+      await eventually(() => called, 5_000);
+    } finally {
+      await db.query('COMMIT');
+    }
+    const { runId } = await started;
+    const seen = await core.follow(runId);
+    expect(types(seen)).toEqual(['run_started', 'text', 'step_finished', 'done']);
+    expect(core.model.requests).toHaveLength(1);
+    const s = await stored(runId);
+    expect(s.events).toEqual(asStored(seen));
+    expect(s.messages.at(-1)).toEqual({ role: 'assistant', content: 'Early' });
+  });
+
   it('continues through a tool step: model → store → the step’s calls → model again', async () => {
     core.model.enqueue(calls({ name: 'read_file', arguments: { path: 'missing.txt' } }), answer('No file.'));
     const { runId } = await core.runs.start(OWNER, { prompt: 'read it' });

@@ -3,7 +3,9 @@ import { DomainError, ErrorCode } from '../../src/common/domain-error';
 import { RunStarts, type OpenedRun } from '../../src/runs/run-starts.service';
 import { ConversationStore } from '../../src/store/conversation-store.service';
 import { connect } from '../support/database';
+import { eventually } from '../support/eventually';
 import { startCore, type CoreApp } from '../support/core-app';
+import type { ModelScript } from '../support/scripted-model';
 
 /** Starts as RunStarts writes them, on a real database; no run is driven (nothing takes these up). */
 describe('a run start: one statement far from the limits, the key locked near them', () => {
@@ -96,5 +98,61 @@ describe('a run start: one statement far from the limits, the key locked near th
     await db.query('COMMIT');
     await expect(late).rejects.toMatchObject({ code: ErrorCode.TooManyActiveRuns });
     expect(await count(`SELECT count(*) AS n FROM runs WHERE owner = $1`, 'eve')).toBe(3);
+  });
+
+  describe('its first model call, sent with the start', () => {
+    beforeEach(() => core.model.reset());
+
+    it('goes out before the start commits, once the key had room at its last start here; only for a new session', async () => {
+      const first = await open('fay', { prompt: 'one' });
+      expect(first.firstCall).toBeUndefined(); // nothing is known of the key yet
+      // The start's statement waits for this lock; the model is asked all the same.
+      await db.query('BEGIN');
+      await db.query('LOCK TABLE run_starts IN EXCLUSIVE MODE');
+      let called = false;
+      void core.model.nextCall().then(() => (called = true));
+      const pending = open('fay', { prompt: 'two', session: { systemPrompt: 'Be brief.' } });
+      pending.catch(() => undefined);
+      try {
+        await eventually(() => called, 5_000);
+        expect(await count(`SELECT count(*) AS n FROM runs WHERE owner = $1`, 'fay')).toBe(1);
+      } finally {
+        await db.query('COMMIT');
+      }
+      const second = await pending;
+      second.firstCall?.controller.abort();
+      expect(second.firstCall?.call.request.messages).toEqual([
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'two' },
+      ]);
+      expect(core.model.requests).toHaveLength(1);
+      await db.query(`UPDATE runs SET status = 'completed' WHERE owner = $1`, ['fay']);
+      const third = await open('fay', { prompt: 'three', sessionId: second.session.id });
+      expect(third.firstCall).toBeUndefined(); // its conversation is read once the start is stored
+    });
+
+    it('is stopped when its start then stores nothing, and the key’s next start waits for its own statement', async () => {
+      const sent: { prompt: string; signal: AbortSignal }[] = [];
+      const watch: ModelScript = (request, signal) => {
+        sent.push({ prompt: request.messages[request.messages.length - 1].content ?? '', signal });
+        return (async function* () {})();
+      };
+      core.model.enqueue(watch, watch, watch, watch);
+      await open('gil', { prompt: 'first' });
+      expect(sent).toHaveLength(0);
+      // Room for two more under MAX_ACTIVE_RUNS_PER_KEY=3, and three starts at once: one is refused.
+      const prompts = ['a', 'b', 'c'];
+      const results = await Promise.allSettled(prompts.map((prompt) => open('gil', { prompt })));
+      const refused = prompts.filter((_, i) => results[i].status === 'rejected');
+      expect(refused).toHaveLength(1);
+      expect((results.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason).toMatchObject({
+        code: ErrorCode.TooManyActiveRuns,
+      });
+      expect(sent.map((c) => c.prompt).sort()).toEqual(prompts);
+      for (const c of sent) expect(c.signal.aborted).toBe(refused.includes(c.prompt));
+      for (const r of results) if (r.status === 'fulfilled') r.value.firstCall?.controller.abort();
+      await expect(open('gil', { prompt: 'd' })).rejects.toMatchObject({ code: ErrorCode.TooManyActiveRuns });
+      expect(sent).toHaveLength(3);
+    });
   });
 });
