@@ -89,6 +89,8 @@ export interface FirstCall {
 export class RunStarts {
   /** Keys whose last start in this process left room for one more run under both limits. */
   private readonly keysWithRoom = new Set<string>();
+  /** Whether a start may be admitted without the key's lock: both limits are above the margin. */
+  private readonly unlockedStarts: boolean;
 
   constructor(
     private readonly store: RunStore,
@@ -100,7 +102,10 @@ export class RunStarts {
     private readonly registry: ToolRegistry,
     private readonly draining: Draining,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.unlockedStarts =
+      config.rateLimitRunsPerMinute > LIMIT_MARGIN && config.maxActiveRunsPerKey > LIMIT_MARGIN;
+  }
 
   /**
    * Stores the new run leased to `processId`, which drives `localRuns` runs now; or, when an earlier
@@ -213,14 +218,17 @@ export class RunStarts {
    * take no lock: they miss only starts whose transactions have not committed — at most one per
    * pooled connection of every replica — so a key more than LIMIT_MARGIN below its limits cannot pass
    * one. Nearer, nothing was stored, and the statement runs again after the key's lock, which
-   * serialises its starts up to their commit (and so their fsync).
+   * serialises its starts up to their commit (and so their fsync). With a limit within the margin
+   * (the defaults are) the statement alone could never admit a start: it takes the lock at once.
    */
   private async startWithinLimits(
     start: RunStart,
     tx: Queryable | undefined,
   ): Promise<Extract<StartOutcome, { admitted: true }>> {
-    const first = await this.starts.start(tx ?? this.store.queryable, start, LIMIT_MARGIN);
-    if (first.admitted) return first;
+    if (this.unlockedStarts) {
+      const first = await this.starts.start(tx ?? this.store.queryable, start, LIMIT_MARGIN);
+      if (first.admitted) return first;
+    }
     const exact = async (locked: Queryable) => {
       await this.starts.lockKey(locked, start.run.owner);
       return this.starts.start(locked, start, 0);
