@@ -10,7 +10,7 @@ import { buildModelMessages } from './conversation';
 import { RunFinalization, type FinalOutcome } from './run-finalization';
 import { RunStopped, type RunHandle } from './run-handle';
 import { buildStepRecord, type ModelTurn, type StepRecord } from './step-record';
-import { ConversationStore } from '../store/conversation-store.service';
+import { ConversationStore, type MessageRow } from '../store/conversation-store.service';
 import { RunStore, type RunRow } from '../store/run-store.service';
 import { isRunReleased, isStoreUnavailable } from '../store/store-errors';
 import { ToolStepService } from './tool-step.service';
@@ -62,9 +62,9 @@ export class RunOrchestrator {
       for (;;) {
         h.signal.throwIfAborted();
         const turn = await this.callModel(h, sent);
-        sent = undefined;
-        const step = await this.takeStep(h, turn);
+        const { step, next } = await this.takeStep(h, turn);
         if (step.outcome !== 'continue') return step.outcome;
+        sent = next;
       }
     } catch (err) {
       return this.stop(h, err);
@@ -79,7 +79,7 @@ export class RunOrchestrator {
     if (open.some((c) => c.status === 'pending_approval' || c.status === 'awaiting_client')) {
       throw new Error('a run with calls still waiting cannot be driven');
     }
-    await this.steps.execute(h, open);
+    await this.steps.execute(h, open).settled;
   }
 
   /**
@@ -149,9 +149,15 @@ export class RunOrchestrator {
    * One step: decide the model's calls (`plan`), build its record (a pure function), store it in
    * one statement (`commitStep`) and run the calls that may run — a read at once, while its call is
    * being stored (it changes nothing, so nothing is lost if the record never lands); any other call
-   * only once it is stored. The handle follows what was stored.
+   * only once it is stored. The handle follows what was stored. The next model call (`next`) goes
+   * out as soon as every result is known, which for reads may be before the step is stored: it
+   * changes nothing, and its events are read only after this step. A record that fails stops the
+   * run (RunHandle.writeFailed), and with it that call.
    */
-  private async takeStep(h: RunHandle, turn: ModelTurn): Promise<StepRecord> {
+  private async takeStep(
+    h: RunHandle,
+    turn: ModelTurn,
+  ): Promise<{ step: StepRecord; next: SentModelCall | undefined }> {
     await h.settleWrites();
     const lastIteration = h.run.iterations + 1 >= h.run.maxIterations;
     const calls = await this.steps.plan(h, turn.toolCalls, lastIteration);
@@ -162,24 +168,34 @@ export class RunOrchestrator {
       nextMessageSeq: h.nextMessageSeq,
       approvalTimeoutMs: this.config.approvalTimeoutMs,
     });
+    // The conversation before this step: its messages join the handle once stored, after these.
+    const before = h.conversation.length;
     const stored = this.commitStep(h, step);
-    const executed =
-      step.outcome === 'continue' ? this.steps.execute(h, step.runnable, stored) : Promise.resolve();
+    const execution = step.outcome === 'continue' ? this.steps.execute(h, step.runnable, stored) : null;
     // Handled from the start: it may fail before `stored` settles (and then it is awaited below).
-    executed.catch(() => undefined);
+    const settled = execution ? execution.settled : Promise.resolve();
+    settled.catch(() => undefined);
+    let next: SentModelCall | undefined;
+    const sent = execution?.results.then(
+      (results) => {
+        if (!h.signal.aborted) next = this.sendModelCall(afterStep(h, before, step, results), h.signal);
+      },
+      () => undefined, // the same failure is `settled`'s
+    );
     try {
       await stored;
     } catch (err) {
       // The calls already running stop with the run (a failed write aborts it) and write nothing.
-      await executed.catch(() => undefined);
+      await settled.catch(() => undefined);
       throw err;
     }
     h.stepStored(step);
     for (const c of calls) {
       if (c.settlement) this.steps.countOutcome(c.name, c.executor, c.settlement.errorCode ?? 'ok', 0);
     }
-    await executed;
-    return step;
+    await settled;
+    await sent;
+    return { step, next };
   }
 
   /** The step's messages, calls, run changes and events: one statement, published once it commits. */
@@ -249,4 +265,18 @@ function shutdownError(): RunError {
 function toRunError(err: unknown): RunError {
   if (err instanceof ModelError) return { code: err.code, message: err.message, retryable: err.retryable };
   return { code: 'INTERNAL_ERROR', message: 'The run failed on an internal error.', retryable: false };
+}
+
+/**
+ * The run as its next model call sees it once `step` and its calls' `results` are stored: the
+ * conversation's first `before` messages (those before the step), then the step's, by position.
+ */
+function afterStep(h: RunHandle, before: number, step: StepRecord, results: MessageRow[]): ModelCallSource {
+  const added = [...step.messages, ...results].sort((a, b) => a.seq - b.seq);
+  return {
+    run: { model: h.run.model, iterations: step.iteration, maxIterations: h.run.maxIterations },
+    conversation: [...h.conversation.slice(0, before), ...added],
+    firstMessageSeq: h.firstMessageSeq,
+    toolset: h.toolset,
+  };
 }

@@ -17,6 +17,7 @@ import type { RunHandle } from './run-handle';
 import type { RunEventBody } from '../events/run-events';
 import {
   ConversationStore,
+  type MessageRow,
   type ToolCallRow,
   type ToolCallSettlement,
 } from '../store/conversation-store.service';
@@ -38,6 +39,23 @@ export interface PlannedCall {
   status: Extract<ToolCallStatus, 'pending' | 'pending_approval' | 'awaiting_client' | 'error'>;
   settlement: ToolCallSettlement | null;
   approvalReason: string | null;
+}
+
+/** A step's calls under way (ToolStepService.execute). */
+export interface Execution {
+  /**
+   * Every call's result message, once all have run — for reads possibly before the step's record
+   * has committed; nothing of them is stored or streamed yet.
+   */
+  results: Promise<MessageRow[]>;
+  /** Every result in the conversation, and its write tracked by the handle (RunHandle.trackWrite). */
+  settled: Promise<void>;
+}
+
+/** A call that ran, its result not stored yet. */
+interface RanCall {
+  message: MessageRow;
+  settlement: ToolCallSettlement;
 }
 
 /** Decides what happens to each tool call of a step, and runs the ones that may run. */
@@ -134,26 +152,35 @@ export class ToolStepService {
    * something starts only once `recorded` resolved, so no change is ever made by a call the store
    * does not hold; a read starts at once. When `recorded` fails, no result is written.
    */
-  async execute(
+  execute(
     h: RunHandle,
     calls: readonly ToolCallRow[],
     recorded: Promise<void> = Promise.resolve(),
-  ): Promise<void> {
+  ): Execution {
     const runnable = calls.filter(
       (c) => c.status === 'pending' || c.status === 'approved' || c.status === 'running',
     );
-    if (runnable.length === 0) return;
     const toMark = runnable.filter((c) => c.status !== 'running').map((c) => c.id);
-    if (toMark.length > 0) {
-      await recorded;
-      await h.sink.retrying(() =>
-        this.conversation.markToolCalls(this.store.queryable, toMark, 'running', true),
-      );
-    }
-    await Promise.all(runnable.map((c) => this.executeOne(h, c, recorded)));
+    const marked =
+      toMark.length === 0
+        ? Promise.resolve()
+        : recorded.then(() =>
+            h.sink.retrying(() =>
+              this.conversation.markToolCalls(this.store.queryable, toMark, 'running', true),
+            ),
+          );
+    const each = runnable.map((call) => {
+      const ran = marked.then(() => this.runOne(h, call, recorded));
+      return { ran, settled: ran.then((r) => this.settleOne(h, call, r, recorded)) };
+    });
+    const results = Promise.all(each.map((e) => e.ran.then((r) => r.message)));
+    // Its failure is also `settled`'s, which the loop always awaits.
+    results.catch(() => undefined);
+    return { results, settled: Promise.all(each.map((e) => e.settled)).then(() => undefined) };
   }
 
-  private async executeOne(h: RunHandle, call: ToolCallRow, recorded: Promise<void>): Promise<void> {
+  /** Runs one call (a read at once, anything else once `recorded`): its result, not stored yet. */
+  private async runOne(h: RunHandle, call: ToolCallRow, recorded: Promise<void>): Promise<RanCall> {
     const lookup = h.toolset.lookup(call.name);
     if (lookup.kind !== 'server' || lookup.tool.kind !== 'read') await recorded;
     const started = performance.now();
@@ -190,17 +217,29 @@ export class ToolStepService {
       edited === undefined || edited === null
         ? result.content
         : `[A person edited the arguments of this call before approving it; it ran with ${JSON.stringify(edited)}]\n${result.content}`;
-    const settlement: ToolCallSettlement = {
-      status: result.isError ? 'error' : 'completed',
-      result: content,
-      isError: result.isError ?? false,
-      errorCode: result.isError ? (result.errorCode ?? 'EXECUTION_ERROR') : null,
-      truncated: result.truncated ?? false,
-      durationMs,
-      changes: result.changes ?? null,
+    return {
+      message: toolMessage(h.run.id, call, content),
+      settlement: {
+        status: result.isError ? 'error' : 'completed',
+        result: content,
+        isError: result.isError ?? false,
+        errorCode: result.isError ? (result.errorCode ?? 'EXECUTION_ERROR') : null,
+        truncated: result.truncated ?? false,
+        durationMs,
+        changes: result.changes ?? null,
+      },
     };
+  }
+
+  /** Stores a call's result once `recorded` (its call's record) has, and adds it to the conversation. */
+  private async settleOne(
+    h: RunHandle,
+    call: ToolCallRow,
+    ran: RanCall,
+    recorded: Promise<void>,
+  ): Promise<void> {
     await recorded;
-    const message = toolMessage(h.run.id, call, content);
+    const { message, settlement } = ran;
     // Not awaited here: the next model call may start while the result is written (its events
     // queue behind this write, so no stream sees them first); the loop awaits it before the step
     // after, and a failure stops the run at once (RunHandle.trackWrite).
@@ -211,7 +250,7 @@ export class ToolStepService {
       ),
     );
     h.addMessages([message]);
-    this.countOutcome(call.name, call.executor, settlement.errorCode ?? 'ok', durationMs);
+    this.countOutcome(call.name, call.executor, settlement.errorCode ?? 'ok', settlement.durationMs);
   }
 
   /**

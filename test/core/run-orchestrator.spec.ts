@@ -6,7 +6,7 @@ import type { SerializedEvent } from '../../src/events/run-events';
 import { connect } from '../support/database';
 import { eventually } from '../support/eventually';
 import { startCore, type CoreApp } from '../support/core-app';
-import { answer, calls, fail, gate, textUntil } from '../support/scripted-model';
+import { answer, calls, fail, gate, textUntil, type ModelScript } from '../support/scripted-model';
 
 const OWNER = 'tester';
 /** The events' types, each run of consecutive `text` events as one (text between two writes is one event). */
@@ -22,11 +22,12 @@ describe('the orchestrator driven by a scripted ModelProvider, through every out
     core = await startCore();
     db = await connect(core.databaseUrl);
     // A write the database refuses: any event whose payload says "poison" — after a while when it
-    // says "slow-poison", so that whatever does not wait for the write has run by then.
+    // says "slow-poison", so that whatever does not wait for the write has run by then. One that
+    // says "slow-" is written after a while.
     await db.query(`
       CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
-        IF NEW.payload::text LIKE '%slow-poison%' THEN PERFORM pg_sleep(0.3); END IF;
+        IF NEW.payload::text LIKE '%slow-%' THEN PERFORM pg_sleep(0.3); END IF;
         IF NEW.payload::text LIKE '%poison%' THEN RAISE EXCEPTION 'refused by the test trigger'; END IF;
         RETURN NEW;
       END $$;
@@ -238,20 +239,50 @@ describe('the orchestrator driven by a scripted ModelProvider, through every out
     expect(core.runs.localRunIds).not.toContain(runId);
   });
 
+  it('the next model call goes out once a read’s result is known, while its step is still being stored', async () => {
+    writeFileSync(join(core.workspace, 'slow-step.txt'), 'contents\n');
+    core.model.enqueue(calls({ name: 'read_file', arguments: { path: 'slow-step.txt' } }), answer('Done'));
+    const { runId } = await core.runs.start(OWNER, { prompt: 'read it' });
+    await core.model.nextCall();
+    // The step's record (its calls, their events) has not committed yet.
+    expect((await db.query(`SELECT 1 FROM tool_calls WHERE run_id = $1`, [runId])).rows).toEqual([]);
+    const seen = await core.follow(runId);
+    expect(types(seen)).toEqual([
+      'run_started',
+      'tool_call_start',
+      'step_finished',
+      'tool_call_result',
+      'text',
+      'step_finished',
+      'done',
+    ]);
+    expect(core.model.requests[1].messages.at(-1)).toMatchObject({ role: 'tool', content: 'contents\n' });
+    const s = await stored(runId);
+    expect(s.events).toEqual(asStored(seen));
+    expect(s.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+  });
+
   it.each([
     [
-      'a read, which ran while its call was being stored, writes no result',
+      'a read, which ran while its call was being stored, writes no result; the next model call it let go is stopped',
       'read_file',
       { path: 'slow-poison.txt' },
+      'stopped',
     ],
     [
-      'a write never runs: nothing changes that the store does not hold',
+      'a write never runs: nothing changes that the store does not hold, and the model is not asked again',
       'write_file',
       { path: 'slow-poison-new.txt', content: 'written' },
+      'never sent',
     ],
-  ])('a step the store refuses fails the run; %s', async (_, name, args) => {
+  ])('a step the store refuses fails the run; %s', async (_, name, args, nextCall) => {
     writeFileSync(join(core.workspace, 'slow-poison.txt'), 'before\n');
-    core.model.enqueue(calls({ name, arguments: args }), answer('never asked'));
+    let next: AbortSignal | undefined;
+    const watched: ModelScript = (request, signal) => {
+      next = signal;
+      return answer('never shown')(request, signal);
+    };
+    core.model.enqueue(calls({ name, arguments: args }), watched);
     const { runId } = await core.runs.start(OWNER, { prompt: 'go', session: { mode: 'write' } });
     const seen = await core.follow(runId);
     expect(types(seen)).toEqual(['run_started', 'error']);
@@ -261,7 +292,12 @@ describe('the orchestrator driven by a scripted ModelProvider, through every out
     expect(s.messages.map((m) => m.role)).toEqual(['user']);
     expect((await db.query(`SELECT 1 FROM tool_calls WHERE run_id = $1`, [runId])).rows).toEqual([]);
     expect(existsSync(join(core.workspace, 'slow-poison-new.txt'))).toBe(false);
-    expect(core.model.requests).toHaveLength(1);
+    if (nextCall === 'stopped') {
+      expect(core.model.requests).toHaveLength(2);
+      expect(next?.aborted).toBe(true);
+    } else {
+      expect(core.model.requests).toHaveLength(1);
+    }
   });
 
   it('a tool result the store refuses while the next model call streams fails the run, not the process', async () => {
