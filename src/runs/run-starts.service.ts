@@ -14,6 +14,7 @@ import { ConversationStore, type MessageRow } from '../store/conversation-store.
 import {
   RunStartStore,
   type KeyRunCounts,
+  type NewMessage,
   type NewRun,
   type RunStart,
   type StartOutcome,
@@ -29,7 +30,7 @@ import { sessionNotFound, SessionsService, type SessionOptions } from '../sessio
  */
 const LIMIT_MARGIN = 100;
 
-/** Keys remembered as having had room at their last start here (see RunStarts.sendFirstCall). */
+/** Keys remembered as having had room at their last start here (see RunStarts.callAhead). */
 const KEYS_REMEMBERED = 10_000;
 
 /** A new prompt (in a new session unless sessionId), or the session's last prompt answered again. */
@@ -76,6 +77,14 @@ export interface OpenedRun {
 export interface FirstCall {
   call: SentModelCall;
   controller: AbortController;
+}
+
+/** A first model call on its way while the start is stored (RunStarts.callAhead). */
+interface CallAhead {
+  /** Stops the call, or keeps it from being sent when its conversation is still being read. */
+  controller: AbortController;
+  /** The call and the conversation it was sent with; undefined when it was not sent. */
+  sent: Promise<{ call: SentModelCall; conversation: readonly MessageRow[] } | undefined>;
 }
 
 /**
@@ -125,7 +134,7 @@ export class RunStarts {
       );
     }
     const plan = await this.plan(owner, input, processId);
-    const firstCall = this.sendFirstCall(plan, input, localRuns);
+    const ahead = this.callAhead(plan, input, localRuns);
     const stored = async (tx?: Queryable): Promise<{ earlier: StartedRun } | { opened: OpenedRun }> => {
       // First, so that a request refused below leaves the key unused (the transaction rolls back).
       if (input.idempotency && tx) {
@@ -144,13 +153,14 @@ export class RunStarts {
       const leasedAt = Date.now();
       const outcome = await this.startWithinLimits(plan.start, tx);
       this.remember(owner, outcome.counts);
-      return { opened: { ...(await this.opened(plan, outcome, leasedAt)), firstCall } };
+      const opened = await this.opened(plan, outcome, leasedAt);
+      return { opened: { ...opened, firstCall: await this.keepIfSame(ahead, opened.conversation) } };
     };
     try {
       return input.idempotency ? await this.store.transaction((tx) => stored(tx)) : await stored();
     } catch (err) {
       // The start failed: the call sent ahead is stopped, and the key's next start waits for its own.
-      firstCall?.controller.abort(err);
+      ahead?.controller.abort(err);
       this.keysWithRoom.delete(owner);
       // Another request started a run on this session between our look and our insert.
       if (!isUniqueViolation(err)) throw err;
@@ -280,30 +290,75 @@ export class RunStarts {
   }
 
   /**
-   * The run's first model call, sent now — before its start is stored — when the plan already fixes
-   * it and the start will most likely be admitted; the upstream then works while the start commits,
-   * which takes the commit off the way to the first text. The plan fixes the call when the prompt
-   * opens a session (its conversation is the system message and the prompt); a start that replays
-   * an Idempotency-Key may store nothing, so it sends none. Admission is likely when this process
-   * takes runs and the key's last start here left room for another under both limits. A start that
-   * then stores nothing stops the call (`open`), so a key at its limits costs the upstream nothing
-   * and one that reaches them at most a call stopped within the start's round trip.
+   * The run's first model call, sent before its start is stored when the start will most likely be
+   * admitted — the upstream then works while the start commits, which takes the commit off the way
+   * to the first text. Likely means: this process takes runs, and the key's last start here left
+   * room for another under both limits; never with an Idempotency-Key (a replay starts nothing),
+   * and not for `regenerate`. A prompt that opens a session is sent at once (its conversation is the
+   * system message and the prompt); a prompt to an existing session once its conversation is read,
+   * which goes on beside the start statement. A start that then stores nothing stops the call
+   * (`open`), so a key at its limits costs the upstream nothing and one that reaches them at most a
+   * call stopped within the start's round trip; the run keeps the call only when it was sent with
+   * the conversation the store holds (`keepIfSame`).
    */
-  private sendFirstCall(plan: StartPlan, input: StartRun, localRuns: number): FirstCall | undefined {
+  private callAhead(plan: StartPlan, input: StartRun, localRuns: number): CallAhead | undefined {
     const { run, answers } = plan.start;
-    if (answers.kind !== 'new-session' || input.idempotency) return undefined;
+    if (answers.kind === 'regenerate' || input.idempotency) return undefined;
     if (!this.keysWithRoom.has(run.owner) || this.refusal(localRuns)) return undefined;
     const controller = new AbortController();
-    const call = this.orchestrator.sendModelCall(
-      {
-        run: { model: run.model, iterations: 0, maxIterations: run.maxIterations },
-        conversation: newSessionConversation(answers, run.id, new Date()),
-        firstMessageSeq: NEW_SESSION_PROMPT_SEQ,
-        toolset: plan.toolset,
-      },
-      controller.signal,
+    const send = (conversation: MessageRow[], promptSeq: number) => {
+      // The start failed while the conversation was read: nothing to send.
+      if (controller.signal.aborted) return undefined;
+      const call = this.orchestrator.sendModelCall(
+        {
+          run: { model: run.model, iterations: 0, maxIterations: run.maxIterations },
+          conversation,
+          firstMessageSeq: promptSeq,
+          toolset: plan.toolset,
+        },
+        controller.signal,
+      );
+      return { call, conversation };
+    };
+    if (answers.kind === 'new-session') {
+      const conversation = newSessionConversation(answers, run.id, new Date());
+      return { controller, sent: Promise.resolve(send(conversation, NEW_SESSION_PROMPT_SEQ)) };
+    }
+    // Where the start statement will put the prompt, unless a message lands before it (then the
+    // stored conversation differs and the call is not kept).
+    const promptSeq = (plan.session as SessionRow).nextMessageSeq;
+    const sent = this.conversation.sessionMessages(run.sessionId).then(
+      (history) =>
+        send(
+          [
+            ...history.filter((m) => m.seq < promptSeq),
+            storedMessage(answers.prompt, 'user', promptSeq, run.id, new Date()),
+          ],
+          promptSeq,
+        ),
+      () => undefined, // the run sends its own call
     );
-    return { call, controller };
+    return { controller, sent };
+  }
+
+  /**
+   * The call sent ahead, when it was sent with exactly the conversation the store holds for the run
+   * (messages are only ever added, so the same ids in the same places are the same conversation);
+   * otherwise it is stopped, and the run sends its own.
+   */
+  private async keepIfSame(
+    ahead: CallAhead | undefined,
+    conversation: readonly MessageRow[],
+  ): Promise<FirstCall | undefined> {
+    if (!ahead) return undefined;
+    const sent = await ahead.sent;
+    const same =
+      sent !== undefined &&
+      sent.conversation.length === conversation.length &&
+      sent.conversation.every((m, i) => m.id === conversation[i].id && m.seq === conversation[i].seq);
+    if (same) return { call: sent.call, controller: ahead.controller };
+    ahead.controller.abort(new Error('the conversation changed while the start was stored'));
+    return undefined;
   }
 
   /** Notes whether the key had room for one more run after this start (`counts` are from before it). */
@@ -377,17 +432,23 @@ function newSessionConversation(
   runId: string,
   createdAt: Date,
 ): MessageRow[] {
-  const message = (
-    id: string,
-    seq: number,
-    role: 'system' | 'user',
-    content: string,
-    run: string | null,
-  ): MessageRow => ({ id, seq, role, content, toolCalls: null, toolCallId: null, runId: run, createdAt });
+  const { system, prompt } = answers;
   return [
-    message(answers.system.id, 1, 'system', answers.system.content, null),
-    message(answers.prompt.id, NEW_SESSION_PROMPT_SEQ, 'user', answers.prompt.content, runId),
+    storedMessage(system, 'system', 1, null, createdAt),
+    storedMessage(prompt, 'user', NEW_SESSION_PROMPT_SEQ, runId, createdAt),
   ];
+}
+
+/** A message a start writes, as the store then holds it. */
+function storedMessage(
+  message: NewMessage,
+  role: 'system' | 'user',
+  seq: number,
+  runId: string | null,
+  createdAt: Date,
+): MessageRow {
+  const { id, content } = message;
+  return { id, seq, role, content, toolCalls: null, toolCallId: null, runId, createdAt };
 }
 
 function sessionBusy(sessionId: string, runId: string): DomainError {

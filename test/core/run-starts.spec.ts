@@ -103,7 +103,7 @@ describe('a run start: one statement far from the limits, the key locked near th
   describe('its first model call, sent with the start', () => {
     beforeEach(() => core.model.reset());
 
-    it('goes out before the start commits, once the key had room at its last start here; only for a new session', async () => {
+    it('goes out before the start commits, once the key had room at its last start here', async () => {
       const first = await open('fay', { prompt: 'one' });
       expect(first.firstCall).toBeUndefined(); // nothing is known of the key yet
       // The start's statement waits for this lock; the model is asked all the same.
@@ -126,9 +126,46 @@ describe('a run start: one statement far from the limits, the key locked near th
         { role: 'user', content: 'two' },
       ]);
       expect(core.model.requests).toHaveLength(1);
-      await db.query(`UPDATE runs SET status = 'completed' WHERE owner = $1`, ['fay']);
-      const third = await open('fay', { prompt: 'three', sessionId: second.session.id });
-      expect(third.firstCall).toBeUndefined(); // its conversation is read once the start is stored
+    });
+
+    it('to an existing session, goes out with the conversation read beside the start; kept only when the store holds the same', async () => {
+      const sent: { prompt: string; signal: AbortSignal }[] = [];
+      const watch: ModelScript = (request, signal) => {
+        sent.push({ prompt: request.messages[request.messages.length - 1].content ?? '', signal });
+        return (async function* () {})();
+      };
+      core.model.enqueue(watch, watch, watch);
+      const first = await open('hal', { prompt: 'one' });
+      await db.query(`UPDATE runs SET status = 'completed' WHERE id = $1`, [first.run.id]);
+      const second = await open('hal', { prompt: 'two', sessionId: first.session.id });
+      expect(second.firstCall?.call.request.messages.map((m) => m.content)).toEqual(
+        second.conversation.map((m) => m.content),
+      );
+      second.firstCall?.controller.abort();
+      await db.query(`UPDATE runs SET status = 'completed' WHERE id = $1`, [second.run.id]);
+
+      // A message lands after the conversation was read, before the start is stored.
+      await db.query('BEGIN');
+      await db.query('LOCK TABLE run_starts IN EXCLUSIVE MODE');
+      const pending = open('hal', { prompt: 'three', sessionId: first.session.id });
+      pending.catch(() => undefined);
+      try {
+        await eventually(() => sent.length === 2, 5_000);
+        await db.query(
+          `WITH pos AS (UPDATE sessions SET next_message_seq = next_message_seq + 1 WHERE id = $1
+                         RETURNING next_message_seq - 1 AS seq)
+           INSERT INTO messages (id, session_id, seq, role, content)
+           SELECT gen_random_uuid(), $1, pos.seq, 'user', 'in between' FROM pos`,
+          [first.session.id],
+        );
+      } finally {
+        await db.query('COMMIT');
+      }
+      const third = await pending;
+      expect(third.conversation.map((m) => m.content).slice(-2)).toEqual(['in between', 'three']);
+      expect(third.firstCall).toBeUndefined(); // the run sends its own call, with the stored conversation
+      expect(sent[1]).toMatchObject({ prompt: 'three' });
+      expect(sent[1].signal.aborted).toBe(true);
     });
 
     it('is stopped when its start then stores nothing, and the key’s next start waits for its own statement', async () => {
