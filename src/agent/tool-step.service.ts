@@ -150,7 +150,9 @@ export class ToolStepService {
    * Runs the step's server calls that may run (pending or approved), concurrently; each result is
    * stored as it comes, after `recorded` — the write that stores the calls. A call that may change
    * something starts only once `recorded` resolved, so no change is ever made by a call the store
-   * does not hold; a read starts at once. When `recorded` fails, no result is written.
+   * does not hold; a read starts at once. When `recorded` fails, no result is written. `results`
+   * gives the results as soon as every call has run (all the next model call needs); `settled`,
+   * once each is on its way to the store and in the conversation.
    */
   execute(
     h: RunHandle,
