@@ -13,6 +13,16 @@ const OWNER = 'tester';
 const types = (events: SerializedEvent[]) =>
   events.map((e) => e.type).filter((type, i, all) => type !== 'text' || all[i - 1] !== 'text');
 const body = (e: SerializedEvent) => JSON.parse(e.data) as Record<string, unknown>;
+/** A run of one tool step and a text answer, as its stream says it. */
+const TOOL_STEP_THEN_ANSWER = [
+  'run_started',
+  'tool_call_start',
+  'step_finished',
+  'tool_call_result',
+  'text',
+  'step_finished',
+  'done',
+];
 
 describe('the orchestrator driven by a scripted ModelProvider, through every outcome', () => {
   let core: CoreApp;
@@ -117,15 +127,7 @@ describe('the orchestrator driven by a scripted ModelProvider, through every out
     core.model.enqueue(calls({ name: 'read_file', arguments: { path: 'missing.txt' } }), answer('No file.'));
     const { runId } = await core.runs.start(OWNER, { prompt: 'read it' });
     const seen = await core.follow(runId);
-    expect(types(seen)).toEqual([
-      'run_started',
-      'tool_call_start',
-      'step_finished',
-      'tool_call_result',
-      'text',
-      'step_finished',
-      'done',
-    ]);
+    expect(types(seen)).toEqual(TOOL_STEP_THEN_ANSWER);
     const s = await stored(runId);
     expect(s.run).toMatchObject({ status: 'completed', iterations: 2 });
     expect(s.events).toEqual(asStored(seen));
@@ -247,15 +249,7 @@ describe('the orchestrator driven by a scripted ModelProvider, through every out
     // The step's record (its calls, their events) has not committed yet.
     expect((await db.query(`SELECT 1 FROM tool_calls WHERE run_id = $1`, [runId])).rows).toEqual([]);
     const seen = await core.follow(runId);
-    expect(types(seen)).toEqual([
-      'run_started',
-      'tool_call_start',
-      'step_finished',
-      'tool_call_result',
-      'text',
-      'step_finished',
-      'done',
-    ]);
+    expect(types(seen)).toEqual(TOOL_STEP_THEN_ANSWER);
     expect(core.model.requests[1].messages.at(-1)).toMatchObject({ role: 'tool', content: 'contents\n' });
     const s = await stored(runId);
     expect(s.events).toEqual(asStored(seen));
