@@ -6,7 +6,6 @@ import { DomainError, ErrorCode } from '../common/domain-error';
 import { Draining } from '../common/draining';
 import { serializeEvent, type SerializedEvent } from '../events/run-events';
 import { RunOrchestrator } from '../agent/run-orchestrator.service';
-import type { SentModelCall } from '../llm/sent-model-call';
 import { ToolRegistry } from '../tools/tool-registry.service';
 import { Toolset } from '../tools/toolset';
 import { IdempotencyStore, type IdempotencyClaim } from '../store/idempotency-store.service';
@@ -14,7 +13,6 @@ import { ConversationStore, type MessageRow } from '../store/conversation-store.
 import {
   RunStartStore,
   type KeyRunCounts,
-  type NewMessage,
   type NewRun,
   type RunStart,
   type StartOutcome,
@@ -22,6 +20,8 @@ import {
 import { RunStore, type Queryable, type RunRow } from '../store/run-store.service';
 import type { NewSession, SessionRow } from '../store/session-store.service';
 import { sessionNotFound, SessionsService, type SessionOptions } from '../sessions/sessions.service';
+import { FirstCallsAhead, type FirstCall } from './first-calls-ahead';
+import { newSessionConversation } from './start-conversation';
 
 /**
  * Start transactions that may be between their count of a key's runs and their commit, on every
@@ -29,9 +29,6 @@ import { sessionNotFound, SessionsService, type SessionOptions } from '../sessio
  * far from its limits cannot pass them without the per-key lock.
  */
 const LIMIT_MARGIN = 100;
-
-/** Keys remembered as having had room at their last start here (see RunStarts.callAhead). */
-const KEYS_REMEMBERED = 10_000;
 
 /** A new prompt (in a new session unless sessionId), or the session's last prompt answered again. */
 export type StartRun = (
@@ -73,20 +70,6 @@ export interface OpenedRun {
   firstCall?: FirstCall;
 }
 
-/** A run's first model call, sent before its run was stored, and what stops it. */
-export interface FirstCall {
-  call: SentModelCall;
-  controller: AbortController;
-}
-
-/** A first model call on its way while the start is stored (RunStarts.callAhead). */
-interface CallAhead {
-  /** Stops the call, or keeps it from being sent when its conversation is still being read. */
-  controller: AbortController;
-  /** The call and the conversation it was sent with; undefined when it was not sent. */
-  sent: Promise<{ call: SentModelCall; conversation: readonly MessageRow[] } | undefined>;
-}
-
 /**
  * A start request: its Idempotency-Key, whether the server and the key may start a run now, the
  * session (found or created), and the run with its prompt and first event — written by one statement
@@ -96,8 +79,6 @@ interface CallAhead {
  */
 @Injectable()
 export class RunStarts {
-  /** Keys whose last start in this process left room for one more run under both limits. */
-  private readonly keysWithRoom = new Set<string>();
   /** Whether a start may be admitted without the key's lock: both limits are above the margin. */
   private readonly unlockedStarts: boolean;
 
@@ -108,6 +89,7 @@ export class RunStarts {
     private readonly sessions: SessionsService,
     private readonly conversation: ConversationStore,
     private readonly orchestrator: RunOrchestrator,
+    private readonly callsAhead: FirstCallsAhead,
     private readonly registry: ToolRegistry,
     private readonly draining: Draining,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -134,7 +116,11 @@ export class RunStarts {
       );
     }
     const plan = await this.plan(owner, input, processId);
-    const ahead = this.callAhead(plan, input, localRuns);
+    // A replay of an Idempotency-Key starts nothing, so it sends nothing ahead.
+    const ahead =
+      input.idempotency || this.refusal(localRuns)
+        ? undefined
+        : this.callsAhead.send(plan.start, plan.session, plan.toolset);
     const stored = async (tx?: Queryable): Promise<{ earlier: StartedRun } | { opened: OpenedRun }> => {
       // First, so that a request refused below leaves the key unused (the transaction rolls back).
       if (input.idempotency && tx) {
@@ -152,16 +138,14 @@ export class RunStarts {
       if (refusal) throw refusal;
       const leasedAt = Date.now();
       const outcome = await this.startWithinLimits(plan.start, tx);
-      this.remember(owner, outcome.counts);
+      this.callsAhead.startAdmitted(owner, outcome.counts);
       const opened = await this.opened(plan, outcome, leasedAt);
-      return { opened: { ...opened, firstCall: await this.keepIfSame(ahead, opened.conversation) } };
+      return { opened: { ...opened, firstCall: await this.callsAhead.keep(ahead, opened.conversation) } };
     };
     try {
       return input.idempotency ? await this.store.transaction((tx) => stored(tx)) : await stored();
     } catch (err) {
-      // The start failed: the call sent ahead is stopped, and the key's next start waits for its own.
-      ahead?.controller.abort(err);
-      this.keysWithRoom.delete(owner);
+      this.callsAhead.startFailed(owner, ahead, err);
       // Another request started a run on this session between our look and our insert.
       if (!isUniqueViolation(err)) throw err;
       const running = await this.store.activeRunOfSession(this.store.queryable, plan.start.run.sessionId);
@@ -289,91 +273,6 @@ export class RunStarts {
     };
   }
 
-  /**
-   * The run's first model call, sent before its start is stored when the start will most likely be
-   * admitted — the upstream then works while the start commits, which takes the commit off the way
-   * to the first text. Likely means: this process takes runs, and the key's last start here left
-   * room for another under both limits; never with an Idempotency-Key (a replay starts nothing),
-   * and not for `regenerate`. A prompt that opens a session is sent at once (its conversation is the
-   * system message and the prompt); a prompt to an existing session once its conversation is read,
-   * which goes on beside the start statement. A start that then stores nothing stops the call
-   * (`open`), so a key at its limits costs the upstream nothing and one that reaches them at most a
-   * call stopped within the start's round trip; the run keeps the call only when it was sent with
-   * the conversation the store holds (`keepIfSame`).
-   */
-  private callAhead(plan: StartPlan, input: StartRun, localRuns: number): CallAhead | undefined {
-    const { run, answers } = plan.start;
-    if (answers.kind === 'regenerate' || input.idempotency) return undefined;
-    if (!this.keysWithRoom.has(run.owner) || this.refusal(localRuns)) return undefined;
-    const controller = new AbortController();
-    const send = (conversation: MessageRow[], promptSeq: number) => {
-      // The start failed while the conversation was read: nothing to send.
-      if (controller.signal.aborted) return undefined;
-      const call = this.orchestrator.sendModelCall(
-        {
-          run: { model: run.model, iterations: 0, maxIterations: run.maxIterations },
-          conversation,
-          firstMessageSeq: promptSeq,
-          toolset: plan.toolset,
-        },
-        controller.signal,
-      );
-      return { call, conversation };
-    };
-    if (answers.kind === 'new-session') {
-      const conversation = newSessionConversation(answers, run.id, new Date());
-      return { controller, sent: Promise.resolve(send(conversation, NEW_SESSION_PROMPT_SEQ)) };
-    }
-    // Where the start statement will put the prompt, unless a message lands before it (then the
-    // stored conversation differs and the call is not kept).
-    const promptSeq = (plan.session as SessionRow).nextMessageSeq;
-    const sent = this.conversation.sessionMessages(run.sessionId).then(
-      (history) =>
-        send(
-          [
-            ...history.filter((m) => m.seq < promptSeq),
-            storedMessage(answers.prompt, 'user', promptSeq, run.id, new Date()),
-          ],
-          promptSeq,
-        ),
-      () => undefined, // the run sends its own call
-    );
-    return { controller, sent };
-  }
-
-  /**
-   * The call sent ahead, when it was sent with exactly the conversation the store holds for the run
-   * (messages are only ever added, so the same ids in the same places are the same conversation);
-   * otherwise it is stopped, and the run sends its own.
-   */
-  private async keepIfSame(
-    ahead: CallAhead | undefined,
-    conversation: readonly MessageRow[],
-  ): Promise<FirstCall | undefined> {
-    if (!ahead) return undefined;
-    const sent = await ahead.sent;
-    const same =
-      sent !== undefined &&
-      sent.conversation.length === conversation.length &&
-      sent.conversation.every((m, i) => m.id === conversation[i].id && m.seq === conversation[i].seq);
-    if (same) return { call: sent.call, controller: ahead.controller };
-    ahead.controller.abort(new Error('the conversation changed while the start was stored'));
-    return undefined;
-  }
-
-  /** Notes whether the key had room for one more run after this start (`counts` are from before it). */
-  private remember(owner: string, counts: KeyRunCounts): void {
-    const room =
-      counts.lastMinute + 2 <= this.config.rateLimitRunsPerMinute &&
-      counts.active + 2 <= this.config.maxActiveRunsPerKey;
-    if (!room) {
-      this.keysWithRoom.delete(owner);
-      return;
-    }
-    if (this.keysWithRoom.size >= KEYS_REMEMBERED) this.keysWithRoom.clear();
-    this.keysWithRoom.add(owner);
-  }
-
   /** The 503 of a start now: while draining, or when this process drives as many runs as it may. */
   private refusal(localRuns: number): DomainError | null {
     if (this.draining.active)
@@ -421,34 +320,6 @@ interface StartPlan {
   toolset: Toolset;
   start: RunStart;
   firstEvent: SerializedEvent;
-}
-
-/** Where the start statement puts a new session's prompt: after its system message. */
-const NEW_SESSION_PROMPT_SEQ = 2;
-
-/** The conversation of a session a start opens: as the start statement writes it. */
-function newSessionConversation(
-  answers: Extract<RunStart['answers'], { kind: 'new-session' }>,
-  runId: string,
-  createdAt: Date,
-): MessageRow[] {
-  const { system, prompt } = answers;
-  return [
-    storedMessage(system, 'system', 1, null, createdAt),
-    storedMessage(prompt, 'user', NEW_SESSION_PROMPT_SEQ, runId, createdAt),
-  ];
-}
-
-/** A message a start writes, as the store then holds it. */
-function storedMessage(
-  message: NewMessage,
-  role: 'system' | 'user',
-  seq: number,
-  runId: string | null,
-  createdAt: Date,
-): MessageRow {
-  const { id, content } = message;
-  return { id, seq, role, content, toolCalls: null, toolCallId: null, runId, createdAt };
 }
 
 function sessionBusy(sessionId: string, runId: string): DomainError {

@@ -4,6 +4,7 @@ import { EventsModule } from '../events/events.module';
 import { SessionsModule } from '../sessions/sessions.module';
 import { StoreModule } from '../store/store.module';
 import { ToolsModule } from '../tools/tools.module';
+import { FirstCallsAhead } from './first-calls-ahead';
 import { RunService } from './run.service';
 import { RunStarts } from './run-starts.service';
 import { RunSupervisor } from './run-supervisor.service';
@@ -12,7 +13,7 @@ import { ToolCallDecisions } from './tool-call-decisions.service';
 /** The durable life of runs: start, take up, settle waiting calls, cancel, supervise, end. */
 @Module({
   imports: [AgentModule, EventsModule, SessionsModule, StoreModule, ToolsModule],
-  providers: [RunService, RunStarts, ToolCallDecisions, RunSupervisor],
+  providers: [RunService, RunStarts, FirstCallsAhead, ToolCallDecisions, RunSupervisor],
   exports: [RunService, ToolCallDecisions],
 })
 export class RunsModule {}
