@@ -161,11 +161,13 @@ export class RunStarts {
   private async plan(owner: string, input: StartRun, processId: string): Promise<StartPlan> {
     const runId = randomUUID();
     let session: SessionRow | NewSession;
+    let toolset: Toolset;
     let answers: RunStart['answers'];
     if (input.sessionId) {
       const found = await this.sessions.findWithActiveRun(owner, input.sessionId);
       if (found.activeRunId) throw sessionBusy(input.sessionId, found.activeRunId);
       session = found.session;
+      toolset = new Toolset(this.registry, this.config, session);
       answers =
         'prompt' in input
           ? { kind: 'prompt', prompt: { id: randomUUID(), content: input.prompt } }
@@ -176,6 +178,7 @@ export class RunStarts {
         ...input.session,
       });
       session = draft.session;
+      toolset = draft.toolset;
       answers = {
         kind: 'new-session',
         session: draft.session,
@@ -187,7 +190,7 @@ export class RunStarts {
     const firstEvent = serializeEvent(runId, 1, { type: 'run_started', sessionId: session.id, model });
     return {
       session,
-      toolset: new Toolset(this.registry, this.config, session),
+      toolset,
       firstEvent,
       start: {
         run: {

@@ -55,11 +55,16 @@ export class SessionsService {
 
   /**
    * A new session of `owner`, not stored yet: its options checked (a bad one is a 400 naming the
-   * field), with the text of its system message.
+   * field), with the tools it offers and the text of its system message.
    */
-  draft(owner: string, options: SessionOptions): { session: NewSession; systemMessage: string } {
+  draft(
+    owner: string,
+    options: SessionOptions,
+  ): { session: NewSession; toolset: Toolset; systemMessage: string } {
     const session = this.prepare(owner, options);
-    return { session, systemMessage: this.systemMessage(session) };
+    const toolset = new Toolset(this.registry, this.config, session);
+    const systemMessage = session.systemPrompt ?? defaultSystemPrompt(toolset.serverToolNames);
+    return { session, toolset, systemMessage };
   }
 
   /**
@@ -69,9 +74,9 @@ export class SessionsService {
   async openChat(owner: string, chatId: string, options: SessionOptions): Promise<SessionRow> {
     const existing = await this.sessions.findByChatId(owner, chatId);
     if (existing) return existing;
-    const session = { ...this.prepare(owner, options), chatId };
+    const { session, systemMessage } = this.draft(owner, options);
     try {
-      return await this.sessions.insert(this.runs.queryable, session, this.systemMessage(session));
+      return await this.sessions.insert(this.runs.queryable, { ...session, chatId }, systemMessage);
     } catch (err) {
       // Another request of the same chat created it first.
       const raced = await this.sessions.findByChatId(owner, chatId);
@@ -145,13 +150,6 @@ export class SessionsService {
       });
     }
     throw sessionNotFound(id);
-  }
-
-  private systemMessage(session: NewSession): string {
-    return (
-      session.systemPrompt ??
-      defaultSystemPrompt(new Toolset(this.registry, this.config, session).serverToolNames)
-    );
   }
 
   /** Checks the options against what this server offers; a bad one is a 400 naming the field. */
