@@ -1,5 +1,6 @@
 import OpenAI, { APIError, type ClientOptions } from 'openai';
 import type { AppConfig } from '../config/app-config';
+import { BodyChunks } from './body-chunks';
 import { ChunkNormalizer } from './chunk-normalizer';
 import { ModelError, type ModelProvider, type ModelRequest, type ModelStreamEvent } from './model-provider';
 import { toChatCompletionParams, toolCallIdsIn } from './openai-request.mapper';
@@ -93,11 +94,11 @@ export class OpenAiProvider implements ModelProvider {
       }
       call.touch();
       headers = response.headers;
-      const body: AsyncIterable<Uint8Array> | null = rawBody(response) ?? response.body;
-      if (body === null) {
-        throw new ModelError('UPSTREAM_MALFORMED', 'the model upstream answered without a body', false);
-      }
-      chunks = body[Symbol.asyncIterator]();
+      const raw = rawBody(response);
+      const body: AsyncIterable<Uint8Array> | null = response.body;
+      if (raw !== undefined) chunks = new BodyChunks(raw);
+      else if (body !== null) chunks = body[Symbol.asyncIterator]();
+      else throw new ModelError('UPSTREAM_MALFORMED', 'the model upstream answered without a body', false);
       while (!parser.done) {
         let read: IteratorResult<Uint8Array>;
         try {
