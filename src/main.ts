@@ -3,6 +3,7 @@ import { accessSync, constants, mkdirSync } from 'node:fs';
 import { ConfigError, loadConfig } from './config/app-config';
 import { readEnvironment } from './config/environment';
 import { createApp } from './bootstrap';
+import { listen } from './http/listen';
 import { Draining } from './common/draining';
 import { EmbeddedDatabaseError, openDatabase } from './persistence/embedded-database';
 import { startupLog } from './observability/startup-log';
@@ -54,7 +55,7 @@ async function main(): Promise<void> {
   }
   const database = await openDatabase(config, startupLog);
   const app = await createApp(config, database.url);
-  await app.listen({ port: config.port, host: config.host });
+  await listen(app, config.port, config.host);
   const logger = new Logger('Loopwright');
   logger.log(
     `listening on http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`,

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createApp } from '../../src/bootstrap';
+import { listen } from '../../src/http/listen';
 import { loadConfig, type AppConfig } from '../../src/config/app-config';
 import { createTestDatabase } from './database';
 
@@ -32,7 +33,7 @@ export async function startApp(env: Record<string, string> = {}, databaseUrl?: s
     DATABASE_URL: dbUrl,
   });
   const app = await createApp(config, dbUrl);
-  await app.listen({ port: 0, host: '127.0.0.1' });
+  await listen(app, 0, '127.0.0.1');
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : 0;
   return {
