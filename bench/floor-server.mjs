@@ -4,13 +4,18 @@
 // run_started; the model is called (fetch, streamed, its SSE parsed); tool_call_start, step_finished;
 // read_file "runs" (fs.readFile of the asked file under WORKSPACE_ROOT); tool_call_result; the model
 // is called again and every content delta is a `text` event; step_finished; done.
-// GET /health/ready → 200.
+// GET /health/ready → 200. GET /metrics → the event-loop delay since the last scrape, as prom-client
+// names it (perf_hooks.monitorEventLoopDelay at 10 ms, as Loopwright's /metrics measures it).
+// It listens as Loopwright does (src/http/listen.ts): 8 sockets sharing the port, so that at 1,000
+// streams both accept new connections equally fast.
 //
 // Env: PORT (0 = any; the port is printed as {"port":N} on stdout), HOST, OPENAI_BASE_URL,
 // OPENAI_API_KEY, WORKSPACE_ROOT, LLM_MODEL. Exits when stdin closes (the parent went away).
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { relative, resolve } from 'node:path';
 
 const BASE_URL = (process.env.OPENAI_BASE_URL ?? 'http://127.0.0.1:1/v1').replace(/\/+$/, '');
@@ -196,7 +201,21 @@ async function chat(req, res, body) {
   res.end();
 }
 
+const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+loopDelay.enable();
+
+function metrics(res) {
+  const seconds = (ns) => (Number.isFinite(ns) ? ns / 1e9 : 0);
+  res.writeHead(200, { 'content-type': 'text/plain' });
+  res.end(
+    `nodejs_eventloop_lag_p99_seconds ${seconds(loopDelay.percentile(99))}\n` +
+      `nodejs_eventloop_lag_max_seconds ${seconds(loopDelay.max)}\n`,
+  );
+  loopDelay.reset();
+}
+
 function handle(req, res) {
+  if (req.method === 'GET' && req.url === '/metrics') return metrics(res);
   if (req.method === 'GET' && (req.url === '/health/ready' || req.url === '/health/live')) {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end('{"status":"ok"}');
@@ -227,9 +246,20 @@ function handle(req, res) {
 }
 
 const server = createServer({ noDelay: true, keepAliveTimeout: 60_000 }, handle);
-server.listen(Number(process.env.PORT ?? 0), process.env.HOST ?? '127.0.0.1', () => {
-  process.stdout.write(`${JSON.stringify({ port: server.address().port })}\n`);
-});
+server.listen(
+  { port: Number(process.env.PORT ?? 0), host: process.env.HOST ?? '127.0.0.1', reusePort: true },
+  () => {
+    const { address, port } = server.address();
+    for (let i = 1; i < 8; i++) {
+      const extra = createNetServer({ allowHalfOpen: true, noDelay: true }, (c) =>
+        server.emit('connection', c),
+      );
+      extra.on('error', () => extra.close());
+      extra.listen({ port, host: address, reusePort: true });
+    }
+    process.stdout.write(`${JSON.stringify({ port })}\n`);
+  },
+);
 const stop = () => process.exit(0);
 process.stdin.on('end', stop);
 process.stdin.on('error', stop);

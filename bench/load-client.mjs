@@ -105,6 +105,9 @@ function postJson(url, body, timeoutMs) {
   });
 }
 
+/** Streams that have sent their first event and not yet ended, now and at most (per load job). */
+const streams = { open: 0, peak: 0 };
+
 /** One run: POST, then time to the first `text` event and to `done`; the answer must be exactly `expectText`. */
 async function oneRun({ url, model, expectText, runTimeoutMs }) {
   const t0 = performance.now();
@@ -114,23 +117,32 @@ async function oneRun({ url, model, expectText, runTimeoutMs }) {
   let text = '';
   let status;
   let failure;
-  await openStream(
-    url,
-    { prompt: 'Read bench-input.txt and tell me what it says.', model },
-    (type, data, now) => {
-      if (type === 'text') {
-        texts++;
-        text += JSON.parse(data).delta;
-        if (ttft === undefined) ttft = now - t0;
-      } else if (type === 'done') {
-        total = now - t0;
-        status = JSON.parse(data).status;
-      } else if (type === 'error') {
-        failure = `error event: ${data.slice(0, 300)}`;
-      }
-    },
-    runTimeoutMs,
-  );
+  let open = false;
+  try {
+    await openStream(
+      url,
+      { prompt: 'Read bench-input.txt and tell me what it says.', model },
+      (type, data, now) => {
+        if (!open) {
+          open = true;
+          streams.peak = Math.max(streams.peak, ++streams.open);
+        }
+        if (type === 'text') {
+          texts++;
+          text += JSON.parse(data).delta;
+          if (ttft === undefined) ttft = now - t0;
+        } else if (type === 'done') {
+          total = now - t0;
+          status = JSON.parse(data).status;
+        } else if (type === 'error') {
+          failure = `error event: ${data.slice(0, 300)}`;
+        }
+      },
+      runTimeoutMs,
+    );
+  } finally {
+    if (open) streams.open--;
+  }
   if (failure) throw new Error(failure);
   if (total === undefined) throw new Error('stream ended without done');
   if (status !== 'completed') throw new Error(`done with status ${status}`);
@@ -150,6 +162,7 @@ async function load(p) {
   const samples = [];
   const errors = [];
   let started = 0;
+  streams.peak = streams.open;
   const t0 = performance.now();
   const deadline = t0 + p.maxMs;
   const rampMs = p.rampMs ?? 0;
@@ -174,6 +187,7 @@ async function load(p) {
     started,
     wallMs,
     runsPerSec: samples.length / (activeMs / 1000),
+    peakOpenStreams: streams.peak,
     timedOut: started < p.runs,
   };
 }

@@ -474,6 +474,7 @@ async function loadScenario(server, mode, level, pgPid) {
     timedOut: result.timedOut,
     wallMs: result.wallMs,
     runsPerSec: result.runsPerSec,
+    peakOpenStreams: result.peakOpenStreams,
     ttftP50: percentile(ttft, 0.5),
     ttftP99: percentile(ttft, 0.99),
     totalP50: percentile(total, 0.5),
@@ -603,14 +604,18 @@ function report(results, meta) {
     out.push('* stopped by the time limit of the level before all planned runs');
   out.push('');
   const c = results.capacity;
+  const cf = results.capacityFloor;
   if (c) {
     out.push(
       table(
         [
           'capacity (one process)',
+          'server',
           'streams',
+          'peak open',
           'completed',
           'err',
+          'first text p50',
           'total p50',
           'total p99',
           'cpu/run',
@@ -620,26 +625,27 @@ function report(results, meta) {
           'loop delay max',
           'calls/run',
         ],
-        [
-          [
-            `${c.concurrency} runs of ~10 s at once`,
-            c.planned,
-            c.runs,
-            c.errors,
-            fmt(c.totalP50),
-            fmt(c.totalP99),
-            fmt(c.cpuMsPerRun, 2),
-            fmt(c.pgCpuMsPerRun, 2),
-            fmt(c.peakRssMiB, 0),
-            fmt(c.loopP99Ms),
-            fmt(c.loopMaxMs),
-            fmt(c.upstreamCallsPerRun, 2),
-          ],
-        ],
+        [c, ...(cf ? [cf] : [])].map((r) => [
+          `${r.concurrency} runs of ~10 s at once`,
+          r.target === 'floor' ? 'floor' : 'Loopwright',
+          r.planned,
+          r.peakOpenStreams,
+          r.runs,
+          r.errors,
+          fmt(r.ttftP50),
+          fmt(r.totalP50),
+          fmt(r.totalP99),
+          fmt(r.cpuMsPerRun, 2),
+          fmt(r.pgCpuMsPerRun, 2),
+          fmt(r.peakRssMiB, 0),
+          fmt(r.loopP99Ms),
+          fmt(r.loopMaxMs),
+          fmt(r.upstreamCallsPerRun, 2),
+        ]),
       ),
     );
     out.push(
-      `(${LONG_ANSWER_DELTAS} deltas 10 ms apart per answer, starts spread over ${CAPACITY.rampMs / 1000} s; loop delay: the server's perf_hooks.monitorEventLoopDelay over the scenario, from /metrics)`,
+      `(${LONG_ANSWER_DELTAS} deltas 10 ms apart per answer, starts spread over ${CAPACITY.rampMs / 1000} s; peak open: streams between their first event and their end at once, seen by the load client; loop delay: the server's perf_hooks.monitorEventLoopDelay (10 ms resolution) over the scenario, from /metrics)`,
     );
     out.push('');
   }
@@ -664,7 +670,7 @@ function report(results, meta) {
     );
     out.push('');
   }
-  for (const r of [...results.load, ...(c ? [c] : []), ...results.approvals]) {
+  for (const r of [...results.load, ...(c ? [c] : []), ...(cf ? [cf] : []), ...results.approvals]) {
     if (r.upstreamCallsPerRun !== undefined && r.errors === 0 && r.runs > 0 && r.upstreamCallsPerRun !== 2)
       out.push(
         `WRONG: ${r.mode} ${r.target} c=${r.concurrency}: ${fmt(r.upstreamCallsPerRun, 2)} upstream calls per run, expected 2`,
@@ -689,7 +695,8 @@ function report(results, meta) {
   if (c) {
     const allDone = c.runs === c.planned && c.errors === 0;
     out.push(
-      `  capacity, ${c.planned} streams on one process: ${c.runs} completed (target all): ${allDone ? 'met' : 'MISSED'}; peak RSS ${fmt(c.peakRssMiB, 0)} MiB (target ≤ ${TARGETS.capacityRssMiB}): ${verdict(c.peakRssMiB <= TARGETS.capacityRssMiB, c.peakRssMiB)}; event-loop delay p99 ${fmt(c.loopP99Ms)} ms (target ≤ ${TARGETS.capacityLoopP99Ms}): ${verdict(c.loopP99Ms <= TARGETS.capacityLoopP99Ms, c.loopP99Ms)}`,
+      `  capacity, ${c.planned} streams on one process (${c.peakOpenStreams} open at once): ${c.runs} completed (target all): ${allDone ? 'met' : 'MISSED'}; peak RSS ${fmt(c.peakRssMiB, 0)} MiB (target ≤ ${TARGETS.capacityRssMiB}): ${verdict(c.peakRssMiB <= TARGETS.capacityRssMiB, c.peakRssMiB)}; event-loop delay p99 ${fmt(c.loopP99Ms)} ms (target ≤ ${TARGETS.capacityLoopP99Ms}): ${verdict(c.loopP99Ms <= TARGETS.capacityLoopP99Ms, c.loopP99Ms)}` +
+        (cf ? ` (the floor's: ${fmt(cf.loopP99Ms)} ms)` : ''),
     );
   }
   out.push(
@@ -810,7 +817,7 @@ async function main() {
   const upstreamUrl = `${upstreamBase}/v1`;
   startClient();
 
-  const results = { load: [], approvals: [], capacity: null };
+  const results = { load: [], approvals: [], capacity: null, capacityFloor: null };
 
   // Loopwright and the floor.
   log('starting Loopwright and the floor');
@@ -869,6 +876,13 @@ async function main() {
   );
   await stopChild(big.entry);
   await dropDatabase(adminUrl, 'bench_capacity');
+  log(`capacity: the same on one fresh floor process`);
+  const bigFloor = await startFloor({ upstreamUrl, workspace, cwd: work });
+  results.capacityFloor = await capacityScenario(bigFloor, pgPid);
+  log(
+    `  ${results.capacityFloor.runs}/${results.capacityFloor.planned} completed, peak RSS ${fmt(results.capacityFloor.peakRssMiB, 0)} MiB, loop delay p99 ${fmt(results.capacityFloor.loopP99Ms)} ms`,
+  );
+  await stopChild(bigFloor.entry);
 
   // Approvals: two Loopwright processes on one fresh database.
   log('approvals: starting two Loopwright processes on one database');
