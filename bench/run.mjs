@@ -7,12 +7,13 @@
 // (bench/floor-server.mjs: the same job on bare node:http, no framework, no database), in two modes:
 //   no-delay  the fake model answers at once: server CPU per run, throughput;
 //   delay     100 ms to the first chunk, 10 ms per chunk: the latency the server adds.
-// Then capacity: 1,000 concurrent runs of about 10 s each on one fresh server process (every run
-// must complete; peak RSS; event-loop delay p99 from the server's own monitorEventLoopDelay, read
-// off /metrics). Then approvals: time from POST …/approval to the next event on the original stream,
-// with the approval sent to the process that holds the stream and to a second process on the same
-// database. Every run is checked: the exact answer text, and two upstream calls per run (the fake
-// model answers differently when the tool result did not reach it).
+// Then capacity: 1,000 concurrent runs of about 10 s each on one fresh Loopwright process, then on
+// one fresh floor process (every run must complete; streams open at once; peak RSS; event-loop delay
+// p99 from the server's own monitorEventLoopDelay, read off /metrics). Then approvals: time from
+// POST …/approval to the next event on the original stream, with the approval sent to the process
+// that holds the stream and to a second process on the same database. Every run is checked: the
+// exact answer text, and two upstream calls per run (the fake model answers differently when the
+// tool result did not reach it).
 //
 // Every process the bench starts (fake upstream, load client, servers, PostgreSQL) is its own child
 // and is stopped on exit, also on an error or Ctrl-C. Results: stdout and bench/results/latest.json.
