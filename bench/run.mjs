@@ -424,6 +424,8 @@ async function dropDatabase(adminUrl, name) {
 // ---------------------------------------------------------------------------------------------
 // Scenarios.
 let upstreamBase;
+/** The fake upstream's process (its CPU is reported in the capacity scenario). */
+let upstreamPid;
 /** Requests the fake model has answered so far. */
 async function upstreamCalls() {
   const res = await fetch(`${upstreamBase}/stats`);
@@ -495,6 +497,10 @@ async function loadScenario(server, mode, level, pgPid) {
 async function capacityScenario(server, pgPid) {
   const level = { concurrency: CAPACITY.concurrency, runs: CAPACITY.concurrency, maxMs: CAPACITY.maxMs };
   await loopDelay(server.baseUrl); // starts the server's delay window afresh
+  // Where the machine's cores went: the bench's own fake model and load client run on it too.
+  const toolsTicks = () => cpuTicks(upstreamPid) + cpuTicks(client.child.pid);
+  const tools0 = toolsTicks();
+  const t0 = performance.now();
   const mode = {
     name: 'capacity',
     model: CAPACITY.model,
@@ -503,8 +509,17 @@ async function capacityScenario(server, pgPid) {
     deltas: LONG_ANSWER_DELTAS,
   };
   const r = await loadScenario(server, mode, level, pgPid);
+  const seconds = (performance.now() - t0) / 1000;
   const delay = await loopDelay(server.baseUrl);
-  return { ...r, loopP99Ms: delay.p99, loopMaxMs: delay.max };
+  const cores = (ticks) => ticks / CLK_TCK / seconds;
+  return {
+    ...r,
+    loopP99Ms: delay.p99,
+    loopMaxMs: delay.max,
+    serverCores: cores(r.cpuTicks),
+    pgCores: cores(r.pgTicks),
+    toolsCores: cores(toolsTicks() - tools0),
+  };
 }
 
 async function approvalScenario(label, streamServer, approveServer, pgPid) {
@@ -624,6 +639,9 @@ function report(results, meta) {
           'peak RSS MiB',
           'loop delay p99',
           'loop delay max',
+          'cores: server',
+          'PostgreSQL',
+          'bench tools',
           'calls/run',
         ],
         [c, ...(cf ? [cf] : [])].map((r) => [
@@ -641,12 +659,15 @@ function report(results, meta) {
           fmt(r.peakRssMiB, 0),
           fmt(r.loopP99Ms),
           fmt(r.loopMaxMs),
+          fmt(r.serverCores, 2),
+          r.target === 'floor' ? '–' : fmt(r.pgCores, 2),
+          fmt(r.toolsCores, 2),
           fmt(r.upstreamCallsPerRun, 2),
         ]),
       ),
     );
     out.push(
-      `(${LONG_ANSWER_DELTAS} deltas 10 ms apart per answer, starts spread over ${CAPACITY.rampMs / 1000} s; peak open: streams between their first event and their end at once, seen by the load client; loop delay: the server's perf_hooks.monitorEventLoopDelay (10 ms resolution) over the scenario, from /metrics)`,
+      `(${LONG_ANSWER_DELTAS} deltas 10 ms apart per answer, starts spread over ${CAPACITY.rampMs / 1000} s; peak open: streams between their first event and their end at once, seen by the load client; loop delay: the server's perf_hooks.monitorEventLoopDelay (10 ms resolution) over the scenario, from /metrics; cores: CPU used over the scenario's wall time by the server, PostgreSQL, and the bench's fake model and load client, which share the machine's ${meta.cores})`,
     );
     out.push('');
   }
@@ -815,6 +836,7 @@ async function main() {
   );
   const upstreamPort = await portLine(fake);
   upstreamBase = `http://127.0.0.1:${upstreamPort}`;
+  upstreamPid = fake.child.pid;
   const upstreamUrl = `${upstreamBase}/v1`;
   startClient();
 
