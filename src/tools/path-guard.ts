@@ -1,5 +1,5 @@
-import { lstat, realpath, stat } from 'node:fs/promises';
-import type { Stats } from 'node:fs';
+import { constants, type Stats } from 'node:fs';
+import { lstat, open, realpath, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { errnoCode } from './fs/errno';
 import { ToolError } from './tool';
@@ -23,15 +23,6 @@ export function isInside(parent: string, child: string): boolean {
   return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }
 
-/** The real path of the workspace root; a missing root is reported the way a model can understand. */
-export async function realWorkspaceRoot(root: string): Promise<string> {
-  try {
-    return await realpath(root);
-  } catch (err) {
-    throw new ToolError('NOT_FOUND', `The workspace folder does not exist (${describeErrno(err)}).`);
-  }
-}
-
 /** A path as the model should see it: relative to the root, `/`-separated, `.` for the root itself. */
 export function toWorkspaceRelative(root: string, absolutePath: string): string {
   const rel = relative(root, absolutePath);
@@ -40,31 +31,20 @@ export function toWorkspaceRelative(root: string, absolutePath: string): string 
 }
 
 /**
- * The one gate between a model-supplied path and the file system. Returns the real absolute path
- * inside the (real) root, or throws a ToolError. Symbolic links are resolved everywhere along the
- * path, so a link anywhere that leads out is refused; device files, sockets and FIFOs are refused
- * because reading one can block forever or touch hardware.
+ * The one gate between a model-supplied path and the file system. `root` is the workspace's real
+ * path (ToolContext.workspaceRoot is one). Returns the real absolute path inside it, or throws a
+ * ToolError. Symbolic links are resolved everywhere along the path, so a link anywhere that leads
+ * out is refused; device files, sockets and FIFOs are refused because reading one can block forever
+ * or touch hardware.
  *
  * There is an unavoidable window between this check and the later open; writers narrow it by
- * renaming a temporary file into place, which replaces a link instead of following it.
+ * renaming a temporary file into place, which replaces a link instead of following it, and
+ * `openInWorkspace` closes it for reads.
  */
 export async function resolveInWorkspace(
   root: string,
   userPath: string,
   options: ResolveOptions = {},
-): Promise<string> {
-  return resolveInRealWorkspace(await realWorkspaceRoot(root), userPath, options, root);
-}
-
-/**
- * `resolveInWorkspace` for a root that is already a real path (from `realWorkspaceRoot`). `givenRoot`:
- * the root as the model may have seen it, when it was given otherwise (a symlinked WORKSPACE_ROOT).
- */
-export async function resolveInRealWorkspace(
-  realRoot: string,
-  userPath: string,
-  options: ResolveOptions = {},
-  givenRoot: string = realRoot,
 ): Promise<string> {
   const allowCreate = options.allowCreate ?? false;
   const mustExist = options.mustExist ?? !allowCreate;
@@ -74,34 +54,83 @@ export async function resolveInRealWorkspace(
   if (userPath.includes('\0')) {
     throw new ToolError('INVALID_ARGUMENTS', 'path: must not contain NUL bytes.');
   }
-  const lexical = lexicalPath(resolve(givenRoot), realRoot, userPath);
-
-  const existing = await realpathOrMissing(lexical, userPath);
+  const lexical = lexicalPath(root, userPath);
+  // Asked together (one wait instead of two): stat follows the links realpath resolves, so both
+  // describe the same file; its kind counts only once the real path is known to be inside.
+  const [existing, stats] = await Promise.all([
+    realpathOrMissing(lexical, userPath),
+    stat(lexical).catch((err: unknown) => err as Error),
+  ]);
   if (existing !== null) {
-    assertInside(realRoot, existing, userPath);
-    await assertOrdinary(existing, userPath);
+    assertInside(root, existing, userPath);
+    if (stats instanceof Error) throw stats;
+    assertOrdinary(stats, userPath);
     return existing;
   }
   if (mustExist) {
     throw new ToolError('NOT_FOUND', `${userPath}: no such file or folder in the workspace.`);
   }
-  return resolveForCreate(realRoot, lexical, userPath);
+  return resolveForCreate(root, lexical, userPath);
+}
+
+/** A file (or folder) of the workspace, open for reading. */
+export interface OpenedFile {
+  /** Its real path. */
+  path: string;
+  handle: FileHandle;
+  /** Of the open file itself. */
+  stats: Stats;
+}
+
+const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
+
+/**
+ * Opens what `userPath` names for reading, after `resolveInWorkspace`'s checks, so that nothing
+ * swapped in after them is read: O_NOFOLLOW refuses a symbolic link put in the file's place,
+ * O_NONBLOCK keeps a FIFO put there from holding the open, and the kind is judged again on the open
+ * file. The caller closes the handle.
+ */
+export async function openInWorkspace(root: string, userPath: string): Promise<OpenedFile> {
+  const path = await resolveInWorkspace(root, userPath);
+  let handle: FileHandle;
+  try {
+    handle = await open(path, READ_FLAGS);
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === 'ELOOP') {
+      throw new ToolError('PERMISSION_DENIED', `${userPath}: became a symbolic link while being opened.`);
+    }
+    if (code === 'ENOENT')
+      throw new ToolError('NOT_FOUND', `${userPath}: no such file or folder in the workspace.`);
+    if (code === 'ENXIO')
+      throw new ToolError(
+        'PERMISSION_DENIED',
+        `${userPath}: is a socket; only regular files and folders are allowed.`,
+      );
+    throw err;
+  }
+  try {
+    const stats = await handle.stat();
+    assertOrdinary(stats, userPath);
+    return { path, handle, stats };
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
 }
 
 /** Resolves `..` without touching the disk; anything that lands outside the root is refused. */
-function lexicalPath(givenRoot: string, realRoot: string, userPath: string): string {
+function lexicalPath(root: string, userPath: string): string {
   if (isAbsolute(userPath)) {
     const abs = resolve(userPath);
-    // The model may have seen the root through either spelling (e.g. a symlinked WORKSPACE_ROOT).
-    if (isInside(realRoot, abs)) return abs;
-    if (isInside(givenRoot, abs)) return join(realRoot, relative(givenRoot, abs));
+    if (isInside(root, abs)) return abs;
     throw new ToolError(
       'PERMISSION_DENIED',
       `${userPath}: is outside the workspace; use a path relative to it.`,
     );
   }
-  const abs = resolve(realRoot, userPath);
-  if (!isInside(realRoot, abs)) {
+  const abs = resolve(root, userPath);
+  if (!isInside(root, abs)) {
     throw new ToolError(
       'PERMISSION_DENIED',
       `${userPath}: leads outside the workspace; use a path inside it.`,
@@ -133,8 +162,7 @@ function assertInside(realRoot: string, realPath: string, userPath: string): voi
   }
 }
 
-async function assertOrdinary(realPath: string, userPath: string): Promise<void> {
-  const stats = await stat(realPath);
+function assertOrdinary(stats: Stats, userPath: string): void {
   const special = specialKind(stats);
   if (special !== null) {
     throw new ToolError(
@@ -194,8 +222,4 @@ async function existsWithoutFollowing(path: string): Promise<boolean> {
     if (code === 'ENOENT' || code === 'ENOTDIR') return false;
     throw err;
   }
-}
-
-function describeErrno(err: unknown): string {
-  return errnoCode(err) ?? 'unreadable';
 }

@@ -46,7 +46,7 @@ export interface ToolResult {
 }
 
 export interface ToolContext {
-  /** Absolute, real path of WORKSPACE_ROOT. Reach files only through the path guard. */
+  /** The real path of the session's workspace folder. Reach files only through the path guard. */
   workspaceRoot: string;
   /** Aborted on cancel, on the tool's timeout, and on shutdown. */
   signal: AbortSignal;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, realpath, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AppConfig } from '../config/app-config';
 
@@ -12,11 +12,15 @@ import type { AppConfig } from '../config/app-config';
 export class Workspaces {
   constructor(private readonly config: Pick<AppConfig, 'workspaceRoot' | 'workspaceScope'>) {}
 
-  /** The folder of a session's tools, made on first use. */
+  /**
+   * The folder of a session's tools, made on first use, as its real path (a run asks once and keeps
+   * it): the path guard judges every path against it, so a link above it (a symlinked
+   * WORKSPACE_ROOT) is resolved here rather than again on every call.
+   */
   async forSession(owner: string, sessionId: string): Promise<string> {
     const dir = this.pathFor(owner, sessionId);
     await mkdir(dir, { recursive: true });
-    return dir;
+    return realpath(dir);
   }
 
   /** With WORKSPACE_SCOPE=session, a deleted session's folder goes with it. */

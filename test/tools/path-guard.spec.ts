@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { resolveInWorkspace, toWorkspaceRelative } from '../../src/tools/path-guard';
+import { openInWorkspace, resolveInWorkspace, toWorkspaceRelative } from '../../src/tools/path-guard';
 import type { ToolErrorCode } from '../../src/tools/tool';
 import { makeWorkspace, toolErrorOf, type TempWorkspace } from './support/tool-fixtures';
 
@@ -129,6 +129,28 @@ describe('resolveInWorkspace', () => {
 
   it('reports a missing workspace root as NOT_FOUND', async () => {
     await toolErrorOf(resolveInWorkspace(join(ws.root, 'no-such-root'), 'a.txt'), 'NOT_FOUND');
+  });
+
+  describe('openInWorkspace', () => {
+    it('opens the real file a path names, and judges the open file', async () => {
+      const opened = await openInWorkspace(ws.root, 'inside-link/a.txt');
+      try {
+        expect(opened.path).toBe(join(ws.root, 'src', 'a.txt'));
+        expect(opened.stats.isFile()).toBe(true);
+        expect(await opened.handle.readFile('utf8')).toBe('a');
+      } finally {
+        await opened.handle.close();
+      }
+    });
+
+    it.each([
+      ['a symlink to a file outside', 'link-to-file', 'PERMISSION_DENIED'],
+      ['a FIFO (without waiting for a writer)', 'pipe', 'PERMISSION_DENIED'],
+      ['a device file', '/dev/null', 'PERMISSION_DENIED'],
+      ['a missing file', 'src/nope.txt', 'NOT_FOUND'],
+    ] as const)('refuses %s', async (_name, path, code) => {
+      await toolErrorOf(openInWorkspace(ws.root, path), code);
+    });
   });
 
   it('shows paths relative to the root with / separators', () => {

@@ -5,7 +5,7 @@ import { errnoCode } from '../fs/errno';
 import { readTextFile } from '../fs/text-file';
 import { applyHunks } from '../patch/hunk-applier';
 import { parseUnifiedDiff, type FilePatch } from '../patch/unified-diff-parser';
-import { realWorkspaceRoot, resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
+import { resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
 import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
 import { Type, type Static } from 'typebox';
 
@@ -61,7 +61,7 @@ export class ApplyPatchTool implements Tool<ApplyPatchArgs> {
 
   /** Works out every file's new content; throws (nothing written) if any hunk fails. */
   private async plan(patch: string, workspaceRoot: string): Promise<Draft[]> {
-    const root = await realWorkspaceRoot(workspaceRoot);
+    const root = workspaceRoot;
     const drafts = new Map<string, Draft>();
     const failures: string[] = [];
     for (const file of parseUnifiedDiff(patch)) {

@@ -5,7 +5,7 @@ import { detectLineEnding, toCrlf, toLf } from '../fs/line-endings';
 import { findNearestMatch } from '../fs/nearest-match';
 import { readTextFile } from '../fs/text-file';
 import { capHead } from '../output-cap';
-import { realWorkspaceRoot, resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
+import { resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
 import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
 import { Type, type Static } from 'typebox';
 
@@ -55,7 +55,7 @@ export class EditFileTool implements Tool<EditFileArgs> {
   }
 
   private async plan(args: EditFileArgs, workspaceRoot: string): Promise<PlannedEdit> {
-    const root = await realWorkspaceRoot(workspaceRoot);
+    const root = workspaceRoot;
     const absPath = await resolveInWorkspace(root, args.path);
     const path = toWorkspaceRelative(root, absPath);
     const file = await readTextFile(absPath, path);

@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import picomatch from 'picomatch';
 import { AgentTool } from '../agent-tool.decorator';
 import { walkWorkspace } from '../fs/workspace-walker';
-import { realWorkspaceRoot, resolveInWorkspace } from '../path-guard';
+import { resolveInWorkspace } from '../path-guard';
 import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
 import { Type, type Static } from 'typebox';
 
@@ -30,7 +30,7 @@ export class GlobTool implements Tool<GlobArgs> {
   readonly parameters = jsonSchemaOf(GlobArgs);
 
   async execute(args: GlobArgs, ctx: ToolContext): Promise<ToolResult> {
-    const root = await realWorkspaceRoot(ctx.workspaceRoot);
+    const root = ctx.workspaceRoot;
     const pattern = args.pattern.replace(/^\.\//, '');
     if (pattern.startsWith('/') || pattern.split('/').includes('..')) {
       throw new ToolError(

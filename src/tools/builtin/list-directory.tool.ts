@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { stat } from 'node:fs/promises';
 import { AgentTool } from '../agent-tool.decorator';
 import { walkWorkspace, type WalkEntry } from '../fs/workspace-walker';
-import { realWorkspaceRoot, resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
+import { resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
 import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
 import { Type, type Static } from 'typebox';
 
@@ -41,7 +41,7 @@ export class ListDirectoryTool implements Tool<ListDirectoryArgs> {
   readonly parameters = jsonSchemaOf(ListDirectoryArgs);
 
   async execute(args: ListDirectoryArgs, ctx: ToolContext): Promise<ToolResult> {
-    const root = await realWorkspaceRoot(ctx.workspaceRoot);
+    const root = ctx.workspaceRoot;
     const dir = await resolveInWorkspace(root, args.path ?? '.');
     if (!(await stat(dir)).isDirectory()) {
       throw new ToolError(

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { open, type FileHandle } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { AgentTool } from '../agent-tool.decorator';
 import { readLineRange, type LineRange } from '../fs/line-range-reader';
 import { looksBinary } from '../fs/text-file';
-import { realWorkspaceRoot, resolveInRealWorkspace, toWorkspaceRelative } from '../path-guard';
+import { openInWorkspace, toWorkspaceRelative } from '../path-guard';
 import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
 import { Type, type Static } from 'typebox';
 
@@ -34,19 +34,16 @@ export class ReadFileTool implements Tool<ReadFileArgs> {
   readonly parameters = jsonSchemaOf(ReadFileArgs);
 
   async execute(args: ReadFileArgs, ctx: ToolContext): Promise<ToolResult> {
-    const root = await realWorkspaceRoot(ctx.workspaceRoot);
-    const file = await resolveInRealWorkspace(root, args.path, {}, ctx.workspaceRoot);
-    const shown = toWorkspaceRelative(root, file);
     const startLine = args.start_line ?? 1;
     const endLine = args.end_line ?? Number.POSITIVE_INFINITY;
     if (endLine < startLine) {
       throw new ToolError('INVALID_ARGUMENTS', `end_line (${endLine}) is before start_line (${startLine}).`);
     }
-    // One open for everything below (the path guard has refused FIFOs, whose open could block).
-    const handle = await open(file, 'r');
+    // One open for everything below: the file that was checked is the file that is read.
+    const { path, handle, stats } = await openInWorkspace(ctx.workspaceRoot, args.path);
+    const shown = toWorkspaceRelative(ctx.workspaceRoot, path);
     let range: LineRange;
     try {
-      const stats = await handle.stat();
       if (stats.isDirectory()) {
         throw new ToolError(
           'INVALID_ARGUMENTS',

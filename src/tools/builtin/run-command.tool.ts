@@ -10,7 +10,7 @@ import { Semaphore } from '../exec/semaphore';
 import { CommandSandbox } from '../exec/command-sandbox.service';
 import { MAX_FILE_BYTES, MAX_PROCESSES, type LimitHit } from '../exec/command-limits';
 import { sandboxEnv } from '../exec/sandbox';
-import { realWorkspaceRoot, resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
+import { resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
 import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
 import { Type, type Static } from 'typebox';
 
@@ -84,7 +84,7 @@ export class RunCommandTool implements Tool<RunCommandArgs> {
   }
 
   async execute(args: RunCommandArgs, ctx: ToolContext): Promise<ToolResult> {
-    const root = await realWorkspaceRoot(ctx.workspaceRoot);
+    const root = ctx.workspaceRoot;
     const cwd = await resolveInWorkspace(root, args.cwd ?? '.');
     if (!(await stat(cwd)).isDirectory()) {
       throw new ToolError('INVALID_ARGUMENTS', `cwd: ${args.cwd ?? '.'} is a file, not a folder.`);

@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import picomatch from 'picomatch';
 import { AgentTool } from '../agent-tool.decorator';
 import { walkWorkspace } from '../fs/workspace-walker';
-import { realWorkspaceRoot, resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
+import { resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
 import { searchInWorker, type SearchOutcome } from '../search/search-worker';
 import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
 import { Type, type Static } from 'typebox';
@@ -57,7 +57,7 @@ export class SearchFilesTool implements Tool<SearchFilesArgs> {
   readonly parameters = jsonSchemaOf(SearchFilesArgs);
 
   async execute(args: SearchFilesArgs, ctx: ToolContext): Promise<ToolResult> {
-    const root = await realWorkspaceRoot(ctx.workspaceRoot);
+    const root = ctx.workspaceRoot;
     const start = await resolveInWorkspace(root, args.path ?? '.');
     const pattern = compilePattern(args);
     const matchesGlob = args.glob === undefined ? () => true : globFilter(args.glob);

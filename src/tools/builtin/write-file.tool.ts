@@ -5,7 +5,7 @@ import { errnoCode } from '../fs/errno';
 import { commitChanges, describePlanned, type PlannedChange } from '../fs/file-change-plan';
 import { detectLineEnding, matchLineEnding } from '../fs/line-endings';
 import { EDIT_MAX_BYTES } from '../fs/text-file';
-import { realWorkspaceRoot, resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
+import { resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
 import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
 import { Type, type Static } from 'typebox';
 
@@ -49,7 +49,7 @@ export class WriteFileTool implements Tool<WriteFileArgs> {
   }
 
   private async plan(args: WriteFileArgs, workspaceRoot: string): Promise<PlannedChange> {
-    const root = await realWorkspaceRoot(workspaceRoot);
+    const root = workspaceRoot;
     const absPath = await resolveInWorkspace(root, args.path, { allowCreate: true });
     const path = toWorkspaceRelative(root, absPath);
     const existing = await readExisting(absPath, path);
