@@ -1,4 +1,3 @@
-import fastifyHelmet from '@fastify/helmet';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
 import { apiKeyAuthHook } from '../auth/api-key-auth.hook';
@@ -10,7 +9,7 @@ import { corsOptions } from './cors-options';
 import { jsonBodyParser } from './json-body-parser';
 import { jsonOnlyHook } from './json-only.hook';
 import { setupOpenApi, type OpenApiSchemas } from './openapi';
-import { SECURITY_HEADERS } from './security-headers';
+import { addSecurityHeaders } from './security-headers';
 import { createValidationPipe } from './validation-pipe';
 
 /**
@@ -31,11 +30,11 @@ export async function configureHttp(
   app.useGlobalFilters(new AllExceptionsFilter(config));
   app.useGlobalPipes(createValidationPipe());
 
-  await app.register(fastifyHelmet, SECURITY_HEADERS);
+  const fastify = app.getHttpAdapter().getInstance();
+  addSecurityHeaders(fastify);
   const cors = corsOptions(config);
   if (cors !== null) app.enableCors(cors);
 
-  const fastify = app.getHttpAdapter().getInstance();
   fastify.setGenReqId(requestIdFor);
   fastify.addHook('onRequest', echoRequestIdHook());
   // Only JSON is parsed (jsonOnlyHook refuses other bodies before this matters).
