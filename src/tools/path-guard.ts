@@ -39,7 +39,7 @@ export function toWorkspaceRelative(root: string, absolutePath: string): string 
  *
  * There is an unavoidable window between this check and the later open; writers narrow it by
  * renaming a temporary file into place, which replaces a link instead of following it, and
- * `openInWorkspace` closes it for reads.
+ * `openInWorkspace` narrows it for reads (what is put in the file's own place is not followed).
  */
 export async function resolveInWorkspace(
   root: string,
