@@ -40,8 +40,9 @@ export interface ModelRequest {
 
 /**
  * What a model stream yields, in order; exactly one `finish` ends a stream that did not throw. Text
- * and reasoning deltas and the finish's tool calls are storable text (common/storable-text);
- * `tool_call_delta` fragments are as received, for progress only.
+ * and reasoning deltas and the finish's tool calls are storable text (common/storable-text); a delta
+ * may hold what several upstream chunks carried. `tool_call_delta` fragments are as received, for
+ * progress only.
  */
 export type ModelStreamEvent =
   | { type: 'text'; delta: string }

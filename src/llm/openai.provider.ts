@@ -119,6 +119,7 @@ export class OpenAiProvider implements ModelProvider {
           failed = error;
         }
         // What came before a bad event is still the model's: yield it, then fail.
+        joinDeltas(out);
         for (let i = 0; i < out.length; i++) yield out[i];
         out.length = 0;
         // The upstream's failures become ModelErrors; anything else is a bug of ours, thrown as it is.
@@ -136,6 +137,7 @@ export class OpenAiProvider implements ModelProvider {
       normalizer.end(out);
       // Cut (or a body held open after [DONE]): close the request before the step goes on.
       if (!atEnd) call.close(true);
+      joinDeltas(out);
       for (let i = 0; i < out.length; i++) yield out[i];
     } finally {
       // The consumer stopped early, or a failure: closing aborts the request.
@@ -165,6 +167,29 @@ function parseEvent(data: string, event: string, headers: Headers | undefined): 
   if (event === 'error') throw new APIError(undefined, (error ?? value) as object, undefined, headers);
   if (error) throw new APIError(undefined, error, undefined, headers);
   return value;
+}
+
+/**
+ * Joins, in place, each run of text deltas (and of reasoning deltas) that one read of the body
+ * brought: the loop then takes one event where the upstream sent several chunks. Nothing is lost —
+ * the run's streams see the text of a write as one event anyway (RunEventSink).
+ */
+function joinDeltas(events: ModelStreamEvent[]): void {
+  let kept = 0;
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i];
+    const last = kept > 0 ? events[kept - 1] : undefined;
+    if (
+      last !== undefined &&
+      (event.type === 'text' || event.type === 'reasoning') &&
+      last.type === event.type
+    ) {
+      events[kept - 1] = { type: event.type, delta: last.delta + event.delta };
+    } else {
+      events[kept++] = event;
+    }
+  }
+  events.length = kept;
 }
 
 /** Reads a body to its end, ignoring what it holds; false when it did not end within `ms` or failed. */

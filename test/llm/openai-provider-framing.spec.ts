@@ -44,6 +44,15 @@ describe('OpenAiProvider SSE framing', () => {
     expect((await replay(`data: ${hello}\n\ndata: ${stop}`)).finish?.finishReason).toBe('stop');
   });
 
+  it('hands the text of chunks that arrive together to the loop as one delta', async () => {
+    const world = JSON.stringify(chatChunk({ content: ' world' }));
+    const result = await replay(`data: ${hello}\n\ndata: ${world}\n\ndata: ${stop}\n\n${SSE_DONE}`);
+    expect(result.events).toEqual([
+      { type: 'text', delta: 'Hello world' },
+      expect.objectContaining({ type: 'finish', finishReason: 'stop' }),
+    ]);
+  });
+
   it('ignores event:, id: and retry: fields on OpenAI-style streams', async () => {
     expect(
       (await replay(`retry: 1000\nid: 1\nevent: chunk\ndata: ${hello}\n\nid: 2\ndata: ${stop}\n\n`)).text,
