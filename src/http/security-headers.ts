@@ -16,7 +16,7 @@ const HELMET_OPTIONS: Readonly<HelmetOptions> = {
  * out once, here, instead of once per request (as @fastify/helmet does: a tenth of a millisecond
  * of every request's CPU, the policy parsed anew each time).
  */
-export const SECURITY_HEADERS: readonly (readonly [string, string])[] = helmetHeaders(HELMET_OPTIONS);
+const SECURITY_HEADERS: readonly (readonly [string, string])[] = helmetHeaders(HELMET_OPTIONS);
 
 /**
  * Sets SECURITY_HEADERS on every answer, errors and 404s included. They go on the raw response, so

@@ -96,17 +96,10 @@ export async function openInWorkspace(root: string, userPath: string): Promise<O
   try {
     handle = await open(path, READ_FLAGS);
   } catch (err) {
-    const code = errnoCode(err);
-    if (code === 'ELOOP') {
+    // A link put in the file's place since the check; anything else is an ordinary file-system error.
+    if (errnoCode(err) === 'ELOOP') {
       throw new ToolError('PERMISSION_DENIED', `${userPath}: became a symbolic link while being opened.`);
     }
-    if (code === 'ENOENT')
-      throw new ToolError('NOT_FOUND', `${userPath}: no such file or folder in the workspace.`);
-    if (code === 'ENXIO')
-      throw new ToolError(
-        'PERMISSION_DENIED',
-        `${userPath}: is a socket; only regular files and folders are allowed.`,
-      );
     throw err;
   }
   try {

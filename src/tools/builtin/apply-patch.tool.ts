@@ -60,8 +60,7 @@ export class ApplyPatchTool implements Tool<ApplyPatchArgs> {
   }
 
   /** Works out every file's new content; throws (nothing written) if any hunk fails. */
-  private async plan(patch: string, workspaceRoot: string): Promise<Draft[]> {
-    const root = workspaceRoot;
+  private async plan(patch: string, root: string): Promise<Draft[]> {
     const drafts = new Map<string, Draft>();
     const failures: string[] = [];
     for (const file of parseUnifiedDiff(patch)) {

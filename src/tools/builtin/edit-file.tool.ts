@@ -54,8 +54,7 @@ export class EditFileTool implements Tool<EditFileArgs> {
     return { content: `Replaced ${count} in ${change.path} (line ${lines.join(', ')}).`, changes };
   }
 
-  private async plan(args: EditFileArgs, workspaceRoot: string): Promise<PlannedEdit> {
-    const root = workspaceRoot;
+  private async plan(args: EditFileArgs, root: string): Promise<PlannedEdit> {
     const absPath = await resolveInWorkspace(root, args.path);
     const path = toWorkspaceRelative(root, absPath);
     const file = await readTextFile(absPath, path);

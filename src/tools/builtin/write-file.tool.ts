@@ -48,8 +48,7 @@ export class WriteFileTool implements Tool<WriteFileArgs> {
     };
   }
 
-  private async plan(args: WriteFileArgs, workspaceRoot: string): Promise<PlannedChange> {
-    const root = workspaceRoot;
+  private async plan(args: WriteFileArgs, root: string): Promise<PlannedChange> {
     const absPath = await resolveInWorkspace(root, args.path, { allowCreate: true });
     const path = toWorkspaceRelative(root, absPath);
     const existing = await readExisting(absPath, path);
