@@ -18,7 +18,15 @@
 // Every process the bench starts (fake upstream, load client, servers, PostgreSQL) is its own child
 // and is stopped on exit, also on an error or Ctrl-C. Results: stdout and bench/results/latest.json.
 import { execFileSync, fork, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -97,6 +105,9 @@ const TARGETS = {
 // Unset (the default), PostgreSQL runs as the server's own embedded one does: durable commits.
 const PG_SETTINGS = (process.env.BENCH_PG_SETTINGS ?? '').split(/\s+/).filter(Boolean);
 const PG_EXTRA = PG_SETTINGS.flatMap((setting) => ['-c', setting]);
+// A file PostgreSQL's log is appended to, e.g. with BENCH_PG_SETTINGS="log_min_duration_statement=40
+// log_checkpoints=on log_line_prefix=%m|%p|" to see slow commits. Unset (the default), it is dropped.
+const PG_LOG = process.env.BENCH_PG_LOG;
 
 // ---------------------------------------------------------------------------------------------
 // Child processes and clean-up.
@@ -815,7 +826,7 @@ async function main() {
     persistent: false,
     createPostgresUser: process.getuid?.() === 0,
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', ...PG_EXTRA],
-    onLog: () => {},
+    onLog: PG_LOG ? (line) => appendFileSync(PG_LOG, `${line}\n`) : () => {},
   });
   await postgres.initialise();
   await postgres.start();
