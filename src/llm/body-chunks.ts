@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { modelReads } from './read-turns';
 
 /** Chunks held unread before the socket is paused (a model sends small chunks, a few per read). */
 const HIGH_WATER = 16;
@@ -10,7 +11,8 @@ const HIGH_WATER = 16;
  * that finds nothing waiting is all this costs, and a read takes every chunk waiting: Node's HTTP
  * parser emits each chunk of a chunked body on its own, and at a thousand streams most reads found
  * one or more waiting. A body that closes before its end, or fails, makes the next read throw; the
- * socket is paused while HIGH_WATER chunks wait unread.
+ * socket is paused while HIGH_WATER chunks wait unread. After each of its reads the socket waits
+ * for its turn to read again (ReadTurns), and once the body is over it reads on at once.
  */
 export class BodyChunks implements AsyncIterator<Uint8Array> {
   private readonly held: Buffer[] = [];
@@ -43,6 +45,8 @@ export class BodyChunks implements AsyncIterator<Uint8Array> {
   }
 
   private readonly onData = (chunk: Buffer): void => {
+    // The first chunk of a read holds the socket; the rest of that read's chunks follow here anyway.
+    modelReads.hold(this.body.socket);
     const waiter = this.waiter;
     if (waiter !== null) {
       this.waiter = null;
@@ -70,6 +74,7 @@ export class BodyChunks implements AsyncIterator<Uint8Array> {
 
   /** Wakes a read waiting on nothing: the body is over. */
   private settle(): void {
+    modelReads.release(this.body.socket);
     const waiter = this.waiter;
     if (waiter === null) return;
     this.waiter = null;
