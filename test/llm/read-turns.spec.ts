@@ -1,5 +1,8 @@
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
+import * as tls from 'node:tls';
 import { ReadTurns } from '../../src/llm/read-turns';
 
 /**
@@ -73,5 +76,47 @@ describe('ReadTurns', () => {
     clients[0].destroy();
     expect(() => turns.hold(clients[0])).not.toThrow();
     expect(() => turns.release(clients[0])).not.toThrow();
+  });
+});
+
+/**
+ * Over TLS the handle is Node's TLSWrap, which stops and starts the TCP socket beneath it; what one
+ * read decrypted is handed over whole before the stop counts, so a hold must lose and strand nothing.
+ */
+describe('ReadTurns over TLS', () => {
+  const fixtures = join(__dirname, '..', 'fixtures', 'tls');
+  const key = readFileSync(join(fixtures, 'localhost-key.pem'));
+  const cert = readFileSync(join(fixtures, 'localhost-cert.pem'));
+
+  it('loses nothing and stalls nowhere when the socket is held after every read', async () => {
+    const pieces = Array.from({ length: 2000 }, (_, i) => `${String(i).padStart(4, '0')}:${'x'.repeat(95)}`);
+    // All at once: a read of the TCP socket brings many TLS records, decrypted in several pieces.
+    const server = tls.createServer({ key, cert }, (peer) => {
+      for (const piece of pieces) peer.write(piece);
+      peer.end();
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    const client = tls.connect({ port, host: '127.0.0.1', ca: cert, servername: 'localhost' });
+    // A socket left stopped would wait forever: it fails the test instead.
+    client.setTimeout(5000, () => client.destroy(new Error('the held socket never read again')));
+    const turns = new ReadTurns(1);
+    let received = '';
+    let reads = 0;
+    client.setEncoding('utf8');
+    client.on('data', (chunk: string) => {
+      reads++;
+      received += chunk;
+      turns.hold(client);
+    });
+    try {
+      await once(client, 'end');
+      expect(received).toBe(pieces.join(''));
+      expect(reads).toBeGreaterThan(1);
+    } finally {
+      client.destroy();
+      server.close();
+    }
   });
 });
