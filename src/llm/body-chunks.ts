@@ -44,6 +44,11 @@ export class BodyChunks implements AsyncIterator<Uint8Array> {
     });
   }
 
+  /** Only the body's end is left to come (the model said `[DONE]`): its socket reads without waiting its turn. */
+  readNow(): void {
+    modelReads.release(this.body.socket);
+  }
+
   private readonly onData = (chunk: Buffer): void => {
     // The first chunk of a read holds the socket; the rest of that read's chunks follow here anyway.
     modelReads.hold(this.body.socket);

@@ -128,7 +128,11 @@ export class OpenAiProvider implements ModelProvider {
         }
         if (atEnd) break;
       }
-      if (sawDone && !atEnd) atEnd = await bodyEnd(chunks, BODY_END_AFTER_DONE_MS);
+      if (sawDone && !atEnd) {
+        // Only the end is left: read it at once, not at the socket's turn, which could outlast the wait.
+        if (chunks instanceof BodyChunks) chunks.readNow();
+        atEnd = await bodyEnd(chunks, BODY_END_AFTER_DONE_MS);
+      }
       // A transport failure can end a body quietly; an abort or the idle timeout is not an end.
       call.throwIfStopped();
       if (!sawDone && !normalizer.cut && !normalizer.finished) {
