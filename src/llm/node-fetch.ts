@@ -1,4 +1,10 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import {
+  Agent as HttpAgent,
+  request as httpRequest,
+  type ClientRequest,
+  type IncomingMessage,
+  type RequestOptions,
+} from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { Readable } from 'node:stream';
 
@@ -26,52 +32,65 @@ export function createNodeFetch(): typeof fetch {
     'http:': new HttpAgent({ keepAlive: true }),
     'https:': new HttpsAgent({ keepAlive: true }),
   };
-  return (input, init = {}) =>
-    new Promise<Response>((resolve, reject) => {
-      const url = new URL(input instanceof Request ? input.url : String(input));
-      const send = url.protocol === 'https:' ? httpsRequest : url.protocol === 'http:' ? httpRequest : null;
-      if (send === null) return reject(new TypeError(`unsupported protocol ${url.protocol}`));
-      const signal = init.signal ?? null;
-      if (signal?.aborted) return reject(abortError());
-      let answered: IncomingMessage | null = null;
-      const headers: Record<string, string> = { 'accept-encoding': 'identity' };
-      new Headers(init.headers).forEach((value, name) => (headers[name] = value));
-      const request = send(
-        url,
-        { method: init.method ?? 'GET', headers, agent: agents[url.protocol as keyof typeof agents] },
-        (answer) => {
-          answered = answer;
-          // Once the body has ended the socket serves another request: an abort must not reach it.
-          answer.once('end', stopListening).once('close', stopListening);
-          try {
-            resolve(toResponse(answer));
-          } catch (error) {
-            answer.destroy();
-            reject(error instanceof Error ? error : new Error(String(error)));
-          }
-        },
-      );
-      // Destroyed without an error: the socket may have no listener left once the body has arrived.
-      const onAbort = () => {
-        reject(abortError());
-        answered?.destroy();
-        request.destroy();
-      };
-      const stopListening = () => signal?.removeEventListener('abort', onAbort);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      // Also after the answer began: a request's late errors reach its body's reader, not the process.
-      request.on('error', (error) => {
-        stopListening();
-        reject(error);
-      });
-      const body = init.body;
-      if (body === undefined || body === null) request.end();
-      else if (typeof body === 'string' || body instanceof Uint8Array) request.end(body);
-      else {
-        request.destroy();
-        reject(new TypeError('nodeFetch sends string and byte bodies only'));
+  // Async, so that a bad URL or header rejects like fetch instead of throwing.
+  return async (input, init = {}) => {
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    const send = url.protocol === 'https:' ? httpsRequest : url.protocol === 'http:' ? httpRequest : null;
+    if (send === null) throw new TypeError(`unsupported protocol ${url.protocol}`);
+    const body = init.body ?? undefined;
+    if (body !== undefined && typeof body !== 'string' && !(body instanceof Uint8Array)) {
+      throw new TypeError('nodeFetch sends string and byte bodies only');
+    }
+    const headers: Record<string, string> = { 'accept-encoding': 'identity' };
+    new Headers(init.headers).forEach((value, name) => (headers[name] = value));
+    const agent = agents[url.protocol as keyof typeof agents];
+    const sent = sendHead(send, url, { method: init.method ?? 'GET', headers, agent }, init.signal ?? null);
+    // Written here: sendHead's listeners live as long as the answer streams, and anything they could
+    // reach (the body is the whole conversation, ~10 KB and more a call) would live as long.
+    sent.request?.end(body);
+    return sent.answer;
+  };
+}
+
+type Send = (url: URL, options: RequestOptions, onAnswer: (answer: IncomingMessage) => void) => ClientRequest;
+
+/** Opens the request and listens for its answer, its abort and its errors; the caller writes the body. */
+function sendHead(
+  send: Send,
+  url: URL,
+  options: RequestOptions,
+  signal: AbortSignal | null,
+): { request: ClientRequest | null; answer: Promise<Response> } {
+  if (signal?.aborted) return { request: null, answer: Promise.reject(abortError()) };
+  let request!: ClientRequest;
+  const answer = new Promise<Response>((resolve, reject) => {
+    let answered: IncomingMessage | null = null;
+    request = send(url, options, (answer) => {
+      answered = answer;
+      // Once the body has ended the socket serves another request: an abort must not reach it.
+      answer.once('end', stopListening).once('close', stopListening);
+      try {
+        resolve(toResponse(answer));
+      } catch (error) {
+        answer.destroy();
+        reject(error instanceof Error ? error : new Error(String(error)));
       }
     });
+    // Destroyed without an error: the socket may have no listener left once the body has arrived.
+    const onAbort = () => {
+      reject(abortError());
+      answered?.destroy();
+      request.destroy();
+    };
+    const stopListening = () => signal?.removeEventListener('abort', onAbort);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    // Also after the answer began: a request's late errors reach its body's reader, not the process.
+    request.on('error', (error) => {
+      stopListening();
+      reject(error);
+    });
+  });
+  return { request, answer };
 }
 
 function toResponse(answer: IncomingMessage): Response {
