@@ -41,14 +41,16 @@ export function createNodeFetch(): typeof fetch {
     if (body !== undefined && typeof body !== 'string' && !(body instanceof Uint8Array)) {
       throw new TypeError('nodeFetch sends string and byte bodies only');
     }
+    const signal = init.signal ?? null;
+    if (signal?.aborted) throw abortError();
     const headers: Record<string, string> = { 'accept-encoding': 'identity' };
     new Headers(init.headers).forEach((value, name) => (headers[name] = value));
     const agent = agents[url.protocol as keyof typeof agents];
-    const sent = sendHead(send, url, { method: init.method ?? 'GET', headers, agent }, init.signal ?? null);
+    const { request, answer } = sendHead(send, url, { method: init.method ?? 'GET', headers, agent }, signal);
     // Written here: sendHead's listeners live as long as the answer streams, and anything they could
     // reach (the body is the whole conversation, ~10 KB and more a call) would live as long.
-    sent.request?.end(body);
-    return sent.answer;
+    request.end(body);
+    return answer;
   };
 }
 
@@ -60,8 +62,7 @@ function sendHead(
   url: URL,
   options: RequestOptions,
   signal: AbortSignal | null,
-): { request: ClientRequest | null; answer: Promise<Response> } {
-  if (signal?.aborted) return { request: null, answer: Promise.reject(abortError()) };
+): { request: ClientRequest; answer: Promise<Response> } {
   let request!: ClientRequest;
   const answer = new Promise<Response>((resolve, reject) => {
     let answered: IncomingMessage | null = null;
