@@ -1,4 +1,5 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { AbortableWaits } from '../common/abortable-waits';
 import { PgNotifications } from '../persistence/pg-notifications.service';
 import { RunEventSink } from './run-event-sink';
 import { isTerminalEvent } from './run-events';
@@ -52,6 +53,7 @@ export class RunEventHub implements OnModuleInit {
    */
   async *follow(runId: string, after: number, signal: AbortSignal): AsyncGenerator<EventRecord[]> {
     this.followers.set(runId, this.followerCount(runId) + 1);
+    const waits = new AbortableWaits(signal);
     try {
       let last = after;
       while (!signal.aborted) {
@@ -72,7 +74,7 @@ export class RunEventHub implements OnModuleInit {
               continue;
             }
             if (sink.closed || signal.aborted) break;
-            await sink.changed(signal);
+            await waits.next((wake) => sink.onChange(wake));
           }
           continue;
         }
@@ -99,6 +101,7 @@ export class RunEventHub implements OnModuleInit {
         await woken;
       }
     } finally {
+      waits.dispose();
       const n = this.followerCount(runId) - 1;
       if (n > 0) this.followers.set(runId, n);
       else this.followers.delete(runId);

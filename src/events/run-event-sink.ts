@@ -156,17 +156,10 @@ export class RunEventSink implements WakesStreams {
     return seq + 1 >= this.baseSeq;
   }
 
-  /** Resolves at the next change (new events or close), or when `signal` aborts. */
-  changed(signal: AbortSignal): Promise<void> {
-    if (this.closedState || signal.aborted) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        signal.removeEventListener('abort', done);
-        resolve();
-      };
-      this.waiters.push(done);
-      signal.addEventListener('abort', done, { once: true });
-    });
+  /** Calls `wake` once, at the next change (new events or close); at once if closed already. */
+  onChange(wake: () => void): void {
+    if (this.closedState) wake();
+    else this.waiters.push(wake);
   }
 
   /** Stops taking events once everything is written; streams then follow the run from the log. */
