@@ -44,3 +44,20 @@ export class Turns<T> {
     else this.scheduled = false;
   };
 }
+
+/**
+ * Lets callers through a few a turn of the event loop, first come first served: work that sets off
+ * a burst of more work (a run's start) is spread over turns instead of piling into one.
+ */
+export class TurnGate {
+  private readonly turns: Turns<() => void>;
+
+  constructor(perTurn: number) {
+    this.turns = new Turns(perTurn, (pass) => pass());
+  }
+
+  /** Resolves in a coming turn, once the callers before it have passed. */
+  pass(): Promise<void> {
+    return new Promise((resolve) => this.turns.add(resolve));
+  }
+}

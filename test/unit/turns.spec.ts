@@ -1,4 +1,4 @@
-import { Turns } from '../../src/common/turns';
+import { TurnGate, Turns } from '../../src/common/turns';
 
 /** Resolves after `n` turns of the event loop. */
 const turnsLater = async (n: number) => {
@@ -43,5 +43,20 @@ describe('Turns', () => {
     for (const item of ['a', 'b', 'c']) turns.add(item);
     await turnsLater(3);
     expect(taken).toEqual(['a', 'b', 'c', 'a']);
+  });
+});
+
+describe('TurnGate', () => {
+  it('lets perTurn callers through a turn, in the order they came', async () => {
+    const gate = new TurnGate(2);
+    const passed: number[] = [];
+    const all = [1, 2, 3, 4, 5].map((n) => gate.pass().then(() => passed.push(n)));
+    expect(passed).toEqual([]);
+    await turnsLater(1);
+    expect(passed).toEqual([1, 2]);
+    await turnsLater(1);
+    expect(passed).toEqual([1, 2, 3, 4]);
+    await Promise.all(all);
+    expect(passed).toEqual([1, 2, 3, 4, 5]);
   });
 });
