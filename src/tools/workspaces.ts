@@ -15,12 +15,17 @@ export class Workspaces {
   /**
    * The folder of a session's tools, made on first use, as its real path (a run asks once and keeps
    * it): the path guard judges every path against it, so a link above it (a symlinked
-   * WORKSPACE_ROOT) is resolved here rather than again on every call.
+   * WORKSPACE_ROOT) is resolved here rather than again on every call. Most runs find their folder
+   * there already (with the `shared` and `key` scopes, always after the first): one call then.
    */
   async forSession(owner: string, sessionId: string): Promise<string> {
     const dir = this.pathFor(owner, sessionId);
-    await mkdir(dir, { recursive: true });
-    return realpath(dir);
+    try {
+      return await realpath(dir);
+    } catch {
+      await mkdir(dir, { recursive: true });
+      return realpath(dir);
+    }
   }
 
   /** With WORKSPACE_SCOPE=session, a deleted session's folder goes with it. */

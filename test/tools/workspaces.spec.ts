@@ -1,4 +1,4 @@
-import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ReadFileTool } from '../../src/tools/builtin/read-file.tool';
 import { Workspaces } from '../../src/tools/workspaces';
@@ -33,5 +33,18 @@ describe('Workspaces', () => {
     await expect(tool.execute({ path: join(linked, 'secret.txt') }, ctx)).rejects.toMatchObject({
       code: 'PERMISSION_DENIED',
     });
+  });
+
+  it('makes a missing folder, finds it there the next time, and makes it again once removed', async () => {
+    const workspaces = new Workspaces({ workspaceRoot: ws.root, workspaceScope: 'key' });
+    const folder = await workspaces.forSession('bob', 's1');
+    expect(folder).toBe(join(ws.root, 'bob'));
+    expect((await stat(folder)).isDirectory()).toBe(true);
+    await writeFile(join(folder, 'kept.txt'), 'kept\n');
+    await expect(workspaces.forSession('bob', 's2')).resolves.toBe(folder);
+    expect((await stat(join(folder, 'kept.txt'))).isFile()).toBe(true);
+    await rm(folder, { recursive: true });
+    await expect(workspaces.forSession('bob', 's3')).resolves.toBe(folder);
+    expect((await stat(folder)).isDirectory()).toBe(true);
   });
 });
