@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { STREAM_ENDED } from '../chat/sse/event-stream.service';
 import { RunEventHub } from '../events/run-event-hub.service';
 import type { RunEvent, Usage } from '../events/run-events';
 import { ConversationStore } from '../store/conversation-store.service';
@@ -45,7 +46,7 @@ export class ProjectedRunStream {
 
   async *follow<C>(runId: string, projector: Projector<C>, signal: AbortSignal): AsyncGenerator<C[]> {
     const stop = new AbortController();
-    const onAbort = () => stop.abort();
+    const onAbort = () => stop.abort(STREAM_ENDED);
     signal.addEventListener('abort', onAbort, { once: true });
     const events = this.hub.follow(runId, 0, stop.signal);
     let lastSeq = 0;
@@ -90,7 +91,7 @@ export class ProjectedRunStream {
       }
     } finally {
       signal.removeEventListener('abort', onAbort);
-      stop.abort();
+      stop.abort(STREAM_ENDED);
       // The hub's generator may be parked on a wait; the abort above ends it.
       void events.return(undefined).catch(() => undefined);
     }

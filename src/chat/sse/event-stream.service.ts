@@ -8,6 +8,12 @@ import { DomainError, ErrorCode } from '../../common/domain-error';
 import { MetricsService } from '../../metrics/metrics.service';
 import type { EventRecord } from '../../store/run-store.service';
 
+/**
+ * Why a stream's own signal aborts when it ends: one shared reason, because `abort()` without one
+ * makes a DOMException, with its stack, for every stream that ends.
+ */
+export const STREAM_ENDED = new Error('the stream ended');
+
 interface OpenStream {
   res: ServerResponse;
   lastWriteAt: number;
@@ -84,7 +90,7 @@ export class EventStreamService implements OnModuleDestroy {
     reply.hijack();
     const res = reply.raw;
     const closed = new AbortController();
-    res.on('close', () => closed.abort());
+    res.on('close', () => closed.abort(STREAM_ENDED));
     const stream: OpenStream = { res, lastWriteAt: Date.now() };
     this.open.add(stream);
     this.metrics.openStreams.inc();
@@ -110,7 +116,7 @@ export class EventStreamService implements OnModuleDestroy {
       this.open.delete(stream);
       this.metrics.openStreams.dec();
       if (!res.writableEnded) res.end();
-      closed.abort();
+      closed.abort(STREAM_ENDED);
       onClose();
     }
   }
