@@ -34,7 +34,7 @@ import type { SentModelCall } from '../llm/sent-model-call';
  * Starts that begin their work in one turn of the event loop. A start sets off a burst of work (its
  * statement, the first model request, the tool step, each in the turn its reply arrives); when
  * starts come faster than the process takes them, those bursts pile into every turn and every timer,
- * request and stream waits behind them. With 1,000 runs starting over 5 s, turns took 31–35 ms at
+ * request and stream waits behind them. With 1,000 runs starting over 5 s, turns took 21–35 ms at
  * the median while they started, and 5–8 ms with this. One a turn still admits thousands a second
  * while turns are short; when they are long, the next starts wait in order, a promise each.
  */
