@@ -7,6 +7,7 @@ import { SentModelCall } from '../llm/sent-model-call';
 import { MetricsService } from '../metrics/metrics.service';
 import type { RunError } from '../persistence/entities/run.entity';
 import { buildModelMessages } from './conversation';
+import { EarlyReads } from './early-reads';
 import { RunFinalization, type FinalOutcome } from './run-finalization';
 import { RunStopped, type RunHandle } from './run-handle';
 import { buildStepRecord, type ModelTurn, type StepRecord } from './step-record';
@@ -61,8 +62,9 @@ export class RunOrchestrator {
       if (h.resumesStep) await this.runOpenStep(h);
       for (;;) {
         h.signal.throwIfAborted();
-        const turn = await this.callModel(h, sent);
-        const { step, next } = await this.takeStep(h, turn);
+        const { turn, early } = await this.callModel(h, sent);
+        // Once the step has what it took, the reads it did not take stop.
+        const { step, next } = await this.takeStep(h, turn, early).finally(() => early.stop());
         if (step.outcome !== 'continue') return step.outcome;
         sent = next;
       }
@@ -104,12 +106,19 @@ export class RunOrchestrator {
     return new SentModelCall(provider, request, signal, omitted);
   }
 
-  /** Reads a model call (`sent`, or one sent now) to its end, streaming its text. */
-  private async callModel(h: RunHandle, sent?: SentModelCall): Promise<ModelTurn> {
+  /**
+   * Reads a model call (`sent`, or one sent now) to its end, streaming its text; the reads it asks
+   * for start as soon as their arguments are whole (`early`, for the step to take).
+   */
+  private async callModel(
+    h: RunHandle,
+    sent?: SentModelCall,
+  ): Promise<{ turn: ModelTurn; early: EarlyReads }> {
     h.streamingText = '';
     // A silent upstream is the provider's to time out (LLM_IDLE_TIMEOUT_MS): it throws UPSTREAM_TIMEOUT.
     const stream = sent ?? this.sendModelCall(h, h.signal);
     const started = stream.sentAt;
+    const early = new EarlyReads((call, signal) => this.steps.startEarly(h, call, signal), h.signal);
     let firstTokenMs: number | null = null;
     try {
       for await (const event of stream) {
@@ -119,23 +128,29 @@ export class RunOrchestrator {
             h.streamingText += event.delta;
             h.sink.emit({ type: 'text', delta: event.delta });
             break;
-          case 'reasoning':
           case 'tool_call_delta':
+            early.see(event);
+            break;
+          case 'reasoning':
             break;
           case 'finish':
             this.metrics.modelCall('ok', performance.now() - started, firstTokenMs);
             this.metrics.tokensUsed(event.usage.promptTokens, event.usage.completionTokens);
             return {
-              text: h.streamingText,
-              finishReason: event.finishReason,
-              usage: event.usage,
-              toolCalls: event.toolCalls,
-              omittedMessages: stream.omittedMessages,
+              turn: {
+                text: h.streamingText,
+                finishReason: event.finishReason,
+                usage: event.usage,
+                toolCalls: event.toolCalls,
+                omittedMessages: stream.omittedMessages,
+              },
+              early,
             };
         }
       }
       throw new ModelError('UPSTREAM_CONNECTION', 'The model stream ended without finishing.', true);
     } catch (err) {
+      early.stop();
       this.metrics.modelCall(
         h.signal.aborted ? 'aborted' : 'error',
         performance.now() - started,
@@ -148,15 +163,17 @@ export class RunOrchestrator {
   /**
    * One step: decide the model's calls (`plan`), build its record (a pure function), store it in
    * one statement (`commitStep`) and run the calls that may run — a read at once, while its call is
-   * being stored (it changes nothing, so nothing is lost if the record never lands); any other call
-   * only once it is stored. The handle follows what was stored. The next model call (`next`) goes
-   * out as soon as every result is known, which for reads may be before the step is stored: it
-   * changes nothing, and its events are read only after this step. A record that fails stops the
-   * run (RunHandle.writeFailed), and with it that call.
+   * being stored (it changes nothing, so nothing is lost if the record never lands), or not again
+   * when the model's stream already started it (`early`); any other call only once it is stored.
+   * The handle follows what was stored. The next model call (`next`) goes out as soon as every
+   * result is known, which for reads may be before the step is stored: it changes nothing, and its
+   * events are read only after this step. A record that fails stops the run
+   * (RunHandle.writeFailed), and with it that call.
    */
   private async takeStep(
     h: RunHandle,
     turn: ModelTurn,
+    early: EarlyReads,
   ): Promise<{ step: StepRecord; next: SentModelCall | undefined }> {
     await h.settleWrites();
     const lastIteration = h.run.iterations + 1 >= h.run.maxIterations;
@@ -171,7 +188,8 @@ export class RunOrchestrator {
     // The conversation before this step: its messages join the handle once stored, after these.
     const before = h.conversation.length;
     const stored = this.commitStep(h, step);
-    const execution = step.outcome === 'continue' ? this.steps.execute(h, step.runnable, stored) : null;
+    const execution =
+      step.outcome === 'continue' ? this.steps.execute(h, step.runnable, stored, early) : null;
     // Handled from the start: it may fail before `stored` settles (and then it is awaited below).
     const settled = execution ? execution.settled : Promise.resolve();
     settled.catch(() => undefined);

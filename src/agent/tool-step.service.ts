@@ -11,8 +11,10 @@ import type { Tool, ToolErrorCode, ToolResult } from '../tools/tool';
 import { parseToolArguments } from '../tools/tool-arguments';
 import { ToolRegistry } from '../tools/tool-registry.service';
 import { ToolRunner } from '../tools/tool-runner.service';
+import type { ToolLookup } from '../tools/toolset';
 import { Workspaces } from '../tools/workspaces';
 import { callKey } from './call-key';
+import type { EarlyReads, TimedResult, WholeCall } from './early-reads';
 import type { RunHandle } from './run-handle';
 import type { RunEventBody } from '../events/run-events';
 import {
@@ -158,6 +160,7 @@ export class ToolStepService {
     h: RunHandle,
     calls: readonly ToolCallRow[],
     recorded: Promise<void> = Promise.resolve(),
+    early?: EarlyReads,
   ): Execution {
     const runnable = calls.filter(
       (c) => c.status === 'pending' || c.status === 'approved' || c.status === 'running',
@@ -172,7 +175,7 @@ export class ToolStepService {
             ),
           );
     const each = runnable.map((call) => {
-      const ran = marked.then(() => this.runOne(h, call, recorded));
+      const ran = marked.then(() => this.runOne(h, call, recorded, early));
       return { ran, settled: ran.then((r) => this.settleOne(h, call, r, recorded)) };
     });
     const results = Promise.all(each.map((e) => e.ran.then((r) => r.message)));
@@ -181,39 +184,20 @@ export class ToolStepService {
     return { results, settled: Promise.all(each.map((e) => e.settled)).then(() => undefined) };
   }
 
-  /** Runs one call (a read at once, anything else once `recorded`): its result, not stored yet. */
-  private async runOne(h: RunHandle, call: ToolCallRow, recorded: Promise<void>): Promise<RanCall> {
+  /**
+   * Runs one call (a read at once, anything else once `recorded`): its result, not stored yet. A
+   * read the model's stream already started (`early`) is not run again.
+   */
+  private async runOne(
+    h: RunHandle,
+    call: ToolCallRow,
+    recorded: Promise<void>,
+    early?: EarlyReads,
+  ): Promise<RanCall> {
     const lookup = h.toolset.lookup(call.name);
     if (lookup.kind !== 'server' || lookup.tool.kind !== 'read') await recorded;
-    const started = performance.now();
-    let result: ToolResult;
-    if (lookup.kind !== 'server') {
-      result = {
-        content: `There is no server tool named ${call.name} in this session.`,
-        isError: true,
-        errorCode: 'UNKNOWN_TOOL',
-      };
-    } else if (await this.changedSinceApprovalAsked(h, lookup.tool, call)) {
-      result = {
-        content:
-          'Not run: what this call would do changed after the person approved it (a file it touches was changed ' +
-          'in between). Nothing was written. Read the file again and make a new call.',
-        isError: true,
-        errorCode: 'CONFLICT',
-      };
-    } else {
-      const args = (call.arguments ?? {}) as Record<string, unknown>;
-      result = await this.runner.run(lookup.tool, args, {
-        workspaceRoot: await this.workspaceOf(h),
-        runId: h.run.id,
-        sessionId: h.session.id,
-        toolCallId: call.callId,
-        parentSignal: h.signal,
-        emitOutput: (stream, chunk) =>
-          h.sink.emit({ type: 'tool_call_output', toolCallId: call.callId, stream, chunk }),
-      });
-    }
-    const durationMs = Math.round(performance.now() - started);
+    const { result, durationMs } = await (early?.take(call.name, call.rawArguments) ??
+      timed(() => this.runNow(h, call, lookup)));
     const edited = call.approval?.editedArguments;
     const content =
       edited === undefined || edited === null
@@ -231,6 +215,58 @@ export class ToolStepService {
         changes: result.changes ?? null,
       },
     };
+  }
+
+  private async runNow(h: RunHandle, call: ToolCallRow, lookup: ToolLookup): Promise<ToolResult> {
+    if (lookup.kind !== 'server') {
+      return {
+        content: `There is no server tool named ${call.name} in this session.`,
+        isError: true,
+        errorCode: 'UNKNOWN_TOOL',
+      };
+    }
+    if (await this.changedSinceApprovalAsked(h, lookup.tool, call)) {
+      return {
+        content:
+          'Not run: what this call would do changed after the person approved it (a file it touches was changed ' +
+          'in between). Nothing was written. Read the file again and make a new call.',
+        isError: true,
+        errorCode: 'CONFLICT',
+      };
+    }
+    const args = (call.arguments ?? {}) as Record<string, unknown>;
+    return this.runTool(h, lookup.tool, args, call.callId, h.signal);
+  }
+
+  /**
+   * Starts a call before its step is decided (EarlyReads), when the step would run it at once: a
+   * built-in read that the session runs without asking, with valid arguments. Null otherwise — and
+   * for MCP tools, which may report progress under the call's stored id, not known yet.
+   */
+  startEarly(h: RunHandle, call: WholeCall, signal: AbortSignal): Promise<TimedResult> | null {
+    const lookup = h.toolset.lookup(call.name);
+    if (lookup.kind !== 'server' || lookup.policy !== 'allow') return null;
+    const { tool } = lookup;
+    if (tool.kind !== 'read' || tool.source !== undefined) return null;
+    if (!this.registry.validate(tool, call.args).ok) return null;
+    return timed(() => this.runTool(h, tool, call.args, call.upstreamId, signal));
+  }
+
+  private async runTool(
+    h: RunHandle,
+    tool: Tool,
+    args: Record<string, unknown>,
+    toolCallId: string,
+    signal: AbortSignal,
+  ): Promise<ToolResult> {
+    return this.runner.run(tool, args, {
+      workspaceRoot: await this.workspaceOf(h),
+      runId: h.run.id,
+      sessionId: h.session.id,
+      toolCallId,
+      parentSignal: signal,
+      emitOutput: (stream, chunk) => h.sink.emit({ type: 'tool_call_output', toolCallId, stream, chunk }),
+    });
   }
 
   /** Stores a call's result once `recorded` (its call's record) has, and adds it to the conversation. */
@@ -313,6 +349,13 @@ export class ToolStepService {
     h.useCallId(id);
     return id;
   }
+}
+
+/** Runs `run`, timing it. */
+async function timed(run: () => Promise<ToolResult>): Promise<TimedResult> {
+  const started = performance.now();
+  const result = await run();
+  return { result, durationMs: Math.round(performance.now() - started) };
 }
 
 export function errorSettlement(code: ToolErrorCode, message: string): ToolCallSettlement {

@@ -2,11 +2,20 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from 'pg';
 import { ModelError } from '../../src/llm/model-provider';
+import { ToolRunner } from '../../src/tools/tool-runner.service';
 import type { SerializedEvent } from '../../src/events/run-events';
 import { connect } from '../support/database';
 import { eventually } from '../support/eventually';
 import { startCore, type CoreApp } from '../support/core-app';
-import { answer, calls, fail, gate, textUntil, type ModelScript } from '../support/scripted-model';
+import {
+  answer,
+  calls,
+  fail,
+  gate,
+  streamedCalls,
+  textUntil,
+  type ModelScript,
+} from '../support/scripted-model';
 
 const OWNER = 'tester';
 /** The events' types, each run of consecutive `text` events as one (text between two writes is one event). */
@@ -254,6 +263,67 @@ describe('the orchestrator driven by a scripted ModelProvider, through every out
     const s = await stored(runId);
     expect(s.events).toEqual(asStored(seen));
     expect(s.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+  });
+
+  it('a read starts while the model still streams its step, once its arguments are whole; the step does not run it again', async () => {
+    writeFileSync(join(core.workspace, 'early.txt'), 'early\n');
+    const run = jest.spyOn(core.module.get(ToolRunner), 'run');
+    try {
+      // The model finishes its step only once the read has started.
+      const started = () => eventually(() => run.mock.calls.length === 1, 5_000);
+      core.model.enqueue(
+        streamedCalls([{ name: 'read_file', arguments: { path: 'early.txt' } }], started),
+        answer('Read.'),
+      );
+      const { runId } = await core.runs.start(OWNER, { prompt: 'read it' });
+      const seen = await core.follow(runId);
+      expect(types(seen)).toEqual(TOOL_STEP_THEN_ANSWER);
+      expect(run).toHaveBeenCalledTimes(1);
+      expect(core.model.requests[1].messages.at(-1)).toMatchObject({ role: 'tool', content: 'early\n' });
+      const s = await stored(runId);
+      expect(s.events).toEqual(asStored(seen));
+      expect(s.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+    } finally {
+      run.mockRestore();
+    }
+  });
+
+  it('the step runs its calls as finally asked: a read that streamed otherwise is stopped, and a write never starts early', async () => {
+    writeFileSync(join(core.workspace, 'streamed.txt'), 'streamed\n');
+    writeFileSync(join(core.workspace, 'asked.txt'), 'asked\n');
+    const run = jest.spyOn(core.module.get(ToolRunner), 'run');
+    try {
+      let beforeFinish: string[] = [];
+      const looked = () => {
+        beforeFinish = run.mock.calls.map(([tool, args]) => `${tool.name} ${JSON.stringify(args)}`);
+        return Promise.resolve();
+      };
+      core.model.enqueue(
+        streamedCalls(
+          [
+            { name: 'read_file', arguments: { path: 'streamed.txt' }, finalArguments: { path: 'asked.txt' } },
+            { name: 'write_file', arguments: { path: 'early-write.txt', content: 'x' } },
+          ],
+          () => eventually(() => run.mock.calls.length > 0, 5_000).then(looked),
+        ),
+        answer('Done.'),
+      );
+      const { runId } = await core.runs.start(OWNER, { prompt: 'go', session: { mode: 'write' } });
+      const seen = await core.follow(runId);
+      expect(seen.at(-1)?.type).toBe('done');
+      expect(beforeFinish).toEqual(['read_file {"path":"streamed.txt"}']);
+      expect(run.mock.calls.map(([tool, args]) => `${tool.name} ${JSON.stringify(args)}`).sort()).toEqual([
+        'read_file {"path":"asked.txt"}',
+        'read_file {"path":"streamed.txt"}',
+        'write_file {"path":"early-write.txt","content":"x"}',
+      ]);
+      // The read nobody took was stopped; what the model was given is what it asked for.
+      expect(run.mock.calls[0][2].parentSignal?.aborted).toBe(true);
+      const results = core.model.requests[1].messages.filter((m) => m.role === 'tool');
+      expect(results.map((m) => m.content)).toEqual(['asked\n', expect.stringContaining('early-write.txt')]);
+    } finally {
+      run.mockRestore();
+    }
   });
 
   it.each([

@@ -66,6 +66,31 @@ export function calls(...list: { id?: string; name: string; arguments: unknown }
   };
 }
 
+/**
+ * Tool calls as an upstream streams them — each call's id and name, then its arguments in two
+ * fragments — then, once `beforeFinish` resolves, `tool_calls` with each call's `finalArguments`
+ * (by default what was streamed).
+ */
+export function streamedCalls(
+  list: { name: string; arguments: unknown; finalArguments?: unknown }[],
+  beforeFinish: () => Promise<void> = () => Promise.resolve(),
+): ModelScript {
+  return async function* () {
+    const toolCalls: ModelToolCall[] = [];
+    for (const [index, c] of list.entries()) {
+      const id = `call_${index}_${Math.random().toString(36).slice(2, 8)}`;
+      const text = JSON.stringify(c.arguments);
+      const half = Math.floor(text.length / 2);
+      yield { type: 'tool_call_delta', index, id, name: c.name };
+      yield { type: 'tool_call_delta', index, argumentsDelta: text.slice(0, half) };
+      yield { type: 'tool_call_delta', index, argumentsDelta: text.slice(half) };
+      toolCalls.push({ id, name: c.name, arguments: JSON.stringify(c.finalArguments ?? c.arguments) });
+    }
+    await beforeFinish();
+    yield { type: 'finish', finishReason: 'tool_calls', usage: USAGE, toolCalls };
+  };
+}
+
 /** Fails the call with `error` (after `pieces` of text). */
 export function fail(error: Error, ...pieces: string[]): ModelScript {
   return async function* () {
