@@ -240,10 +240,12 @@ export class ToolStepService {
 
   /**
    * Starts a call before its step is decided (EarlyReads), when the step would run it at once: a
-   * built-in read that the session runs without asking, with valid arguments. Null otherwise — and
-   * for MCP tools, which may report progress under the call's stored id, not known yet.
+   * built-in read that the session runs without asking, with valid arguments, on a model call that
+   * is not the run's last allowed one (whose calls are all refused). Null otherwise — and for MCP
+   * tools, which may report progress under the call's stored id, not known yet.
    */
   startEarly(h: RunHandle, call: WholeCall, signal: AbortSignal): Promise<TimedResult> | null {
+    if (h.run.iterations + 1 >= h.run.maxIterations) return null;
     const lookup = h.toolset.lookup(call.name);
     if (lookup.kind !== 'server' || lookup.policy !== 'allow') return null;
     const { tool } = lookup;

@@ -145,10 +145,17 @@ describe('the orchestrator driven by a scripted ModelProvider, through every out
     expect(core.model.requests[1].messages.at(-1)).toMatchObject({ role: 'tool' });
   });
 
-  it('max_iterations: the last allowed call’s tool calls are refused and the run ends', async () => {
-    core.model.enqueue(calls({ name: 'read_file', arguments: { path: 'a.txt' } }));
+  it('max_iterations: the last allowed call’s tool calls are refused (none starts early) and the run ends', async () => {
+    const run = jest.spyOn(core.module.get(ToolRunner), 'run');
+    core.model.enqueue(streamedCalls([{ name: 'read_file', arguments: { path: 'a.txt' } }]));
     const { runId } = await core.runs.start(OWNER, { prompt: 'go', session: { maxIterations: 1 } });
-    const seen = await core.follow(runId);
+    let seen: SerializedEvent[];
+    try {
+      seen = await core.follow(runId);
+      expect(run).not.toHaveBeenCalled();
+    } finally {
+      run.mockRestore();
+    }
     expect(types(seen)).toEqual([
       'run_started',
       'tool_call_start',
