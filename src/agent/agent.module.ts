@@ -3,12 +3,13 @@ import { LlmModule } from '../llm/llm.module';
 import { StoreModule } from '../store/store.module';
 import { ToolsModule } from '../tools/tools.module';
 import { RunOrchestrator } from './run-orchestrator.service';
+import { RunTools } from './run-tools.service';
 import { ToolStepService } from './tool-step.service';
 
 /** The loop: call the model, decide and run each step's tool calls, store what happened. */
 @Module({
   imports: [LlmModule, ToolsModule, StoreModule],
-  providers: [ToolStepService, RunOrchestrator],
+  providers: [RunTools, ToolStepService, RunOrchestrator],
   exports: [RunOrchestrator],
 })
 export class AgentModule {}

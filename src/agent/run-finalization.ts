@@ -4,7 +4,7 @@ import type { ToolErrorCode } from '../tools/tool';
 import type { RunEventBody } from '../events/run-events';
 import type { ConversationStore, ToolCallRow, ToolCallSettlement } from '../store/conversation-store.service';
 import type { Queryable, RunRow, RunStore } from '../store/run-store.service';
-import { errorSettlement, resultEvent } from './tool-step.service';
+import { errorSettlement, resultEvent } from './tool-results';
 
 export type FinalOutcome = { status: 'cancelled'; why: string } | { status: 'failed'; error: RunError };
 

@@ -15,6 +15,7 @@ import { ConversationStore, type MessageRow } from '../store/conversation-store.
 import { RunStore, type RunRow } from '../store/run-store.service';
 import { isRunReleased, isStoreUnavailable } from '../store/store-errors';
 import { ToolStepService } from './tool-step.service';
+import { RunTools } from './run-tools.service';
 
 /**
  * How a stretch of driving a run ended. `released`: this process let the run go without ending it
@@ -43,6 +44,7 @@ export class RunOrchestrator {
   constructor(
     private readonly models: ModelProviders,
     private readonly steps: ToolStepService,
+    private readonly tools: RunTools,
     private readonly store: RunStore,
     private readonly conversation: ConversationStore,
     private readonly metrics: MetricsService,
@@ -58,7 +60,7 @@ export class RunOrchestrator {
   async drive(h: RunHandle, firstCall?: SentModelCall): Promise<DriveOutcome> {
     let sent = firstCall;
     try {
-      if (h.toolset.serverToolNames.length > 0) this.steps.prepareWorkspace(h);
+      if (h.toolset.serverToolNames.length > 0) this.tools.prepareWorkspace(h);
       if (h.resumesStep) await this.runOpenStep(h);
       for (;;) {
         h.signal.throwIfAborted();
@@ -118,7 +120,7 @@ export class RunOrchestrator {
     // A silent upstream is the provider's to time out (LLM_IDLE_TIMEOUT_MS): it throws UPSTREAM_TIMEOUT.
     const stream = sent ?? this.sendModelCall(h, h.signal);
     const started = stream.sentAt;
-    const early = new EarlyReads((call, signal) => this.steps.startEarly(h, call, signal), h.signal);
+    const early = new EarlyReads((call, signal) => this.tools.startEarly(h, call, signal), h.signal);
     let firstTokenMs: number | null = null;
     try {
       for await (const event of stream) {

@@ -4,7 +4,8 @@ import type { StoredToolCall } from '../persistence/entities/message.entity';
 import type { RunEventBody } from '../events/run-events';
 import type { MessageRow, NewToolCall, ToolCallRow } from '../store/conversation-store.service';
 import type { RunChanges, RunRow } from '../store/run-store.service';
-import { resultEvent, toolMessage, type PlannedCall } from './tool-step.service';
+import { resultEvent, toolMessage } from './tool-results';
+import type { PlannedCall } from './tool-step.service';
 
 /** One model call's answer, as the loop got it. */
 export interface ModelTurn {

@@ -1,22 +1,17 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { APP_CONFIG } from '../config/config.module';
-import type { AppConfig } from '../config/app-config';
 import type { ModelToolCall } from '../llm/model-provider';
 import { MetricsService } from '../metrics/metrics.service';
 import type { ToolCallStatus } from '../persistence/entities/tool-call.entity';
-import { toStorableText } from '../common/storable-text';
 import { checkAgainst } from '../tools/json-schema';
-import type { Tool, ToolErrorCode, ToolResult } from '../tools/tool';
+import type { ToolErrorCode } from '../tools/tool';
 import { parseToolArguments } from '../tools/tool-arguments';
 import { ToolRegistry } from '../tools/tool-registry.service';
-import { ToolRunner } from '../tools/tool-runner.service';
-import type { ToolLookup } from '../tools/toolset';
-import { Workspaces } from '../tools/workspaces';
 import { callKey } from './call-key';
-import type { EarlyReads, TimedResult, WholeCall } from './early-reads';
+import type { EarlyReads } from './early-reads';
 import type { RunHandle } from './run-handle';
-import type { RunEventBody } from '../events/run-events';
+import { RunTools } from './run-tools.service';
+import { errorSettlement, resultEvent, toolMessage } from './tool-results';
 import {
   ConversationStore,
   type MessageRow,
@@ -60,17 +55,18 @@ interface RanCall {
   settlement: ToolCallSettlement;
 }
 
-/** Decides what happens to each tool call of a step, and runs the ones that may run. */
+/**
+ * Decides what happens to each tool call of a step, runs the ones that may run (through RunTools) and
+ * stores their results.
+ */
 @Injectable()
 export class ToolStepService {
   constructor(
-    private readonly runner: ToolRunner,
+    private readonly tools: RunTools,
     private readonly registry: ToolRegistry,
     private readonly store: RunStore,
     private readonly conversation: ConversationStore,
     private readonly metrics: MetricsService,
-    private readonly workspaces: Workspaces,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /** Decides every call in the order the model asked; `lastIteration` answers them all with an error. */
@@ -132,7 +128,7 @@ export class ToolStepService {
         if (!check.ok) {
           planned.push(refuse('INVALID_ARGUMENTS', `Invalid arguments for ${call.name}: ${check.message}`));
         } else if (lookup.policy === 'confirm') {
-          const approvalReason = await this.approvalText(h, lookup.tool, parsed.value, callId);
+          const approvalReason = await this.tools.approvalText(h, lookup.tool, parsed.value, callId);
           planned.push({
             ...base,
             executor: 'server',
@@ -197,7 +193,7 @@ export class ToolStepService {
     const lookup = h.toolset.lookup(call.name);
     if (lookup.kind !== 'server' || lookup.tool.kind !== 'read') await recorded;
     const { result, durationMs } = await (early?.take(call.name, call.rawArguments) ??
-      timed(() => this.runNow(h, call, lookup)));
+      this.tools.run(h, call, lookup));
     const edited = call.approval?.editedArguments;
     const content =
       edited === undefined || edited === null
@@ -215,60 +211,6 @@ export class ToolStepService {
         changes: result.changes ?? null,
       },
     };
-  }
-
-  private async runNow(h: RunHandle, call: ToolCallRow, lookup: ToolLookup): Promise<ToolResult> {
-    if (lookup.kind !== 'server') {
-      return {
-        content: `There is no server tool named ${call.name} in this session.`,
-        isError: true,
-        errorCode: 'UNKNOWN_TOOL',
-      };
-    }
-    if (await this.changedSinceApprovalAsked(h, lookup.tool, call)) {
-      return {
-        content:
-          'Not run: what this call would do changed after the person approved it (a file it touches was changed ' +
-          'in between). Nothing was written. Read the file again and make a new call.',
-        isError: true,
-        errorCode: 'CONFLICT',
-      };
-    }
-    const args = (call.arguments ?? {}) as Record<string, unknown>;
-    return this.runTool(h, lookup.tool, args, call.callId, h.signal);
-  }
-
-  /**
-   * Starts a call before its step is decided (EarlyReads), when the step would run it at once: a
-   * built-in read that the session runs without asking, with valid arguments, on a model call that
-   * is not the run's last allowed one (whose calls are all refused). Null otherwise — and for MCP
-   * tools, which may report progress under the call's stored id, not known yet.
-   */
-  startEarly(h: RunHandle, call: WholeCall, signal: AbortSignal): Promise<TimedResult> | null {
-    if (h.run.iterations + 1 >= h.run.maxIterations) return null;
-    const lookup = h.toolset.lookup(call.name);
-    if (lookup.kind !== 'server' || lookup.policy !== 'allow') return null;
-    const { tool } = lookup;
-    if (tool.kind !== 'read' || tool.source !== undefined) return null;
-    if (!this.registry.validate(tool, call.args).ok) return null;
-    return timed(() => this.runTool(h, tool, call.args, call.upstreamId, signal));
-  }
-
-  private async runTool(
-    h: RunHandle,
-    tool: Tool,
-    args: Record<string, unknown>,
-    toolCallId: string,
-    signal: AbortSignal,
-  ): Promise<ToolResult> {
-    return this.runner.run(tool, args, {
-      workspaceRoot: await this.workspaceOf(h),
-      runId: h.run.id,
-      sessionId: h.session.id,
-      toolCallId,
-      parentSignal: signal,
-      emitOutput: (stream, chunk) => h.sink.emit({ type: 'tool_call_output', toolCallId, stream, chunk }),
-    });
   }
 
   /** Stores a call's result once `recorded` (its call's record) has, and adds it to the conversation. */
@@ -293,55 +235,9 @@ export class ToolStepService {
     this.countOutcome(call.name, call.executor, settlement.errorCode ?? 'ok', settlement.durationMs);
   }
 
-  /**
-   * Makes the run's workspace folder now, while the model answers, so that the step's first call
-   * does not wait for it. Never rejects: a failure is met again by the call that needs the folder.
-   */
-  prepareWorkspace(h: RunHandle): void {
-    this.workspaceOf(h).catch(() => undefined);
-  }
-
-  private workspaceOf(h: RunHandle): Promise<string> {
-    return h.workspace(() => this.workspaces.forSession(h.session.owner, h.session.id));
-  }
-
   /** Counts a call's outcome in the metrics, under a label from a closed set (never a name the model invented). */
   countOutcome(name: string, executor: 'server' | 'client', outcome: string, durationMs: number): void {
     this.metrics.toolCall(this.registry.metricName(name, executor), outcome, durationMs);
-  }
-
-  /** What the person is asked to approve: why, then what the tool says it will do (a diff, a command). */
-  private async approvalText(
-    h: RunHandle,
-    tool: Tool,
-    args: Record<string, unknown>,
-    callId: string,
-  ): Promise<string> {
-    const summary = await tool
-      .describeForApproval?.(args, {
-        workspaceRoot: await this.workspaceOf(h),
-        signal: h.signal,
-        runId: h.run.id,
-        sessionId: h.session.id,
-        toolCallId: callId,
-        config: this.config,
-      })
-      .catch(() => undefined);
-    const why = `${tool.name} needs approval in ${h.session.mode} mode.`;
-    // The summary quotes files (a diff), which may hold text PostgreSQL cannot store.
-    return summary ? `${why}\n${toStorableText(summary)}` : why;
-  }
-
-  /**
-   * A person approves what will really happen: when the same call would now do something else (the
-   * file changed under it), it is not run. Edited arguments were approved as edited, so they are not compared.
-   */
-  private async changedSinceApprovalAsked(h: RunHandle, tool: Tool, call: ToolCallRow): Promise<boolean> {
-    if (call.status !== 'approved' || call.approvalReason === null || !tool.describeForApproval) return false;
-    const edited = call.approval?.editedArguments;
-    if (edited !== undefined && edited !== null) return false;
-    const args = (call.arguments ?? {}) as Record<string, unknown>;
-    return (await this.approvalText(h, tool, args, call.callId)) !== call.approvalReason;
   }
 
   private uniqueCallId(h: RunHandle, upstreamId: string): string {
@@ -351,53 +247,4 @@ export class ToolStepService {
     h.useCallId(id);
     return id;
   }
-}
-
-/** Runs `run`, timing it. */
-async function timed(run: () => Promise<ToolResult>): Promise<TimedResult> {
-  const started = performance.now();
-  const result = await run();
-  return { result, durationMs: Math.round(performance.now() - started) };
-}
-
-export function errorSettlement(code: ToolErrorCode, message: string): ToolCallSettlement {
-  return {
-    status: 'error',
-    result: message,
-    isError: true,
-    errorCode: code,
-    truncated: false,
-    durationMs: 0,
-    changes: null,
-  };
-}
-
-export function resultEvent(toolCallId: string, name: string, s: ToolCallSettlement): RunEventBody {
-  return {
-    type: 'tool_call_result',
-    toolCallId,
-    name,
-    content: s.result,
-    isError: s.isError,
-    durationMs: s.durationMs,
-    ...(s.errorCode ? { errorCode: s.errorCode } : {}),
-    ...(s.truncated ? { truncated: true } : {}),
-  };
-}
-
-export function toolMessage(
-  runId: string,
-  call: Pick<ToolCallRow, 'callId' | 'messageSeq'>,
-  content: string,
-) {
-  return {
-    id: randomUUID(),
-    seq: call.messageSeq,
-    role: 'tool' as const,
-    content,
-    toolCalls: null,
-    toolCallId: call.callId,
-    runId,
-    createdAt: new Date(),
-  };
 }

@@ -7,7 +7,7 @@ import { ConversationStore } from '../store/conversation-store.service';
 import { serializeEvents, type RunEventBody } from '../events/run-events';
 import { RunStore } from '../store/run-store.service';
 import { RunService, runNotFound } from './run.service';
-import { errorSettlement, resultEvent } from '../agent/tool-step.service';
+import { errorSettlement, resultEvent } from '../agent/tool-results';
 
 export type Decision =
   | { kind: 'approval'; approve: boolean; reason?: string; arguments?: Record<string, unknown> }

@@ -1,0 +1,139 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { toStorableText } from '../common/storable-text';
+import { APP_CONFIG } from '../config/config.module';
+import type { AppConfig } from '../config/app-config';
+import type { ToolCallRow } from '../store/conversation-store.service';
+import type { Tool, ToolResult } from '../tools/tool';
+import { ToolRegistry } from '../tools/tool-registry.service';
+import { ToolRunner } from '../tools/tool-runner.service';
+import type { ToolLookup } from '../tools/toolset';
+import { Workspaces } from '../tools/workspaces';
+import type { TimedResult, WholeCall } from './early-reads';
+import type { RunHandle } from './run-handle';
+
+/**
+ * Runs a run's tools in its session's workspace, with its signal and its live output: a step's call
+ * (`run`), or a read the model's stream started before its step (`startEarly`). Also words what a
+ * person is asked to approve, and refuses a call whose effect changed since.
+ */
+@Injectable()
+export class RunTools {
+  constructor(
+    private readonly runner: ToolRunner,
+    private readonly registry: ToolRegistry,
+    private readonly workspaces: Workspaces,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /**
+   * Makes the run's workspace folder now, while the model answers, so that the step's first call
+   * does not wait for it. Never rejects: a failure is met again by the call that needs the folder.
+   */
+  prepareWorkspace(h: RunHandle): void {
+    this.workspaceOf(h).catch(() => undefined);
+  }
+
+  /** Runs a call of a step (`lookup` is its tool in the run's toolset), timed. */
+  run(h: RunHandle, call: ToolCallRow, lookup: ToolLookup): Promise<TimedResult> {
+    return timed(() => this.runNow(h, call, lookup));
+  }
+
+  /**
+   * Starts a call before its step is decided (EarlyReads), when the step would run it at once: a
+   * built-in read that the session runs without asking, with valid arguments, on a model call that
+   * is not the run's last allowed one (whose calls are all refused). Null otherwise — and for MCP
+   * tools, which may report progress under the call's stored id, not known yet.
+   */
+  startEarly(h: RunHandle, call: WholeCall, signal: AbortSignal): Promise<TimedResult> | null {
+    if (h.run.iterations + 1 >= h.run.maxIterations) return null;
+    const lookup = h.toolset.lookup(call.name);
+    if (lookup.kind !== 'server' || lookup.policy !== 'allow') return null;
+    const { tool } = lookup;
+    if (tool.kind !== 'read' || tool.source !== undefined) return null;
+    if (!this.registry.validate(tool, call.args).ok) return null;
+    return timed(() => this.runTool(h, tool, call.args, call.upstreamId, signal));
+  }
+
+  /** What the person is asked to approve: why, then what the tool says it will do (a diff, a command). */
+  async approvalText(
+    h: RunHandle,
+    tool: Tool,
+    args: Record<string, unknown>,
+    callId: string,
+  ): Promise<string> {
+    const summary = await tool
+      .describeForApproval?.(args, {
+        workspaceRoot: await this.workspaceOf(h),
+        signal: h.signal,
+        runId: h.run.id,
+        sessionId: h.session.id,
+        toolCallId: callId,
+        config: this.config,
+      })
+      .catch(() => undefined);
+    const why = `${tool.name} needs approval in ${h.session.mode} mode.`;
+    // The summary quotes files (a diff), which may hold text PostgreSQL cannot store.
+    return summary ? `${why}\n${toStorableText(summary)}` : why;
+  }
+
+  private async runNow(h: RunHandle, call: ToolCallRow, lookup: ToolLookup): Promise<ToolResult> {
+    if (lookup.kind !== 'server') {
+      return {
+        content: `There is no server tool named ${call.name} in this session.`,
+        isError: true,
+        errorCode: 'UNKNOWN_TOOL',
+      };
+    }
+    if (await this.changedSinceApprovalAsked(h, lookup.tool, call)) {
+      return {
+        content:
+          'Not run: what this call would do changed after the person approved it (a file it touches was changed ' +
+          'in between). Nothing was written. Read the file again and make a new call.',
+        isError: true,
+        errorCode: 'CONFLICT',
+      };
+    }
+    const args = (call.arguments ?? {}) as Record<string, unknown>;
+    return this.runTool(h, lookup.tool, args, call.callId, h.signal);
+  }
+
+  /**
+   * A person approves what will really happen: when the same call would now do something else (the
+   * file changed under it), it is not run. Edited arguments were approved as edited, so they are not compared.
+   */
+  private async changedSinceApprovalAsked(h: RunHandle, tool: Tool, call: ToolCallRow): Promise<boolean> {
+    if (call.status !== 'approved' || call.approvalReason === null || !tool.describeForApproval) return false;
+    const edited = call.approval?.editedArguments;
+    if (edited !== undefined && edited !== null) return false;
+    const args = (call.arguments ?? {}) as Record<string, unknown>;
+    return (await this.approvalText(h, tool, args, call.callId)) !== call.approvalReason;
+  }
+
+  private async runTool(
+    h: RunHandle,
+    tool: Tool,
+    args: Record<string, unknown>,
+    toolCallId: string,
+    signal: AbortSignal,
+  ): Promise<ToolResult> {
+    return this.runner.run(tool, args, {
+      workspaceRoot: await this.workspaceOf(h),
+      runId: h.run.id,
+      sessionId: h.session.id,
+      toolCallId,
+      parentSignal: signal,
+      emitOutput: (stream, chunk) => h.sink.emit({ type: 'tool_call_output', toolCallId, stream, chunk }),
+    });
+  }
+
+  private workspaceOf(h: RunHandle): Promise<string> {
+    return h.workspace(() => this.workspaces.forSession(h.session.owner, h.session.id));
+  }
+}
+
+/** Runs `run`, timing it. */
+async function timed(run: () => Promise<ToolResult>): Promise<TimedResult> {
+  const started = performance.now();
+  const result = await run();
+  return { result, durationMs: Math.round(performance.now() - started) };
+}
