@@ -2,6 +2,12 @@
 export interface Usage {
   promptTokens: number;
   completionTokens: number;
+  /** Prompt tokens read from the provider's prompt cache (part of `promptTokens`), where reported. */
+  cacheReadTokens?: number;
+  /** Prompt tokens written to the provider's prompt cache (part of `promptTokens`), where reported. */
+  cacheWriteTokens?: number;
+  /** Completion tokens spent on reasoning (part of `completionTokens`), where reported. */
+  reasoningTokens?: number;
 }
 
 /** A message of the conversation as the model sees it (OpenAI Chat Completions shape, our names). */
