@@ -139,7 +139,7 @@ export class RunStarts {
       const leasedAt = Date.now();
       const outcome = await this.startWithinLimits(plan.start, tx);
       this.callsAhead.startAdmitted(owner, outcome.counts);
-      const opened = await this.opened(plan, outcome, leasedAt);
+      const opened = await this.opened(plan, outcome, leasedAt, tx);
       return { opened: { ...opened, firstCall: await this.callsAhead.keep(ahead, opened.conversation) } };
     };
     try {
@@ -235,11 +235,16 @@ export class RunStarts {
     return second;
   }
 
-  /** The stored run as its process drives it, with the session's conversation up to its prompt. */
+  /**
+   * The stored run as its process drives it, with the session's conversation up to its prompt —
+   * read in the start's transaction `tx` when there is one, the only connection that sees the prompt
+   * before the commit.
+   */
   private async opened(
     plan: StartPlan,
     outcome: Extract<StartOutcome, { admitted: true }>,
     leasedAt: number,
+    tx: Queryable | undefined,
   ): Promise<Omit<OpenedRun, 'firstCall'>> {
     const { start } = plan;
     const { run, answers } = start;
@@ -262,7 +267,7 @@ export class RunStarts {
       conversation = newSessionConversation(answers, run.id, session.createdAt);
     } else {
       session = plan.session as SessionRow;
-      conversation = await this.conversation.sessionMessages(session.id);
+      conversation = await this.conversation.sessionMessages(session.id, tx);
     }
     return {
       run: newRunRow(run),
