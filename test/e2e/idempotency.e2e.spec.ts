@@ -188,6 +188,48 @@ describe('Idempotency-Key (e2e)', () => {
     expect(conversation).toEqual([...sent, ['assistant', 'an answer']]);
   });
 
+  it('answers a retry while the run is still active with that run, not 409 (both endpoints)', async () => {
+    upstream.fallback = text('done');
+    const opened = await chat(freshKey(), { prompt: 'Open.', tools: [] });
+    await opened.rest();
+    const sessionId = opened.headers.get('x-session-id')!;
+    const words = Array.from({ length: 12 }, (_, i) => `w${i}`).join(' ');
+
+    const starts = [
+      (key: string, extra: Record<string, string> = {}) =>
+        openStream(`${app.url}/v1/sessions/${sessionId}/messages`, {
+          body: { content: 'Slowly.' },
+          headers: { ...KEY_A, 'idempotency-key': key, ...extra },
+        }),
+      (key: string, extra: Record<string, string> = {}) =>
+        openStream(`${app.url}/v1/chat`, {
+          body: { prompt: 'Slowly.', sessionId },
+          headers: { ...KEY_A, 'idempotency-key': key, ...extra },
+        }),
+    ];
+    for (const start of starts) {
+      upstream.enqueue(text(words, { delayMs: 40 }));
+      const key = freshKey();
+      const first = await start(key);
+      expect(first.status).toBe(200);
+      const runId = first.headers.get('x-run-id');
+      const seen: StreamEvent[] = [(await first.next())!, (await first.next())!];
+
+      const retry = await start(key);
+      expect(retry.status).toBe(200);
+      expect(retry.headers.get('x-run-id')).toBe(runId);
+      const resumed = await start(key, { 'last-event-id': String(seen[1].id) });
+      expect(resumed.status).toBe(200);
+      expect(resumed.headers.get('x-run-id')).toBe(runId);
+
+      const whole = await retry.rest();
+      expect(whole[0]).toMatchObject({ id: 1, event: 'run_started' });
+      expect(whole.at(-1)!.event).toBe('done');
+      expect((await resumed.rest())[0].id).toBe(Number(seen[1].id) + 1);
+      await first.rest();
+    }
+  });
+
   it('uses no key up when the first request is refused', async () => {
     upstream.enqueue(text('slow', { firstDelayMs: 400 }), text('second'));
     const running = await chat(freshKey(), { prompt: 'Busy.', tools: [] });
