@@ -88,9 +88,10 @@ export class ToolStepService {
         approvalReason: null,
       };
       const lookup = h.toolset.lookup(call.name);
+      // A refused call is answered by the server, a client tool's too: nobody waits for the client's result.
       const refuse = (code: ToolErrorCode, message: string): PlannedCall => ({
         ...base,
-        executor: lookup.kind === 'client' ? 'client' : 'server',
+        executor: 'server',
         status: 'error',
         settlement: errorSettlement(code, message),
       });
