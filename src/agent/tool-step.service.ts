@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { ModelToolCall } from '../llm/model-provider';
+import { generateToolCallId, isUsableToolCallId } from '../llm/tool-call-accumulator';
 import { MetricsService } from '../metrics/metrics.service';
 import type { ToolCallStatus } from '../persistence/entities/tool-call.entity';
 import { checkAgainst } from '../tools/json-schema';
@@ -241,10 +242,14 @@ export class ToolStepService {
     this.metrics.toolCall(this.registry.metricName(name, executor), outcome, durationMs);
   }
 
+  /**
+   * The call's id in the run: the upstream's when usable (whatever the provider), otherwise
+   * generated. Some servers reuse ids across responses ('0', '1' …): within a run an id must name
+   * one call.
+   */
   private uniqueCallId(h: RunHandle, upstreamId: string): string {
     let id = upstreamId.trim();
-    // Some servers reuse ids across responses ('0', '1' …): within a run an id must name one call.
-    if (id === '' || h.hasCallId(id)) id = `call_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
+    while (!isUsableToolCallId(id) || h.hasCallId(id)) id = generateToolCallId();
     h.useCallId(id);
     return id;
   }

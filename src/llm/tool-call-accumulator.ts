@@ -24,8 +24,8 @@ const NO_IDS: ReadonlySet<string> = new Set();
 /**
  * Assembles streamed tool-call fragments into complete calls, whatever the upstream's dialect:
  * ids on the first fragment only, on every fragment, `""` or absent; `index` missing, starting at 1,
- * or reused for several calls that differ only by id. Ids are the upstream's when usable (non-empty,
- * not seen before in this response or in `reservedIds`), otherwise generated.
+ * or reused for several calls that differ only by id. Ids are the upstream's when usable (see
+ * isUsableToolCallId, and not seen before in this response or in `reservedIds`), otherwise generated.
  */
 export class ToolCallAccumulator {
   private readonly calls: PendingCall[] = [];
@@ -182,8 +182,21 @@ export class ToolCallAccumulator {
   }
 
   private isUsable(id: string): boolean {
-    return id !== '' && !this.usedIds.has(id) && !this.reservedIds.has(id);
+    return isUsableToolCallId(id) && !this.usedIds.has(id) && !this.reservedIds.has(id);
   }
+}
+
+/**
+ * The ids a call may keep from its upstream: what every provider we know sends (OpenAI `call_…`,
+ * Anthropic `toolu_…`, Mistral's nine letters, vLLM's `chatcmpl-tool-…`, Kimi's `functions.name:0`)
+ * and what fits a URL path segment unescaped, a header and an index row. Anything else — longer, or
+ * with other characters — is replaced by a generated id; the id only links a call to its result, so
+ * the model loses nothing.
+ */
+const USABLE_TOOL_CALL_ID = /^[A-Za-z0-9_.:-]{1,64}$/;
+
+export function isUsableToolCallId(id: string): boolean {
+  return USABLE_TOOL_CALL_ID.test(id);
 }
 
 export function generateToolCallId(): string {
