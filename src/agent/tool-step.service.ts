@@ -104,6 +104,8 @@ export class ToolStepService {
             `Not run: this run reached its limit of ${h.run.maxIterations} model calls. Answer with what you have.`,
           ),
         );
+      } else if (call.argumentsRefused !== undefined) {
+        planned.push(refuse('INVALID_ARGUMENTS', call.argumentsRefused));
       } else if (lookup.kind === 'unknown') {
         planned.push(refuse('UNKNOWN_TOOL', lookup.reason));
       } else if (lookup.kind === 'refused') {

@@ -16,6 +16,8 @@ interface PendingCall {
   arguments: string;
   /** Arguments that came whole with the call's start (Anthropic `input`); the first streamed fragment replaces them. */
   preset: boolean;
+  /** Why its arguments were dropped (ModelToolCall.argumentsRefused). */
+  refused: string | undefined;
   extraContent: Record<string, unknown> | undefined;
 }
 
@@ -113,6 +115,18 @@ export class ToolCallAccumulator {
     };
   }
 
+  /**
+   * Drops the arguments of the call under `key` (the latest call when undefined) and marks it
+   * refused for `reason`: it finishes with arguments `{}` and `argumentsRefused`.
+   */
+  refuseArguments(key: number | undefined, reason: string): void {
+    const call = key === undefined || this.last?.key === key ? this.last : this.byKey.get(key);
+    if (call === undefined) return;
+    call.arguments = '';
+    call.preset = false;
+    call.refused = reason;
+  }
+
   /** Adds a call that arrived whole (recovered from text). */
   add(name: string, args: string): ToolCallDeltaEvent {
     const call = this.open(-2, undefined);
@@ -135,13 +149,14 @@ export class ToolCallAccumulator {
   finish(): ModelToolCall[] {
     const result: ModelToolCall[] = [];
     for (const call of this.calls) {
-      if (call.name === '' && call.arguments === '') continue;
+      if (call.name === '' && call.arguments === '' && call.refused === undefined) continue;
       const done: ModelToolCall = {
         id: toStorableText(call.id),
         name: toStorableText(call.name),
-        arguments: toStorableText(call.arguments),
+        arguments: call.refused === undefined ? toStorableText(call.arguments) : '{}',
       };
       if (call.extraContent !== undefined) done.extraContent = call.extraContent;
+      if (call.refused !== undefined) done.argumentsRefused = call.refused;
       result.push(done);
     }
     return result;
@@ -164,6 +179,7 @@ export class ToolCallAccumulator {
       name: '',
       arguments: '',
       preset: false,
+      refused: undefined,
       extraContent: undefined,
     };
     this.calls.push(call);
