@@ -80,7 +80,11 @@ describe('ids of every length (e2e)', () => {
     it('answers a session or run id of any length that is not one with 404, never 414', async () => {
       for (const id of ['x', randomUUID() + 'x', 'x'.repeat(150), incompressible(8000)]) {
         expect((await api(app.url, 'GET', `/v1/sessions/${id}`)).status).toBe(404);
+        expect((await api(app.url, 'GET', `/v1/sessions/${id}/changes`)).status).toBe(404);
+        expect((await api(app.url, 'DELETE', `/v1/sessions/${id}`)).status).toBe(404);
         expect((await api(app.url, 'GET', `/v1/runs/${id}`)).status).toBe(404);
+        expect((await api(app.url, 'GET', `/v1/runs/${id}/events`)).status).toBe(404);
+        expect((await api(app.url, 'POST', `/v1/runs/${id}/cancel`)).status).toBe(404);
         expect((await api(app.url, 'POST', `/v1/sessions/${id}/messages`, { content: 'x' })).status).toBe(
           404,
         );
@@ -133,6 +137,19 @@ describe('ids of every length (e2e)', () => {
       await ok.text();
       expect((await post(incompressible(201))).status).toBe(400);
       expect((await post(incompressible(8000))).status).toBe(400);
+    });
+  });
+
+  describe('headers', () => {
+    it('replaces an X-Request-Id that is not a plain token of 1–128 characters, and answers', async () => {
+      const plain = 'r'.repeat(128);
+      const kept = await fetch(`${app.url}/health/live`, { headers: { 'x-request-id': plain } });
+      expect(kept.headers.get('x-request-id')).toBe(plain);
+      const long = await fetch(`${app.url}/health/live`, {
+        headers: { 'x-request-id': incompressible(8000) },
+      });
+      expect(long.status).toBe(200);
+      expect(long.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     });
   });
 
