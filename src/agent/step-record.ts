@@ -105,6 +105,9 @@ export function buildStepRecord(input: StepInput): StepRecord {
     completionTokens: run.completionTokens + turn.usage.completionTokens,
   };
   const assistantId = newId();
+  // An answer of nothing (a call cut before its first word, an upstream that said nothing) is not
+  // stored: strict providers refuse an assistant message with neither text nor tool calls.
+  const empty = turn.text === '' && calls.length === 0;
 
   const events: RunEventBody[] = [
     ...announceCalls(calls),
@@ -123,7 +126,7 @@ export function buildStepRecord(input: StepInput): StepRecord {
       status: outcome,
       iterations: iteration,
       usage,
-      messageId: assistantId,
+      messageId: empty ? null : assistantId,
     });
   }
 
@@ -179,7 +182,7 @@ export function buildStepRecord(input: StepInput): StepRecord {
     iteration,
     usage,
     events,
-    messages: [assistant, ...answered],
+    messages: empty ? [] : [assistant, ...answered],
     assistantId,
     calls: newCalls,
     run: {
@@ -190,9 +193,9 @@ export function buildStepRecord(input: StepInput): StepRecord {
         ? {}
         : outcome === 'requires_action'
           ? { status: outcome, leaseOwner: null }
-          : { status: outcome, finalMessageId: assistantId, finished: true }),
+          : { status: outcome, finalMessageId: empty ? null : assistantId, finished: true }),
     },
-    nextMessageSeq: seq + 1 + calls.length,
+    nextMessageSeq: empty ? seq : seq + 1 + calls.length,
     runnable: newCalls
       .filter((c) => c.status === 'running')
       .map((c) => ({

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { ModelToolCall } from '../llm/model-provider';
+import { generateToolCallId, isUsableToolCallId } from '../llm/tool-call-accumulator';
 import { MetricsService } from '../metrics/metrics.service';
 import type { ToolCallStatus } from '../persistence/entities/tool-call.entity';
 import { checkAgainst } from '../tools/json-schema';
@@ -88,9 +89,10 @@ export class ToolStepService {
         approvalReason: null,
       };
       const lookup = h.toolset.lookup(call.name);
+      // A refused call is answered by the server, a client tool's too: nobody waits for the client's result.
       const refuse = (code: ToolErrorCode, message: string): PlannedCall => ({
         ...base,
-        executor: lookup.kind === 'client' ? 'client' : 'server',
+        executor: 'server',
         status: 'error',
         settlement: errorSettlement(code, message),
       });
@@ -102,6 +104,8 @@ export class ToolStepService {
             `Not run: this run reached its limit of ${h.run.maxIterations} model calls. Answer with what you have.`,
           ),
         );
+      } else if (call.argumentsRefused !== undefined) {
+        planned.push(refuse('INVALID_ARGUMENTS', call.argumentsRefused));
       } else if (lookup.kind === 'unknown') {
         planned.push(refuse('UNKNOWN_TOOL', lookup.reason));
       } else if (lookup.kind === 'refused') {
@@ -240,10 +244,14 @@ export class ToolStepService {
     this.metrics.toolCall(this.registry.metricName(name, executor), outcome, durationMs);
   }
 
+  /**
+   * The call's id in the run: the upstream's when usable (whatever the provider), otherwise
+   * generated. Some servers reuse ids across responses ('0', '1' …): within a run an id must name
+   * one call.
+   */
   private uniqueCallId(h: RunHandle, upstreamId: string): string {
     let id = upstreamId.trim();
-    // Some servers reuse ids across responses ('0', '1' …): within a run an id must name one call.
-    if (id === '' || h.hasCallId(id)) id = `call_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
+    while (!isUsableToolCallId(id) || h.hasCallId(id)) id = generateToolCallId();
     h.useCallId(id);
     return id;
   }

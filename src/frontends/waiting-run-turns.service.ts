@@ -44,9 +44,7 @@ export class WaitingRunTurns {
         },
       );
     }
-    for (const { toolCallId, ...decision } of decided) {
-      await this.decisions.decide(owner, runId, toolCallId, decision);
-    }
+    await this.decisions.decideAll(owner, runId, decided);
     return { runId, lastSeq: run.lastSeq, decided };
   }
 }

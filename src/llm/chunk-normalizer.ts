@@ -36,8 +36,10 @@ export interface ChunkNormalizerOptions {
  *
  * What it yields is storable text (U+0000 and unpaired surrogates become U+FFFD, judged across
  * deltas), and it holds one call to its budget: once the answer, the arguments or the reasoning cross
- * their limit, it is `cut` — the caller stops reading — and the finish says `length`, with no tool
- * calls (a cut answer's calls cannot be trusted to be whole).
+ * their limit, it is `cut` — the caller stops reading — and the finish says `length`. An answer or
+ * reasoning cut short finishes with no tool calls (a cut answer's calls cannot be trusted to be
+ * whole); arguments cut short finish with the calls so far, the one that crossed the limit refused
+ * (ModelToolCall.argumentsRefused), so the model hears why.
  */
 export class ChunkNormalizer {
   private finishReason: string | null = null;
@@ -48,6 +50,9 @@ export class ChunkNormalizer {
   private readonly budget: StreamBudget;
   private readonly textStream = new StorableTextStream();
   private readonly reasoningStream = new StorableTextStream();
+  private readonly argumentsMaxChars: number;
+  /** Whether a call's arguments crossed the limit (the call is kept, refused). */
+  private argumentsRefused = false;
   /** Where recovered calls go: the array of the push (or end) in progress. */
   private out: ModelStreamEvent[] = [];
 
@@ -56,9 +61,10 @@ export class ChunkNormalizer {
     this.recovery = options.recoverToolCallsFromText
       ? new ToolCallTextRecovery((call) => this.recovered(call))
       : undefined;
+    this.argumentsMaxChars = options.toolArgumentsMaxChars ?? STREAM_LIMITS.toolArgumentsMaxChars;
     this.budget = new StreamBudget({
       answerMaxBytes: options.answerMaxBytes ?? Number.POSITIVE_INFINITY,
-      toolArgumentsMaxChars: options.toolArgumentsMaxChars ?? STREAM_LIMITS.toolArgumentsMaxChars,
+      toolArgumentsMaxChars: this.argumentsMaxChars,
       reasoningMaxChars: options.reasoningMaxChars ?? STREAM_LIMITS.reasoningMaxChars,
     });
   }
@@ -108,7 +114,9 @@ export class ChunkNormalizer {
       type: 'finish',
       finishReason: cut ? 'length' : (this.finishReason ?? 'stop'),
       usage: { promptTokens: this.promptTokens, completionTokens: this.completionTokens },
-      toolCalls: cut ? [] : this.toolCalls.finish(),
+      // Cut by the arguments: the calls so far, the one that crossed refused. Cut by text or
+      // reasoning: none (a call streamed before an answer cut short is not acted on).
+      toolCalls: !cut || this.argumentsRefused ? this.toolCalls.finish() : [],
     });
   }
 
@@ -151,16 +159,31 @@ export class ChunkNormalizer {
       // Non-standard but seen (native Ollama through proxies, Venice): arguments as an object.
       args = typeof raw === 'string' ? raw : isObject(raw) ? stringifyJson(raw) : undefined;
     }
-    if (args !== undefined && !this.budget.arguments(args.length)) return;
+    const index = typeof call.index === 'number' ? call.index : undefined;
     const extra = opaqueProviderData(call.extra_content);
-    const event = this.toolCalls.delta(
-      typeof call.index === 'number' ? call.index : undefined,
-      id,
-      name,
-      args,
-      extra,
-    );
+    if (args !== undefined && !this.budget.arguments(args.length)) {
+      // The call is known (it may be this fragment that opens it), its arguments are not kept.
+      this.toolCalls.delta(index, id, name, undefined, extra);
+      this.refuseArguments(undefined);
+      return;
+    }
+    const event = this.toolCalls.delta(index, id, name, args, extra);
     if (event !== undefined) out.push(event);
+  }
+
+  /**
+   * The arguments of the call under `key` (the latest when undefined) crossed the limit: the call is
+   * kept, refused, and the stream is cut (the budget already is) — so the step still answers it and
+   * the run goes on, while nothing more of the upstream is read.
+   */
+  private refuseArguments(key: number | undefined): void {
+    this.argumentsRefused = true;
+    this.toolCalls.refuseArguments(
+      key,
+      `Not run: the arguments of this call passed ${this.argumentsMaxChars.toLocaleString('en-US')} characters, the most one ` +
+        'model response may hold for all its tool calls together, so they were dropped. Send less in ' +
+        'one call (e.g. write a large file in several smaller edits).',
+    );
   }
 
   /** Content as a list of parts (Mistral's reasoning models): thinking parts are reasoning, text parts are text. */
@@ -192,7 +215,11 @@ export class ChunkNormalizer {
           // `input` is `{}` when the arguments stream as input_json_delta; a gateway might put them all here instead.
           const preset =
             isObject(block.input) && hasKeys(block.input) ? stringifyJson(block.input) : undefined;
-          if (preset !== undefined && !this.budget.arguments(preset.length)) return;
+          if (preset !== undefined && !this.budget.arguments(preset.length)) {
+            this.toolCalls.start(blockIndex(c), nonEmpty(block.id), nonEmpty(block.name));
+            this.refuseArguments(blockIndex(c));
+            return;
+          }
           out.push(this.toolCalls.start(blockIndex(c), nonEmpty(block.id), nonEmpty(block.name), preset));
         } else if (block.type === 'text') {
           const text = nonEmpty(block.text);
@@ -211,7 +238,10 @@ export class ChunkNormalizer {
           if (text !== undefined) this.text(text, out);
         } else if (delta.type === 'input_json_delta') {
           if (typeof delta.partial_json !== 'string') return;
-          if (!this.budget.arguments(delta.partial_json.length)) return;
+          if (!this.budget.arguments(delta.partial_json.length)) {
+            this.refuseArguments(blockIndex(c));
+            return;
+          }
           const event = this.toolCalls.append(blockIndex(c), delta.partial_json);
           if (event !== undefined) out.push(event);
         } else if (delta.type === 'thinking_delta') {

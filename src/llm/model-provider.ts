@@ -27,6 +27,12 @@ export interface ModelToolCall {
    * `extra_content.google.thought_signature` (Gemini 3 rejects a history without it).
    */
   extraContent?: Record<string, unknown>;
+  /**
+   * Why the call cannot run as the model wrote it — its arguments passed the limit of one model
+   * call (STREAM_LIMITS): `arguments` is then `{}`, and the call is answered with this as an
+   * INVALID_ARGUMENTS result.
+   */
+  argumentsRefused?: string;
 }
 
 export interface ModelToolDefinition {

@@ -16,6 +16,8 @@ interface PendingCall {
   arguments: string;
   /** Arguments that came whole with the call's start (Anthropic `input`); the first streamed fragment replaces them. */
   preset: boolean;
+  /** Why its arguments were dropped (ModelToolCall.argumentsRefused). */
+  refused: string | undefined;
   extraContent: Record<string, unknown> | undefined;
 }
 
@@ -24,8 +26,8 @@ const NO_IDS: ReadonlySet<string> = new Set();
 /**
  * Assembles streamed tool-call fragments into complete calls, whatever the upstream's dialect:
  * ids on the first fragment only, on every fragment, `""` or absent; `index` missing, starting at 1,
- * or reused for several calls that differ only by id. Ids are the upstream's when usable (non-empty,
- * not seen before in this response or in `reservedIds`), otherwise generated.
+ * or reused for several calls that differ only by id. Ids are the upstream's when usable (see
+ * isUsableToolCallId, and not seen before in this response or in `reservedIds`), otherwise generated.
  */
 export class ToolCallAccumulator {
   private readonly calls: PendingCall[] = [];
@@ -113,6 +115,18 @@ export class ToolCallAccumulator {
     };
   }
 
+  /**
+   * Drops the arguments of the call under `key` (the latest call when undefined) and marks it
+   * refused for `reason`: it finishes with arguments `{}` and `argumentsRefused`.
+   */
+  refuseArguments(key: number | undefined, reason: string): void {
+    const call = key === undefined || this.last?.key === key ? this.last : this.byKey.get(key);
+    if (call === undefined) return;
+    call.arguments = '';
+    call.preset = false;
+    call.refused = reason;
+  }
+
   /** Adds a call that arrived whole (recovered from text). */
   add(name: string, args: string): ToolCallDeltaEvent {
     const call = this.open(-2, undefined);
@@ -135,13 +149,14 @@ export class ToolCallAccumulator {
   finish(): ModelToolCall[] {
     const result: ModelToolCall[] = [];
     for (const call of this.calls) {
-      if (call.name === '' && call.arguments === '') continue;
+      if (call.name === '' && call.arguments === '' && call.refused === undefined) continue;
       const done: ModelToolCall = {
         id: toStorableText(call.id),
         name: toStorableText(call.name),
-        arguments: toStorableText(call.arguments),
+        arguments: call.refused === undefined ? toStorableText(call.arguments) : '{}',
       };
       if (call.extraContent !== undefined) done.extraContent = call.extraContent;
+      if (call.refused !== undefined) done.argumentsRefused = call.refused;
       result.push(done);
     }
     return result;
@@ -164,6 +179,7 @@ export class ToolCallAccumulator {
       name: '',
       arguments: '',
       preset: false,
+      refused: undefined,
       extraContent: undefined,
     };
     this.calls.push(call);
@@ -182,8 +198,21 @@ export class ToolCallAccumulator {
   }
 
   private isUsable(id: string): boolean {
-    return id !== '' && !this.usedIds.has(id) && !this.reservedIds.has(id);
+    return isUsableToolCallId(id) && !this.usedIds.has(id) && !this.reservedIds.has(id);
   }
+}
+
+/**
+ * The ids a call may keep from its upstream: what every provider we know sends (OpenAI `call_…`,
+ * Anthropic `toolu_…`, Mistral's nine letters, vLLM's `chatcmpl-tool-…`, Kimi's `functions.name:0`)
+ * and what fits a URL path segment unescaped, a header and an index row. Anything else — longer, or
+ * with other characters — is replaced by a generated id; the id only links a call to its result, so
+ * the model loses nothing.
+ */
+const USABLE_TOOL_CALL_ID = /^[A-Za-z0-9_.:-]{1,64}$/;
+
+export function isUsableToolCallId(id: string): boolean {
+  return USABLE_TOOL_CALL_ID.test(id);
 }
 
 export function generateToolCallId(): string {

@@ -8,7 +8,11 @@ import { serializeEvent, type SerializedEvent } from '../events/run-events';
 import { RunOrchestrator } from '../agent/run-orchestrator.service';
 import { ToolRegistry } from '../tools/tool-registry.service';
 import { Toolset } from '../tools/toolset';
-import { IdempotencyStore, type IdempotencyClaim } from '../store/idempotency-store.service';
+import {
+  IdempotencyStore,
+  type ClaimedEarlier,
+  type IdempotencyClaim,
+} from '../store/idempotency-store.service';
 import { ConversationStore, type MessageRow } from '../store/conversation-store.service';
 import {
   RunStartStore,
@@ -115,7 +119,19 @@ export class RunStarts {
         `${options.map(([k]) => k).join(', ')} can only be set when the chat creates its session (without sessionId)`,
       );
     }
-    const plan = await this.plan(owner, input, processId);
+    let plan: StartPlan;
+    try {
+      plan = await this.plan(owner, input, processId);
+    } catch (err) {
+      // A retry while the run its key started is still the session's active one: the key answers
+      // before the busy session is refused (the key is read only now, so other starts pay nothing).
+      const held =
+        input.idempotency && isSessionBusy(err)
+          ? await this.idempotency.held(this.store.queryable, { owner, ...input.idempotency })
+          : null;
+      if (held) return { earlier: replayOf(held) };
+      throw err;
+    }
     // A replay of an Idempotency-Key starts nothing, so it sends nothing ahead.
     const ahead =
       input.idempotency || this.refusal(localRuns)
@@ -125,21 +141,14 @@ export class RunStarts {
       // First, so that a request refused below leaves the key unused (the transaction rolls back).
       if (input.idempotency && tx) {
         const held = await this.idempotency.claim(tx, { owner, ...input.idempotency }, plan.start.run.id);
-        if (held && !held.sameRequest) {
-          throw new DomainError(
-            ErrorCode.IdempotencyKeyReused,
-            'This Idempotency-Key was used with a different request body; use a new key for a new request',
-            { runId: held.runId },
-          );
-        }
-        if (held) return { earlier: { runId: held.runId, sessionId: held.sessionId, replayed: true } };
+        if (held) return { earlier: replayOf(held) };
       }
       const refusal = this.refusal(localRuns);
       if (refusal) throw refusal;
       const leasedAt = Date.now();
       const outcome = await this.startWithinLimits(plan.start, tx);
       this.callsAhead.startAdmitted(owner, outcome.counts);
-      const opened = await this.opened(plan, outcome, leasedAt);
+      const opened = await this.opened(plan, outcome, leasedAt, tx);
       return { opened: { ...opened, firstCall: await this.callsAhead.keep(ahead, opened.conversation) } };
     };
     try {
@@ -235,11 +244,16 @@ export class RunStarts {
     return second;
   }
 
-  /** The stored run as its process drives it, with the session's conversation up to its prompt. */
+  /**
+   * The stored run as its process drives it, with the session's conversation up to its prompt —
+   * read in the start's transaction `tx` when there is one, the only connection that sees the prompt
+   * before the commit.
+   */
   private async opened(
     plan: StartPlan,
     outcome: Extract<StartOutcome, { admitted: true }>,
     leasedAt: number,
+    tx: Queryable | undefined,
   ): Promise<Omit<OpenedRun, 'firstCall'>> {
     const { start } = plan;
     const { run, answers } = start;
@@ -262,7 +276,7 @@ export class RunStarts {
       conversation = newSessionConversation(answers, run.id, session.createdAt);
     } else {
       session = plan.session as SessionRow;
-      conversation = await this.conversation.sessionMessages(session.id);
+      conversation = await this.conversation.sessionMessages(session.id, tx);
     }
     return {
       run: newRunRow(run),
@@ -327,6 +341,22 @@ interface StartPlan {
 
 function sessionBusy(sessionId: string, runId: string): DomainError {
   return new DomainError(ErrorCode.SessionBusy, `Session ${sessionId} already has an active run`, { runId });
+}
+
+function isSessionBusy(err: unknown): boolean {
+  return err instanceof DomainError && err.code === ErrorCode.SessionBusy;
+}
+
+/** The answer to a request whose key an earlier request holds: that request's run, or a 422 for another body. */
+function replayOf(held: ClaimedEarlier): StartedRun {
+  if (!held.sameRequest) {
+    throw new DomainError(
+      ErrorCode.IdempotencyKeyReused,
+      'This Idempotency-Key was used with a different request body; use a new key for a new request',
+      { runId: held.runId },
+    );
+  }
+  return { runId: held.runId, sessionId: held.sessionId, replayed: true };
 }
 
 function isUniqueViolation(err: unknown): boolean {

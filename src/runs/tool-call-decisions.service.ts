@@ -3,15 +3,28 @@ import { DomainError, ErrorCode } from '../common/domain-error';
 import { MetricsService } from '../metrics/metrics.service';
 import type { ToolCallApproval } from '../persistence/entities/tool-call.entity';
 import { ToolRegistry } from '../tools/tool-registry.service';
-import { ConversationStore } from '../store/conversation-store.service';
-import { serializeEvents, type RunEventBody } from '../events/run-events';
-import { RunStore } from '../store/run-store.service';
+import {
+  ConversationStore,
+  type ToolCallRow,
+  type ToolCallSettlement,
+} from '../store/conversation-store.service';
+import { serializeEvents } from '../events/run-events';
+import { RunStore, type Queryable, type RunRow } from '../store/run-store.service';
 import { RunService, runNotFound } from './run.service';
 import { errorSettlement, resultEvent } from '../agent/tool-results';
 
 export type Decision =
   | { kind: 'approval'; approve: boolean; reason?: string; arguments?: Record<string, unknown> }
   | { kind: 'result'; content: string; isError: boolean };
+
+/** A call given its result by a decision, in the transaction that stores it. */
+interface Settled {
+  call: ToolCallRow;
+  settlement: ToolCallSettlement;
+}
+
+/** A decision on the call a run knows as `toolCallId`. */
+export type CallDecision = Decision & { toolCallId: string };
 
 /**
  * Decisions on calls that wait: a person's approval or rejection, a client's result, or the
@@ -30,7 +43,26 @@ export class ToolCallDecisions {
 
   /** Decides a call waiting for a person or the client; the process that decides the last one continues the run. */
   async decide(owner: string, runId: string, callId: string, decision: Decision): Promise<void> {
-    const claimed = await this.settleWaiting(runId, callId, decision, owner);
+    await this.decideAll(owner, runId, [{ ...decision, toolCallId: callId }]);
+  }
+
+  /**
+   * Decides several waiting calls of one run (a frontend message may carry several) all or none: one
+   * transaction, so a refused decision leaves every call waiting. A call decided twice in one request
+   * is a 400, nothing applied — which of the two a client meant cannot be told.
+   */
+  async decideAll(owner: string, runId: string, decisions: readonly CallDecision[]): Promise<void> {
+    const seen = new Set<string>();
+    for (const { toolCallId } of decisions) {
+      if (seen.has(toolCallId)) {
+        throw new DomainError(
+          ErrorCode.InvalidRequest,
+          `Tool call ${toolCallId} is decided more than once in this request; nothing was applied`,
+        );
+      }
+      seen.add(toolCallId);
+    }
+    const claimed = await this.settleWaiting(runId, decisions, owner);
     if (claimed) await this.runs.takeUp(runId);
   }
 
@@ -38,7 +70,7 @@ export class ToolCallDecisions {
   async expireWaitingCalls(): Promise<void> {
     const expired = await this.conversation.expiredWaitingCalls(this.store.queryable);
     for (const { runId, callId } of expired) {
-      const claimed = await this.settleWaiting(runId, callId, { kind: 'expire' }, null).catch(
+      const claimed = await this.settleWaiting(runId, [{ kind: 'expire', toolCallId: callId }], null).catch(
         (err: unknown) => {
           if (!(err instanceof DomainError)) throw err;
           return false; // someone else settled it first
@@ -49,94 +81,119 @@ export class ToolCallDecisions {
   }
 
   /**
-   * Applies a decision to one waiting call, under the run's lock. Returns true when it was the last
-   * waiting call and this process has claimed the run to continue it.
+   * Applies decisions to waiting calls of one run, in one transaction under the run's lock. Returns
+   * true when no call is left waiting and this process has claimed the run to continue it.
    */
   private async settleWaiting(
     runId: string,
-    callId: string,
-    decision: Decision | { kind: 'expire' },
+    decisions: readonly (CallDecision | { kind: 'expire'; toolCallId: string })[],
     owner: string | null,
   ): Promise<boolean> {
-    return this.store.transaction(async (tx) => {
+    const settled: Settled[] = [];
+    const claimed = await this.store.transaction(async (tx) => {
       const run = await this.store.lockRun(tx, runId);
       if (!run || (owner !== null && run.owner !== owner)) throw runNotFound(runId);
-      const call = await this.conversation.findToolCall(tx, runId, callId);
-      if (!call)
-        throw new DomainError(ErrorCode.ToolCallNotFound, `Tool call ${callId} not found in run ${runId}`);
-      const waitingFor =
-        call.status === 'pending_approval' ? 'approval' : call.status === 'awaiting_client' ? 'result' : null;
-      if (decision.kind === 'expire') {
-        if (run.status !== 'requires_action' || waitingFor === null) return false;
-      } else {
-        const expired = call.deadlineAt !== null && call.deadlineAt.getTime() <= Date.now();
-        if (run.status !== 'requires_action' || waitingFor !== decision.kind || expired) {
-          throw new DomainError(
-            ErrorCode.ToolCallNotWaiting,
-            `Tool call ${callId} is not waiting for ${decision.kind === 'result' ? 'a client result' : 'approval'}` +
-              (expired ? ' (its deadline has passed)' : ''),
-            { runId, status: call.status },
-          );
-        }
+      let applied = 0;
+      for (const { toolCallId, ...decision } of decisions) {
+        if (await this.settleOne(tx, run, toolCallId, decision, settled)) applied++;
       }
-
-      if (decision.kind === 'approval' && decision.approve && decision.arguments !== undefined) {
-        // Edited arguments are checked like the model's; invalid ones are a 400 (the transaction
-        // rolls back, so the call keeps waiting).
-        this.checkEditedArguments(call.name, decision.arguments);
-      }
-
-      const events: RunEventBody[] = [];
-      const decidedAt = new Date().toISOString();
-      if (decision.kind === 'approval' && decision.approve) {
-        const approval: ToolCallApproval = {
-          approved: true,
-          reason: decision.reason ?? null,
-          editedArguments: decision.arguments ?? null,
-          decidedAt,
-        };
-        await this.conversation.approveToolCall(tx, call.id, approval, decision.arguments);
-      } else {
-        const settlement =
-          decision.kind === 'approval'
-            ? errorSettlement(
-                'REJECTED',
-                `A person rejected this call${decision.reason ? `: ${decision.reason}` : '.'} It was not run.`,
-              )
-            : decision.kind === 'result'
-              ? {
-                  status: decision.isError ? ('error' as const) : ('completed' as const),
-                  result: decision.content,
-                  isError: decision.isError,
-                  errorCode: decision.isError ? 'EXECUTION_ERROR' : null,
-                  truncated: false,
-                  durationMs: Date.now() - call.createdAt.getTime(),
-                  changes: null,
-                }
-              : errorSettlement(
-                  'EXPIRED',
-                  call.status === 'pending_approval'
-                    ? 'Nobody approved or rejected this call in time; it was not run.'
-                    : 'The client did not send a result for this call in time.',
-                );
-        const approval: ToolCallApproval | undefined =
-          decision.kind === 'approval'
-            ? { approved: false, reason: decision.reason ?? null, editedArguments: null, decidedAt }
-            : undefined;
-        await this.conversation.settleToolCall(tx, call, settlement, { approval });
-        events.push(resultEvent(call.callId, call.name, settlement));
-        this.metrics.toolCall(
-          this.registry.metricName(call.name, call.executor),
-          settlement.errorCode ?? 'ok',
-          settlement.durationMs,
-        );
-      }
+      if (applied === 0) return false;
       const claimed = (await this.conversation.countWaitingToolCalls(tx, runId)) === 0;
       if (claimed)
         await this.store.updateRun(tx, runId, { status: 'running', leaseOwner: this.runs.processId });
+      const events = settled.map(({ call, settlement }) => resultEvent(call.callId, call.name, settlement));
       await this.store.appendEvents(tx, runId, serializeEvents(runId, run.lastSeq, events));
       return claimed;
     });
+    // Counted once committed: a refused request settled nothing.
+    for (const { call, settlement } of settled) {
+      this.metrics.toolCall(
+        this.registry.metricName(call.name, call.executor),
+        settlement.errorCode ?? 'ok',
+        settlement.durationMs,
+      );
+    }
+    return claimed;
+  }
+
+  /**
+   * Applies one decision in the run's transaction, adding the call to `settled` when it has its
+   * result; false when an expiry found the call no longer waiting (nothing to do). A decision on a
+   * call not waiting for it throws.
+   */
+  private async settleOne(
+    tx: Queryable,
+    run: RunRow,
+    callId: string,
+    decision: Decision | { kind: 'expire' },
+    settled: Settled[],
+  ): Promise<boolean> {
+    const runId = run.id;
+    const call = await this.conversation.findToolCall(tx, runId, callId);
+    if (!call)
+      throw new DomainError(ErrorCode.ToolCallNotFound, `Tool call ${callId} not found in run ${runId}`);
+    const waitingFor =
+      call.status === 'pending_approval' ? 'approval' : call.status === 'awaiting_client' ? 'result' : null;
+    if (decision.kind === 'expire') {
+      if (run.status !== 'requires_action' || waitingFor === null) return false;
+    } else {
+      const expired = call.deadlineAt !== null && call.deadlineAt.getTime() <= Date.now();
+      if (run.status !== 'requires_action' || waitingFor !== decision.kind || expired) {
+        throw new DomainError(
+          ErrorCode.ToolCallNotWaiting,
+          `Tool call ${callId} is not waiting for ${decision.kind === 'result' ? 'a client result' : 'approval'}` +
+            (expired ? ' (its deadline has passed)' : ''),
+          { runId, status: call.status },
+        );
+      }
+    }
+
+    if (decision.kind === 'approval' && decision.approve && decision.arguments !== undefined) {
+      // Edited arguments are checked like the model's; invalid ones are a 400 (the transaction
+      // rolls back, so the call keeps waiting).
+      this.checkEditedArguments(call.name, decision.arguments);
+    }
+
+    const decidedAt = new Date().toISOString();
+    if (decision.kind === 'approval' && decision.approve) {
+      const approval: ToolCallApproval = {
+        approved: true,
+        reason: decision.reason ?? null,
+        editedArguments: decision.arguments ?? null,
+        decidedAt,
+      };
+      await this.conversation.approveToolCall(tx, call.id, approval, decision.arguments);
+      return true;
+    }
+    const settlement =
+      decision.kind === 'approval'
+        ? errorSettlement(
+            'REJECTED',
+            `A person rejected this call${decision.reason ? `: ${decision.reason}` : '.'} It was not run.`,
+          )
+        : decision.kind === 'result'
+          ? {
+              status: decision.isError ? ('error' as const) : ('completed' as const),
+              result: decision.content,
+              isError: decision.isError,
+              errorCode: decision.isError ? 'EXECUTION_ERROR' : null,
+              truncated: false,
+              durationMs: Date.now() - call.createdAt.getTime(),
+              changes: null,
+            }
+          : errorSettlement(
+              'EXPIRED',
+              call.status === 'pending_approval'
+                ? 'Nobody approved or rejected this call in time; it was not run.'
+                : 'The client did not send a result for this call in time.',
+            );
+    const approval: ToolCallApproval | undefined =
+      decision.kind === 'approval'
+        ? { approved: false, reason: decision.reason ?? null, editedArguments: null, decidedAt }
+        : undefined;
+    await this.conversation.settleToolCall(tx, call, settlement, { approval });
+    settled.push({ call, settlement });
+    return true;
   }
 
   private checkEditedArguments(toolName: string, args: Record<string, unknown>): void {

@@ -72,6 +72,7 @@ export class SessionsService {
    * request, found by later ones (whose options are ignored).
    */
   async openChat(owner: string, chatId: string, options: SessionOptions): Promise<SessionRow> {
+    assertChatId(chatId);
     const existing = await this.sessions.findByChatId(owner, chatId);
     if (existing) return existing;
     const { session, systemMessage } = this.draft(owner, options);
@@ -87,6 +88,7 @@ export class SessionsService {
 
   /** The owner's session of a frontend chat or thread id, if there is one. */
   findChat(owner: string, chatId: string): Promise<SessionRow | null> {
+    assertChatId(chatId);
     return this.sessions.findByChatId(owner, chatId);
   }
 
@@ -196,6 +198,11 @@ export class SessionsService {
 
 export function sessionNotFound(id: string): DomainError {
   return new DomainError(ErrorCode.SessionNotFound, `Session ${id} not found`);
+}
+
+/** Chat (and thread) ids are 1–200 characters: a longer one would not fit the session's index. */
+function assertChatId(chatId: string): void {
+  if (chatId.length < 1 || chatId.length > 200) throw invalid('chat ids are 1–200 characters');
 }
 
 function invalid(message: string): DomainError {

@@ -46,13 +46,19 @@ export class IdempotencyStore {
     );
     if (claimed.length > 0) return null;
     // A new statement: it sees the holder's commit that the insert above waited for.
-    const rows: ClaimedEarlier[] = await tx.query(
+    const held = await this.held(tx, claim);
+    if (!held) throw new Error(`Idempotency key ${claim.key} neither claimed nor held`);
+    return held;
+  }
+
+  /** The run of the request that holds the key (within its 24 hours), without claiming it; null when none does. */
+  async held(q: Queryable, claim: IdempotencyClaim): Promise<ClaimedEarlier | null> {
+    const rows: ClaimedEarlier[] = await q.query(
       `SELECT k.run_id AS "runId", r.session_id AS "sessionId", k.request = $4::jsonb AS "sameRequest"
          FROM idempotency_keys k JOIN runs r ON r.id = k.run_id
-        WHERE k.owner = $1 AND k.scope = $2 AND k.key = $3`,
-      [claim.owner, claim.scope, claim.key, request],
+        WHERE k.owner = $1 AND k.scope = $2 AND k.key = $3 AND k.created_at >= now() - ${KEY_LIFETIME}`,
+      [claim.owner, claim.scope, claim.key, JSON.stringify(claim.request)],
     );
-    if (rows.length === 0) throw new Error(`Idempotency key ${claim.key} neither claimed nor held`);
-    return rows[0];
+    return rows[0] ?? null;
   }
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { HttpAgent } from '@ag-ui/client';
@@ -128,5 +129,53 @@ describe('POST /v1/ag-ui with @ag-ui/client HttpAgent (e2e)', () => {
       upstream.requests[1].body as unknown as { messages: Record<string, unknown>[] }
     ).messages.at(-1);
     expect(toolMessage).toMatchObject({ role: 'tool', tool_call_id: 'call_time', content: '12:00' });
+  });
+
+  describe('input the session cannot hold is a 400 before anything runs', () => {
+    const post = (body: Record<string, unknown>) =>
+      fetch(`${app.url}/v1/ag-ui`, {
+        method: 'POST',
+        headers: { authorization: ALICE, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          threadId: 'thread-ok',
+          runId: 'r1',
+          messages: [user('u1', 'Hi.')],
+          tools: [],
+          context: [],
+          ...body,
+        }),
+      });
+    const tool = (name: string) => ({ name, description: 'x', parameters: { type: 'object' } });
+
+    it('refuses a threadId outside 1–200 characters (400, not 500), and takes one of 200', async () => {
+      upstream.fallback = text('fine');
+      // Random, so PostgreSQL cannot compress it below its index row limit.
+      const long = await post({ threadId: randomBytes(4000).toString('hex') });
+      expect(long.status).toBe(400);
+      expect(((await long.json()) as { message: string }).message).toMatch(/1–200/);
+      expect((await post({ threadId: 't'.repeat(201) })).status).toBe(400);
+      expect((await post({ threadId: '' })).status).toBe(400);
+      expect(upstream.requests).toHaveLength(0);
+      const longest = await post({ threadId: 't'.repeat(200) });
+      expect(longest.status).toBe(200);
+      await longest.text();
+    });
+
+    it('refuses input tools named as POST /v1/sessions refuses clientTools: agent.spawn, 300 characters, a server tool', async () => {
+      for (const name of ['agent.spawn', 'n'.repeat(300), 'read_file', '']) {
+        const res = await post({
+          threadId: `thread-bad-tool-${name.length}-${name.slice(0, 5)}`,
+          tools: [tool(name)],
+        });
+        expect(res.status).toBe(400);
+        const sessions = await fetch(`${app.url}/v1/sessions`, {
+          method: 'POST',
+          headers: { authorization: ALICE, 'content-type': 'application/json' },
+          body: JSON.stringify({ clientTools: [{ type: 'function', function: tool(name) }] }),
+        });
+        expect(sessions.status).toBe(400);
+      }
+      expect(upstream.requests).toHaveLength(0);
+    });
   });
 });

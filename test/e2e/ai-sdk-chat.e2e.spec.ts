@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { UIMessage, UIMessageChunk } from 'ai' with { 'resolution-mode': 'import' };
 import { FakeUpstream, chunksThen, text, toolCalls } from '../support/fake-upstream';
@@ -80,7 +80,7 @@ describe('POST /v1/ai-sdk/chat with the AI SDK DefaultChatTransport (e2e)', () =
 
   async function runOf(runId: string, authorization = ALICE) {
     const res = await fetch(`${app.url}/v1/runs/${runId}`, { headers: { authorization } });
-    return (await res.json()) as { status: string; sessionId: string };
+    return (await res.json()) as { status: string; sessionId: string; pendingToolCalls: unknown[] };
   }
 
   it('answers the last prompt again on regenerate-message: a new run, the prompt stored once, the old answer out of the conversation', async () => {
@@ -236,6 +236,55 @@ describe('POST /v1/ai-sdk/chat with the AI SDK DefaultChatTransport (e2e)', () =
     expect(toolMessage).toMatchObject({ role: 'tool' });
     expect(toolMessage.content).toContain('not today');
     expect((await runOf(runId)).status).toBe('completed');
+  });
+
+  it('decides a message carrying the same approval twice all or none: 400, every call still waiting', async () => {
+    upstream.enqueue(
+      toolCalls([
+        { id: 'call_dup_a', name: 'write_file', arguments: { path: 'dup-a.txt', content: 'a' } },
+        { id: 'call_dup_b', name: 'write_file', arguments: { path: 'dup-b.txt', content: 'b' } },
+      ]),
+      text('Both written.'),
+    );
+    const user = userMessage('u1', 'Write two files');
+    const first = await send('chat-dup-approval', [user]);
+    const runId = first.message.id;
+    const tools = first.message.parts.filter((p) => p.type === 'dynamic-tool');
+    expect(tools).toHaveLength(2);
+    const responded = (p: (typeof tools)[number]) =>
+      ({ ...p, state: 'approval-responded', approval: { id: p.toolCallId, approved: true } }) as typeof p;
+    const post = (parts: unknown[]) =>
+      fetch(`${app.url}/v1/ai-sdk/chat`, {
+        method: 'POST',
+        headers: { authorization: ALICE, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          id: 'chat-dup-approval',
+          trigger: 'submit-message',
+          messages: [{ ...first.message, parts }],
+        }),
+      });
+
+    const twice = await post([responded(tools[0]), responded(tools[0]), responded(tools[1])]);
+    expect(twice.status).toBe(400);
+    const run = await runOf(runId);
+    expect(run.status).toBe('requires_action');
+    expect(run.pendingToolCalls).toHaveLength(2);
+    expect(existsSync(join(app.workspace, 'dup-a.txt'))).toBe(false);
+
+    const once = await post([responded(tools[0]), responded(tools[1])]);
+    expect(once.status).toBe(200);
+    await once.text();
+    expect((await runOf(runId)).status).toBe('completed');
+    expect(readFileSync(join(app.workspace, 'dup-a.txt'), 'utf8')).toBe('a');
+  });
+
+  it('takes a chat id of any length the contract allows on the resume route (never 414)', async () => {
+    const resume = (chatId: string) =>
+      fetch(`${app.url}/v1/ai-sdk/chat/${chatId}/stream`, { headers: { authorization: ALICE } });
+    expect((await resume('c'.repeat(150))).status).toBe(204);
+    expect((await resume('c'.repeat(200))).status).toBe(204);
+    expect((await resume('c'.repeat(201))).status).toBe(400);
+    expect((await resume('c'.repeat(8000))).status).toBe(400);
   });
 
   it('hands a client tool to the client and continues with the output it adds', async () => {

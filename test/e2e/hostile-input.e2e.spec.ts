@@ -38,7 +38,7 @@ describe('hostile input from key holders and models (e2e)', () => {
   });
   beforeEach(() => upstream.reset());
 
-  it('checks a client tool pattern in linear time: a backtracking argument is INVALID_ARGUMENTS while health answers', async () => {
+  it('checks a client tool pattern in linear time: a backtracking argument is INVALID_ARGUMENTS, announced as answered by the server, while health answers', async () => {
     // 40 `a`s and a `!` take a backtracking engine about 2^40 steps: the run would never get here.
     const word = `${'a'.repeat(40)}!`;
     upstream.enqueue(toolCalls([{ id: 'call_w', name: 'check_word', arguments: { word } }]), text('Done.'));
@@ -48,6 +48,8 @@ describe('hostile input from key holders and models (e2e)', () => {
     const health = await fetch(`${app.url}/health/live`);
     expect(health.status).toBe(200);
     const events = await stream.rest();
+    // Answered by the server itself: a client that runs tools on tool_call_start must not run it.
+    expect(ofType(events, 'tool_call_start')[0]).toMatchObject({ toolCallId: 'call_w', executor: 'server' });
     expect(ofType(events, 'tool_call_result')[0]).toMatchObject({
       toolCallId: 'call_w',
       isError: true,

@@ -155,6 +155,81 @@ describe('Idempotency-Key (e2e)', () => {
     expect(later.headers.get('x-run-id')).not.toBe(a.headers.get('x-run-id'));
   });
 
+  /** The user messages of a recorded model request, in order. */
+  const userPrompts = (i: number) =>
+    upstream.requests[i].body.messages.filter((m) => m.role === 'user').map((m) => m.content);
+
+  it('sends the new prompt to the model when a keyed start adds to an existing session (both endpoints), and stores what it saw', async () => {
+    upstream.fallback = text('an answer');
+    const first = await chat(freshKey(), { prompt: 'First prompt.', tools: [] });
+    await first.rest();
+    const sessionId = first.headers.get('x-session-id')!;
+
+    const viaChat = await chat(freshKey(), { prompt: 'Second prompt.', sessionId });
+    expect(viaChat.status).toBe(200);
+    await viaChat.rest();
+    const viaMessages = await openStream(`${app.url}/v1/sessions/${sessionId}/messages`, {
+      body: { content: 'Third prompt.' },
+      headers: { ...KEY_A, 'idempotency-key': freshKey() },
+    });
+    expect(viaMessages.status).toBe(200);
+    await viaMessages.rest();
+
+    expect(upstream.requests).toHaveLength(3);
+    expect(userPrompts(1)).toEqual(['First prompt.', 'Second prompt.']);
+    expect(userPrompts(2)).toEqual(['First prompt.', 'Second prompt.', 'Third prompt.']);
+    const stored = await api(app.url, 'GET', `/v1/sessions/${sessionId}`, undefined, KEY_A);
+    const conversation = (stored.body.messages as { role: string; content: string }[]).map((m) => [
+      m.role,
+      m.content,
+    ]);
+    // The store holds exactly what the model was sent, then its answer.
+    const sent = upstream.requests[2].body.messages.map((m) => [m.role, m.content]);
+    expect(conversation).toEqual([...sent, ['assistant', 'an answer']]);
+  });
+
+  it('answers a retry while the run is still active with that run, not 409 (both endpoints)', async () => {
+    upstream.fallback = text('done');
+    const opened = await chat(freshKey(), { prompt: 'Open.', tools: [] });
+    await opened.rest();
+    const sessionId = opened.headers.get('x-session-id')!;
+    const words = Array.from({ length: 12 }, (_, i) => `w${i}`).join(' ');
+
+    const starts = [
+      (key: string, extra: Record<string, string> = {}) =>
+        openStream(`${app.url}/v1/sessions/${sessionId}/messages`, {
+          body: { content: 'Slowly.' },
+          headers: { ...KEY_A, 'idempotency-key': key, ...extra },
+        }),
+      (key: string, extra: Record<string, string> = {}) =>
+        openStream(`${app.url}/v1/chat`, {
+          body: { prompt: 'Slowly.', sessionId },
+          headers: { ...KEY_A, 'idempotency-key': key, ...extra },
+        }),
+    ];
+    for (const start of starts) {
+      upstream.enqueue(text(words, { delayMs: 40 }));
+      const key = freshKey();
+      const first = await start(key);
+      expect(first.status).toBe(200);
+      const runId = first.headers.get('x-run-id');
+      const seen: StreamEvent[] = [(await first.next())!, (await first.next())!];
+
+      const retry = await start(key);
+      expect(retry.status).toBe(200);
+      expect(retry.headers.get('x-run-id')).toBe(runId);
+      const resumed = await start(key, { 'last-event-id': String(seen[1].id) });
+      expect(resumed.status).toBe(200);
+      expect(resumed.headers.get('x-run-id')).toBe(runId);
+
+      const whole = await retry.rest();
+      expect(whole[0]).toMatchObject({ id: 1, event: 'run_started' });
+      expect(whole.at(-1)!.event).toBe('done');
+      expect((await resumed.rest())[0].id).toBe(Number(seen[1].id) + 1);
+      await first.rest();
+    }
+  });
+
   it('uses no key up when the first request is refused', async () => {
     upstream.enqueue(text('slow', { firstDelayMs: 400 }), text('second'));
     const running = await chat(freshKey(), { prompt: 'Busy.', tools: [] });

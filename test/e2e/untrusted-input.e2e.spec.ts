@@ -275,6 +275,80 @@ describe('text PostgreSQL cannot hold, deep JSON and how an upstream stream ends
     });
   });
 
+  describe('tool-call arguments past the limit of one model call (4 Mi characters)', () => {
+    const LIMIT = '4,194,304';
+
+    /** The call was announced with `{}`, answered INVALID_ARGUMENTS naming the limit, and the run went on. */
+    function expectRefusedAndContinued(events: StreamEvent[], toolCallId: string) {
+      expect(ofType(events, 'tool_call_start')).toEqual([
+        expect.objectContaining({ toolCallId, name: 'write_file', arguments: {}, executor: 'server' }),
+      ]);
+      const [result] = ofType(events, 'tool_call_result');
+      expect(result).toMatchObject({ toolCallId, isError: true, errorCode: 'INVALID_ARGUMENTS' });
+      expect(result.content).toContain(LIMIT);
+      expect(ofType(events, 'step_finished').map((s) => s.finishReason)).toEqual(['length', 'stop']);
+      expect(last(events).data).toMatchObject({ type: 'done', status: 'completed', iterations: 2 });
+      expect(textOf(events)).toBe('I will write it in parts.');
+    }
+
+    /** The model's second request holds the refused call and its result, as the store does. */
+    async function expectModelSawWhatIsStored(events: StreamEvent[], toolCallId: string) {
+      expect(upstream.requests).toHaveLength(2);
+      const sent = upstream.requests[1].body.messages as unknown as Record<string, any>[];
+      expect(sent.at(-2)).toMatchObject({
+        role: 'assistant',
+        tool_calls: [{ id: toolCallId, function: { name: 'write_file', arguments: '{}' } }],
+      });
+      expect(sent.at(-1)).toMatchObject({ role: 'tool', tool_call_id: toolCallId });
+      expect(sent.at(-1)!.content).toContain(LIMIT);
+      const session = await api(app.url, 'GET', `/v1/sessions/${events[0].data.sessionId}`);
+      const stored = session.body.messages as Record<string, any>[];
+      expect(stored.map((m) => m.role)).toEqual([...sent.map((m) => m.role), 'assistant']);
+      for (const m of stored.filter((x) => x.role === 'assistant'))
+        expect(Boolean(m.content) || (m.toolCalls?.length ?? 0) > 0).toBe(true);
+      await expectStoredAsStreamed(events);
+    }
+
+    it('refuses a call whose arguments pass the limit: announced, answered INVALID_ARGUMENTS, the run goes on', async () => {
+      const content = 'x'.repeat(4 * 1024 * 1024);
+      upstream.enqueue(
+        toolCalls([{ id: 'call_big', name: 'write_file', arguments: { path: 'big.txt', content } }], {
+          pieces: 8,
+        }),
+        text('I will write it in parts.'),
+      );
+      const events = await chat({ prompt: 'Write a big file.', mode: 'write' });
+      expectRefusedAndContinued(events, 'call_big');
+      await expectModelSawWhatIsStored(events, 'call_big');
+      await expectServerAlive();
+    });
+
+    it('closes a model request whose arguments stream without end, and refuses the call the same way', async () => {
+      upstream.enqueue(
+        endless('y'.repeat(64 * 1024), { toolCall: { id: 'call_endless', name: 'write_file' } }),
+        text('I will write it in parts.'),
+      );
+      const events = await chat({ prompt: 'Write forever.', mode: 'write' });
+      await upstream.waitForAborted(1);
+      expectRefusedAndContinued(events, 'call_endless');
+      await expectModelSawWhatIsStored(events, 'call_endless');
+    });
+  });
+
+  describe('an answer of nothing', () => {
+    it('stores no empty assistant message (done.messageId null), so the next prompt sends none', async () => {
+      upstream.enqueue(text(''), text('Now something.'));
+      const events = await chat({ prompt: 'Say nothing.' });
+      expect(last(events).data).toMatchObject({ type: 'done', status: 'completed', messageId: null });
+      expect(await storedMessages(events[0].data.runId)).toEqual([{ role: 'user', content: 'Say nothing.' }]);
+
+      const next = await chat({ prompt: 'Say something.', sessionId: events[0].data.sessionId });
+      expect(last(next).data).toMatchObject({ type: 'done', status: 'completed' });
+      const sent = upstream.requests[1].body.messages.map((m) => m.role);
+      expect(sent).toEqual(['system', 'user', 'user']);
+    });
+  });
+
   describe('how the upstream stream ends', () => {
     it('[DONE] without a finish reason: step_finished says stop and the run completes', async () => {
       upstream.enqueue(raw(sseData(chatChunk({ role: 'assistant', content: 'Hi there' })) + SSE_DONE));

@@ -46,7 +46,7 @@ describe('ChunkNormalizer: text PostgreSQL cannot hold', () => {
     expect(run([content('end\ud83d'), chunk({}, 'stop')]).text).toBe(`end${FFFD}`);
   });
 
-  it('makes tool-call ids, names and the assembled arguments storable, judging a split pair whole', () => {
+  it('makes tool-call names and the assembled arguments storable, judging a split pair whole (an id with U+0000 is replaced)', () => {
     const r = run([
       chunk({
         tool_calls: [
@@ -58,7 +58,7 @@ describe('ChunkNormalizer: text PostgreSQL cannot hold', () => {
       chunk({}, 'tool_calls'),
     ]);
     expect(r.finish.toolCalls).toEqual([
-      { id: `call${FFFD}`, name: `f${FFFD}`, arguments: `{"a":"${FFFD}😀"}` },
+      { id: expect.stringMatching(/^call_[0-9a-f]{24}$/), name: `f${FFFD}`, arguments: `{"a":"${FFFD}😀"}` },
     ]);
   });
 
@@ -123,14 +123,79 @@ describe('ChunkNormalizer: what one model call may hold', () => {
     expect(r.finish).toMatchObject({ finishReason: 'length', toolCalls: [] });
   });
 
-  it('cuts at the arguments limit, counting all calls of the step together', () => {
+  it('cuts at the arguments limit, counting all calls of the step together: the calls before are kept, the one that crossed is refused with {}', () => {
     const call = (index: number, args: string) =>
       chunk({ tool_calls: [{ index, id: `c${index}`, function: { name: 'f', arguments: args } }] });
-    const r = run([call(0, '{"a":"12345"}'), call(1, '{"b":"12345"}'), chunk({}, 'tool_calls')], {
+    const r = run(
+      [call(0, '{"a":"12345"}'), call(1, '{"b":"12345"}'), call(2, '{}'), chunk({}, 'tool_calls')],
+      { toolArgumentsMaxChars: 20 },
+    );
+    expect(r.cut).toBe(true);
+    expect(r.pushed).toBe(2);
+    expect(r.finish.finishReason).toBe('length');
+    expect(r.finish.toolCalls).toEqual([
+      { id: 'c0', name: 'f', arguments: '{"a":"12345"}' },
+      { id: 'c1', name: 'f', arguments: '{}', argumentsRefused: expect.stringContaining('20 characters') },
+    ]);
+  });
+
+  it('refuses a call whose arguments stream past the limit fragment by fragment, and reads no further', () => {
+    const piece = (args: string) => chunk({ tool_calls: [{ index: 0, function: { arguments: args } }] });
+    const r = run(
+      [
+        content('Writing it.'),
+        chunk({ tool_calls: [{ index: 0, id: 'c0', function: { name: 'write_file', arguments: '' } }] }),
+        ...Array.from({ length: 100 }, () => piece('x'.repeat(10))),
+        chunk({}, 'tool_calls'),
+      ],
+      { toolArgumentsMaxChars: 95 },
+    );
+    expect(r.pushed).toBe(12);
+    expect(r.text).toBe('Writing it.');
+    expect(r.finish.toolCalls).toEqual([
+      {
+        id: 'c0',
+        name: 'write_file',
+        arguments: '{}',
+        argumentsRefused: expect.stringMatching(/passed 95 characters/),
+      },
+    ]);
+  });
+
+  it('refuses an Anthropic tool_use whose input_json_delta or preset input passes the limit', () => {
+    const start = (index: number, id: string, input: object = {}) => ({
+      type: 'content_block_start',
+      index,
+      content_block: { type: 'tool_use', id, name: 'f', input },
+    });
+    const delta = (index: number, json: string) => ({
+      type: 'content_block_delta',
+      index,
+      delta: { type: 'input_json_delta', partial_json: json },
+    });
+    const streamed = run([start(0, 'tu0'), delta(0, '{"a":'), delta(0, '"' + 'y'.repeat(50) + '"}')], {
       toolArgumentsMaxChars: 20,
     });
-    expect(r.cut).toBe(true);
-    expect(r.finish).toMatchObject({ finishReason: 'length', toolCalls: [] });
+    expect(streamed.finish.toolCalls).toEqual([
+      { id: 'tu0', name: 'f', arguments: '{}', argumentsRefused: expect.any(String) },
+    ]);
+    const preset = run([start(0, 'tu1', { a: 'z'.repeat(50) })], { toolArgumentsMaxChars: 20 });
+    expect(preset.finish.toolCalls).toEqual([
+      { id: 'tu1', name: 'f', arguments: '{}', argumentsRefused: expect.any(String) },
+    ]);
+  });
+
+  it('keeps the default arguments limit at 4 Mi characters: a call of 4 Mi + 1 is refused', () => {
+    const big = 'x'.repeat(4 * 1024 * 1024);
+    const r = run([
+      chunk({ tool_calls: [{ index: 0, id: 'c0', function: { name: 'f', arguments: '{"a":"' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: big } }] }),
+      chunk({}, 'tool_calls'),
+    ]);
+    expect(r.finish.toolCalls[0]).toMatchObject({
+      arguments: '{}',
+      argumentsRefused: expect.stringMatching(/4,194,304/),
+    });
   });
 
   it('cuts at the reasoning limit', () => {

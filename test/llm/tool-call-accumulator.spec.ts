@@ -146,6 +146,28 @@ describe('ToolCallAccumulator', () => {
     expect(calls[2].id).toMatch(GENERATED);
   });
 
+  it('replaces an upstream id that is too long or has characters outside [A-Za-z0-9_.:-], keeping each call apart', () => {
+    const acc = new ToolCallAccumulator();
+    const long = 'x'.repeat(150);
+    acc.delta(0, long, 'a', '{}');
+    acc.delta(1, 'id with spaces/and?query', 'b', '{}');
+    acc.delta(2, 'y'.repeat(8000), 'c', '{}');
+    acc.delta(3, 'k'.repeat(64), 'd', '{}');
+    acc.delta(4, 'functions.get_weather:0', 'e', '{}');
+    acc.delta(5, 'toolu_01A09q90qw90lq917835lq9', 'f', '{}');
+    // Continuations still match the upstream's own id.
+    acc.delta(0, long, undefined, ' ');
+    const ids = acc.finish().map((c) => c.id);
+    expect(ids).toHaveLength(6);
+    expect(ids.slice(0, 3).every((id) => GENERATED.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(6);
+    expect(ids.slice(3)).toEqual([
+      'k'.repeat(64),
+      'functions.get_weather:0',
+      'toolu_01A09q90qw90lq917835lq9',
+    ]);
+  });
+
   it('reports what is new about a call in tool_call_delta events, indexed by position', () => {
     const acc = new ToolCallAccumulator();
     expect(acc.delta(3, 'call_a', 'weather', '')).toEqual({

@@ -464,17 +464,32 @@ export function chunksThen(
 /**
  * A text answer that never ends: `piece` as one content delta after another, as fast as the client
  * reads, with no finish_reason, until the client closes the request (which then counts as aborted).
- * Set `reasoning` to stream it as `reasoning_content` instead.
+ * Set `reasoning` to stream it as `reasoning_content` instead, or `toolCall` to stream it as the
+ * arguments of one tool call that never ends.
  */
-export function endless(piece: string, options: { reasoning?: boolean } = {}): ScriptedResponse {
+export function endless(
+  piece: string,
+  options: { reasoning?: boolean; toolCall?: { id: string; name: string } } = {},
+): ScriptedResponse {
   return new ScriptedResponse('endless', (request) => {
     const envelope = envelopeFor(request);
-    const delta = options.reasoning ? { reasoning_content: piece } : { content: piece };
-    return {
-      kind: 'endless',
-      head: [sseData(chatChunk({ role: 'assistant', content: '' }, null, envelope))],
-      frame: sseData(chatChunk(delta, null, envelope)),
-    };
+    const head = [sseData(chatChunk({ role: 'assistant', content: '' }, null, envelope))];
+    const call = options.toolCall;
+    if (call) {
+      const header = {
+        index: 0,
+        id: call.id,
+        type: 'function',
+        function: { name: call.name, arguments: '' },
+      };
+      head.push(sseData(chatChunk({ tool_calls: [header] }, null, envelope)));
+    }
+    const delta = call
+      ? { tool_calls: [{ index: 0, function: { arguments: piece } }] }
+      : options.reasoning
+        ? { reasoning_content: piece }
+        : { content: piece };
+    return { kind: 'endless', head, frame: sseData(chatChunk(delta, null, envelope)) };
   });
 }
 

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { RunAgentInputSchema } from '@ag-ui/core/schemas';
 import { EventEncoder } from '@ag-ui/encoder';
 import { plainToInstance } from 'class-transformer';
-import { validate } from 'class-validator';
+import { validate, type ValidationError } from 'class-validator';
 import type { FastifyReply } from 'fastify';
 import { SessionOptionsDto } from '../../chat/dto/session-options.dto';
 import { DomainError, ErrorCode } from '../../common/domain-error';
@@ -51,9 +51,11 @@ export class AgUiService {
       );
     }
     const options = await sessionOptions(input.forwardedProps);
+    // Checked as POST /v1/sessions checks clientTools, before the thread's session is opened.
+    const { clientTools = [] } = await checkedOptions({ clientTools: clientToolsOf(input) }, 'tools');
     const session = await this.sessions.openChat(owner, input.threadId, options);
     // The input's tools are the thread's client tools from now on.
-    await this.sessions.setClientTools(owner, session, clientToolsOf(input));
+    await this.sessions.setClientTools(owner, session, clientTools);
     const ids = { threadId: input.threadId, inputRunId: input.runId, sessionId: session.id };
 
     if (turn.kind === 'prompt') {
@@ -104,13 +106,28 @@ async function sessionOptions(forwarded: unknown): Promise<SessionOptions> {
     const v = (forwarded as Record<string, unknown>)[k];
     if (v !== undefined) picked[k] = v;
   }
-  const dto = plainToInstance(SessionOptionsDto, picked, { enableImplicitConversion: false });
+  return checkedOptions(picked, 'forwardedProps');
+}
+
+/** `options` checked by SessionOptionsDto, the rules of the REST bodies; a failure is a 400 under `where`. */
+async function checkedOptions(options: Record<string, unknown>, where: string): Promise<SessionOptions> {
+  const dto = plainToInstance(SessionOptionsDto, options, { enableImplicitConversion: false });
   const errors = await validate(dto, { whitelist: true, forbidUnknownValues: false });
   if (errors.length > 0) {
     throw new DomainError(
       ErrorCode.InvalidRequest,
-      errors.flatMap((e) => Object.values(e.constraints ?? {}).map((m) => `forwardedProps.${m}`)).join('; '),
+      constraintMessages(errors)
+        .map((m) => `${where}.${m}`)
+        .join('; '),
     );
   }
   return dto;
+}
+
+/** Every failed constraint of a validation, nested ones (a client tool's name) included. */
+function constraintMessages(errors: readonly ValidationError[]): string[] {
+  return errors.flatMap((e) => [
+    ...Object.values(e.constraints ?? {}),
+    ...constraintMessages(e.children ?? []),
+  ]);
 }

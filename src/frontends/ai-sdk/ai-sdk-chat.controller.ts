@@ -2,7 +2,6 @@ import { Body, Controller, Get, Param, Post, Res } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Owner } from '../../auth/owner.decorator';
-import { DomainError, ErrorCode } from '../../common/domain-error';
 import { ApiErrors } from '../../http/api-errors.decorator';
 import { AiSdkChatDto } from './ai-sdk-chat.dto';
 import { AiSdkChatService } from './ai-sdk-chat.service';
@@ -40,9 +39,6 @@ export class AiSdkChatController {
   @ApiNoContentResponse({ description: 'The chat has no running or waiting run' })
   @ApiErrors(400, 503)
   resume(@Owner() owner: string, @Param('chatId') chatId: string, @Res() reply: FastifyReply) {
-    if (chatId.length < 1 || chatId.length > 200) {
-      throw new DomainError(ErrorCode.InvalidRequest, 'chatId must be 1–200 characters');
-    }
     return this.chats.resume(owner, chatId, reply);
   }
 }
