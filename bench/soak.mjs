@@ -48,7 +48,8 @@ const SERVER_ENV = {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const t0 = performance.now();
-const log = (msg) => console.error(`[soak ${((performance.now() - t0) / 1000).toFixed(1).padStart(5)}s] ${msg}`);
+const log = (msg) =>
+  console.error(`[soak ${((performance.now() - t0) / 1000).toFixed(1).padStart(5)}s] ${msg}`);
 const percentile = (values, p) => {
   if (values.length === 0) return NaN;
   const sorted = [...values].sort((a, b) => a - b);
@@ -97,7 +98,10 @@ async function startServer(name, base) {
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (proc.child.exitCode !== null) throw new Error(`${name} exited during start-up:\n${proc.output()}`);
-    const ok = await fetch(`${url}/health/ready`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${url}/health/ready`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return { name, url, ...proc, alive: true };
     if (Date.now() > deadline) throw new Error(`${name} not ready:\n${proc.output()}`);
     await sleep(50);
@@ -112,7 +116,11 @@ async function startServer(name, base) {
 async function followRun(first, pick, kills) {
   const run = { runId: null, lastId: 0, final: [], problems: [], resumes: 0, takeOverMs: [], reconnects: 0 };
   let server = first;
-  let request = { method: 'POST', path: '/v1/chat', body: JSON.stringify({ prompt: 'Read the input and talk.' }) };
+  let request = {
+    method: 'POST',
+    path: '/v1/chat',
+    body: JSON.stringify({ prompt: 'Read the input and talk.' }),
+  };
   while (run.final.length === 0) {
     if (performance.now() - t0 > DEADLINE_MS) {
       run.problems.push('deadline passed');
@@ -253,7 +261,9 @@ async function main() {
   };
 
   const kills = [];
-  log(`${RUNS} runs start over ${START_SPREAD_MS} ms; A is killed every ${KILL_EVERY_MS} ms until every run has ended`);
+  log(
+    `${RUNS} runs start over ${START_SPREAD_MS} ms; A is killed every ${KILL_EVERY_MS} ms until every run has ended`,
+  );
   const runs = Array.from({ length: RUNS }, (_, i) =>
     sleep((i * START_SPREAD_MS) / RUNS).then(() => followRun(i % 2 === 0 ? a : b, pick, kills)),
   );
@@ -297,7 +307,9 @@ async function main() {
     if (problems.length > 0) failures.push(`${r.runId}: ${problems.join('; ')}`);
   }
   const takeOverMs = results.flatMap((r) => r.takeOverMs);
-  const completed = results.filter((r) => r.final.length === 1 && r.final[0].data.status === 'completed').length;
+  const completed = results.filter(
+    (r) => r.final.length === 1 && r.final[0].data.status === 'completed',
+  ).length;
   const summary = {
     runs: RUNS,
     completed,
@@ -306,7 +318,11 @@ async function main() {
     takeOvers: results.reduce((n, r) => n + r.resumes, 0),
     mostTakeOversOfOneRun: Math.max(0, ...results.map((r) => r.resumes)),
     reconnects: results.reduce((n, r) => n + r.reconnects, 0),
-    killToNextEventMs: { p50: percentile(takeOverMs, 50), p99: percentile(takeOverMs, 99), samples: takeOverMs.length },
+    killToNextEventMs: {
+      p50: percentile(takeOverMs, 50),
+      p99: percentile(takeOverMs, 99),
+      samples: takeOverMs.length,
+    },
   };
   console.log(
     [

@@ -71,7 +71,9 @@ export class RunTakeovers implements OnModuleInit {
         await this.runs
           .takeOver(id, reason, claimedAt)
           // Not driven here: its lease is not renewed, so it expires and the run is taken over again.
-          .catch((err: Error) => this.logger.error({ runId: id, msg: `could not take the run over: ${err.message}` }));
+          .catch((err: Error) =>
+            this.logger.error({ runId: id, msg: `could not take the run over: ${err.message}` }),
+          );
       }),
     );
     for (const { id, cancelRequested } of await this.store.endableRuns(this.config.runMaxResumes)) {

@@ -100,7 +100,10 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
     if (runIds.length === 0) return;
     try {
       const given = await this.store.releaseLeases(this.processId, runIds);
-      this.logger.log({ runs: given.length, msg: 'handed running runs over for another process to continue' });
+      this.logger.log({
+        runs: given.length,
+        msg: 'handed running runs over for another process to continue',
+      });
     } catch (err) {
       this.logger.warn({
         runs: runIds.length,

@@ -510,7 +510,9 @@ describe('the orchestrator while the store is unreachable (injected: PostgreSQL 
       { role: 'user', content: 'x' },
       { role: 'assistant', content: 'kept ' },
     ]);
-    const messages = await db.query(`SELECT role, content FROM messages WHERE run_id = $1 ORDER BY seq`, [runId]);
+    const messages = await db.query(`SELECT role, content FROM messages WHERE run_id = $1 ORDER BY seq`, [
+      runId,
+    ]);
     expect(messages.rows).toEqual([
       { role: 'user', content: 'x' },
       { role: 'assistant', content: 'kept ' },

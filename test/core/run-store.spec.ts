@@ -78,7 +78,9 @@ describe('RunStore on a real PostgreSQL', () => {
     await admin.query(`UPDATE runs SET lease_expires_at = now() - interval '1 second' WHERE id = ANY($1)`, [
       lost.map((r) => r.runId),
     ]);
-    expect(await store.runs.releaseLeases('stopping-process', [handedOver.runId])).toEqual([handedOver.runId]);
+    expect(await store.runs.releaseLeases('stopping-process', [handedOver.runId])).toEqual([
+      handedOver.runId,
+    ]);
 
     const claims = await Promise.all(
       Array.from({ length: 4 }, (_, i) => store.runs.claimExpiredRuns(`replica-${i}`, 3)),

@@ -153,7 +153,10 @@ describe('PostgreSQL going down under a live run (e2e, its own PostgreSQL)', () 
       [runId],
     );
     expect(messages.map((m) => m.content)).toEqual(['Talk.', texts(seen), 'Back after the outage.']);
-    expect(upstream.requests.at(-1)!.body.messages.at(-1)).toEqual({ role: 'assistant', content: texts(seen) });
+    expect(upstream.requests.at(-1)!.body.messages.at(-1)).toEqual({
+      role: 'assistant',
+      content: texts(seen),
+    });
     // A reconnect reads the stored truth, with no number reused: the take-over follows the last event seen.
     const resumed = await openStream(`${app.url}/v1/runs/${runId}/events`, {
       headers: { 'last-event-id': String(seen.at(-1)!.id) },

@@ -148,9 +148,7 @@ describe('runs that outlive their process (e2e)', () => {
     upstream.enqueue(slowAnswer(), slowAnswer());
     upstream.fallback = text('Continued after the restart.');
     const streams = await Promise.all(
-      ['One.', 'Two.'].map((prompt) =>
-        openStream(`${first.url}/v1/chat`, { body: { prompt, tools: [] } }),
-      ),
+      ['One.', 'Two.'].map((prompt) => openStream(`${first.url}/v1/chat`, { body: { prompt, tools: [] } })),
     );
     const runIds = await Promise.all(streams.map(async (s) => (await readText(s))[0].data.runId as string));
     expect(await first.kill('SIGTERM')).toBe(0);
@@ -211,7 +209,9 @@ describe('runs that outlive their process (e2e)', () => {
     const streams = await Promise.all(
       [1, 2, 3, 4].map((n) => openStream(`${a.url}/v1/chat`, { body: { prompt: `Run ${n}.`, tools: [] } })),
     );
-    const runIds = await Promise.all(streams.map(async (s) => (await readText(s, 1))[0].data.runId as string));
+    const runIds = await Promise.all(
+      streams.map(async (s) => (await readText(s, 1))[0].data.runId as string),
+    );
     await a.kill('SIGKILL');
 
     for (const runId of runIds) {

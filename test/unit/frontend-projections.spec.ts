@@ -20,7 +20,12 @@ const usage = { promptTokens: 3, completionTokens: 4 };
 const takenOver = [
   { type: 'run_started', sessionId: 's-1', model: 'm' },
   { type: 'text', delta: 'Half an ' },
-  { type: 'step_finished', iteration: 1, finishReason: 'interrupted', usage: { promptTokens: 0, completionTokens: 0 } },
+  {
+    type: 'step_finished',
+    iteration: 1,
+    finishReason: 'interrupted',
+    usage: { promptTokens: 0, completionTokens: 0 },
+  },
   { type: 'run_resumed', reason: 'process_lost', iteration: 2 },
   { type: 'text', delta: 'answer.' },
   { type: 'step_finished', iteration: 2, finishReason: 'stop', usage },
