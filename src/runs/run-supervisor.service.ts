@@ -8,7 +8,7 @@ import {
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { RunService } from './run.service';
-import { RunTakeovers } from './run-takeovers.service';
+import { LostRuns } from './lost-runs.service';
 import { ToolCallDecisions } from './tool-call-decisions.service';
 
 const EXPIRY_EVERY_MS = 1000;
@@ -31,7 +31,7 @@ export class RunSupervisor implements OnApplicationBootstrap, OnApplicationShutd
   constructor(
     private readonly runs: RunService,
     private readonly decisions: ToolCallDecisions,
-    private readonly takeovers: RunTakeovers,
+    private readonly lostRuns: LostRuns,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -40,7 +40,7 @@ export class RunSupervisor implements OnApplicationBootstrap, OnApplicationShutd
     this.every(EXPIRY_EVERY_MS, 'settle expired calls', () => this.decisions.expireWaitingCalls());
     // Renewed three times a lease, so one slow renewal never loses a live run.
     this.every(Math.floor(lease / 3), 'renew leases', () => this.runs.renewLeases());
-    this.every(TAKEOVER_EVERY_MS, 'take runs over', () => this.takeovers.check(), true);
+    this.every(TAKEOVER_EVERY_MS, 'take runs over', () => this.lostRuns.check(), true);
   }
 
   onApplicationShutdown(): void {

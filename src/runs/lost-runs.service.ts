@@ -19,8 +19,8 @@ import { RunService } from './run.service';
  * of processes that died without a word.
  */
 @Injectable()
-export class RunTakeovers implements OnModuleInit {
-  private readonly logger = new Logger(RunTakeovers.name);
+export class LostRuns implements OnModuleInit {
+  private readonly logger = new Logger(LostRuns.name);
   private checking: Promise<void> | null = null;
   private checkAgain = false;
 
