@@ -10,6 +10,9 @@ import { RUN_HANDOVER_CHANNEL, RunStore } from '../store/run-store.service';
 import { finishDetachedRun } from './detached-runs';
 import { RunService } from './run.service';
 
+/** Runs claimed by one statement: a bound on the work one check starts at once. */
+const CLAIM_AT_ONCE = 100;
+
 /**
  * Runs whose process died or shut down ("Runs outlive their process"): each is claimed by exactly
  * one live process in one statement (RunStore.claimExpiredRuns) and driven on from what is stored.
@@ -64,7 +67,13 @@ export class LostRuns implements OnModuleInit {
     // A process shutting down takes nothing over: it hands its own runs over.
     if (this.draining.active) return;
     const claimedAt = Date.now();
-    const claimed = await this.store.claimExpiredRuns(this.runs.processId, this.config.runMaxResumes);
+    const claimed = await this.store.claimExpiredRuns(
+      this.runs.processId,
+      this.config.runMaxResumes,
+      CLAIM_AT_ONCE,
+    );
+    // More may be waiting: claim them right after these (another process may take some meanwhile).
+    if (claimed.length === CLAIM_AT_ONCE) this.checkAgain = true;
     await Promise.all(
       claimed.map(async ({ id, reason }) => {
         this.metrics.runTakenOver(reason);
