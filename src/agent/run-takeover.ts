@@ -107,12 +107,15 @@ export class RunTakeover {
 
   /**
    * A call of the lost process's step that must not simply run again: a server call that had
-   * started (its row says `running`) and may change something. A read runs again; a call that was
-   * only approved, or waits for a person or the client, never started.
+   * started (its row says `running`) and may change something. A read this process offers runs
+   * again; a call that was only approved, or waits for a person or the client, never started. A
+   * tool this process does not offer now (its MCP server is not connected yet) is not known to be
+   * a read: it is answered, not run.
    */
   private interrupted(h: RunHandle, call: ToolCallRow): boolean {
     if (call.status !== 'running' || call.executor !== 'server') return false;
     const lookup = h.toolset.lookup(call.name);
-    return lookup.kind !== 'server' || lookup.tool.kind !== 'read';
+    const offered = h.toolset.serverToolNames.includes(call.name);
+    return !offered || lookup.kind !== 'server' || lookup.tool.kind !== 'read';
   }
 }

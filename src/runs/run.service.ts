@@ -26,7 +26,7 @@ import { RunOrchestrator } from '../agent/run-orchestrator.service';
 import type { TakeOverReason } from '../agent/run-takeover';
 import { ConversationStore, type ToolCallRow } from '../store/conversation-store.service';
 import { RUN_CANCEL_CHANNEL, RunStore, type RunRow } from '../store/run-store.service';
-import { isRunReleased } from '../store/store-errors';
+import { isRunReleased, LeaseLost } from '../store/store-errors';
 import { SessionStore } from '../store/session-store.service';
 import { Toolset } from '../tools/toolset';
 import type { SentModelCall } from '../llm/sent-model-call';
@@ -208,12 +208,21 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
     this.handles.get(runId)?.stop('disconnected');
   }
 
-  /** Extends the leases of the runs this process drives, and stops those someone asked elsewhere to cancel. */
+  /**
+   * Extends the leases of the runs this process drives, and stops those someone asked elsewhere to
+   * cancel. A run whose lease is no longer this process's (another took it over while this one was
+   * stalled, or it has ended) is let go at once: a tool it still runs is stopped rather than left
+   * to finish beside the new owner.
+   */
   async renewLeases(): Promise<void> {
     const sentAt = Date.now();
-    const { renewed, cancelled } = await this.store.renewLeases(this.processId, this.localRunIds);
+    const asked = this.localRunIds;
+    const { renewed, cancelled } = await this.store.renewLeases(this.processId, asked);
     for (const runId of renewed) this.handles.get(runId)?.lease.renewed(sentAt);
     for (const runId of cancelled) this.handles.get(runId)?.stop('cancelled');
+    const kept = new Set(renewed);
+    for (const runId of asked)
+      if (!kept.has(runId)) this.handles.get(runId)?.writeFailed(new LeaseLost(runId));
   }
 
   // ── internals ─────────────────────────────────────────────────────────────
