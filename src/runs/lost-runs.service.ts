@@ -71,6 +71,7 @@ export class LostRuns implements OnModuleInit {
       this.runs.processId,
       this.config.runMaxResumes,
       CLAIM_AT_ONCE,
+      this.runs.heldRunIds,
     );
     // More may be waiting: claim them right after these (another process may take some meanwhile).
     if (claimed.length === CLAIM_AT_ONCE) this.checkAgain = true;

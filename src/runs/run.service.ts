@@ -113,6 +113,15 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
     for (const runId of runIds) this.handles.get(runId)?.handOver();
   }
 
+  /**
+   * Runs this process still has a handle of, those it has let go and that are winding down included:
+   * it never takes one of these over itself, or two of its handles (one lease owner) would write
+   * into one run. Another process may; or this one once the old handle has finished.
+   */
+  get heldRunIds(): string[] {
+    return [...this.handles.keys()];
+  }
+
   /** Runs this process drives now (not those it has let go). */
   get localRunIds(): string[] {
     return [...this.handles.values()].filter((h) => !h.released).map((h) => h.run.id);

@@ -274,21 +274,28 @@ export class RunStore {
    * others skip it, or see the lease renewed), so every lost run is claimed exactly once among any
    * number of processes. It leases them to `leaseOwner` and counts the take-over. Runs taken over
    * `maxResumes` times already, or asked to cancel, are not claimed: they are ended instead
-   * (`endableRuns`). A lease given up at shutdown has no owner: that is how its reason is told.
+   * (`endableRuns`); nor are those of `skip`. A lease given up at shutdown has no owner: that is how
+   * its reason is told.
    */
-  async claimExpiredRuns(leaseOwner: string, maxResumes: number, limit = 100): Promise<ClaimedRun[]> {
+  async claimExpiredRuns(
+    leaseOwner: string,
+    maxResumes: number,
+    limit = 100,
+    skip: readonly string[] = [],
+  ): Promise<ClaimedRun[]> {
     return returningRows<ClaimedRun>(
       await this.db.query(
         `WITH lost AS (
            SELECT id, lease_owner IS NULL AS handed_over FROM runs
             WHERE status = 'running' AND lease_expires_at <= now() AND resumes < $2 AND NOT cancel_requested
+              AND NOT (id = ANY($5::uuid[]))
             ORDER BY lease_expires_at LIMIT $3
               FOR UPDATE SKIP LOCKED)
          UPDATE runs r SET lease_owner = $1, lease_expires_at = now() + $4::int * interval '1 millisecond',
                 resumes = r.resumes + 1, updated_at = now()
            FROM lost WHERE r.id = lost.id
          RETURNING r.id, CASE WHEN lost.handed_over THEN 'shutdown' ELSE 'process_lost' END AS reason`,
-        [leaseOwner, maxResumes, limit, this.leaseMs],
+        [leaseOwner, maxResumes, limit, this.leaseMs, skip],
       ),
     );
   }
