@@ -3,13 +3,14 @@ import { LlmModule } from '../llm/llm.module';
 import { StoreModule } from '../store/store.module';
 import { ToolsModule } from '../tools/tools.module';
 import { RunOrchestrator } from './run-orchestrator.service';
+import { RunTakeover } from './run-takeover';
 import { RunTools } from './run-tools.service';
 import { ToolStepService } from './tool-step.service';
 
 /** The loop: call the model, decide and run each step's tool calls, store what happened. */
 @Module({
   imports: [LlmModule, ToolsModule, StoreModule],
-  providers: [RunTools, ToolStepService, RunOrchestrator],
+  providers: [RunTools, ToolStepService, RunTakeover, RunOrchestrator],
   exports: [RunOrchestrator],
 })
 export class AgentModule {}

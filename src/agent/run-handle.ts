@@ -1,13 +1,14 @@
 import type { Usage } from '../llm/model-provider';
 import type { RunEventSink } from '../events/run-event-sink';
 import type { RunLease } from '../events/run-lease';
-import { isRunReleased, type LeaseLost, type StoreUnavailable } from '../store/store-errors';
+import { isRunReleased, LeaseLost, type StoreUnavailable } from '../store/store-errors';
 import type { MessageRow } from '../store/conversation-store.service';
 import type { RunRow } from '../store/run-store.service';
 import type { SessionRow } from '../store/session-store.service';
 import type { Toolset } from '../tools/toolset';
+import type { TakeOverReason } from './run-takeover';
 
-export type StopReason = 'cancelled' | 'disconnected' | 'shutdown';
+export type StopReason = 'cancelled' | 'disconnected';
 
 /** Why a run was stopped from outside, carried as the AbortSignal's reason. */
 export class RunStopped extends Error {
@@ -15,9 +16,7 @@ export class RunStopped extends Error {
     super(
       reason === 'cancelled'
         ? 'The run was cancelled.'
-        : reason === 'disconnected'
-          ? 'The run was cancelled because its client disconnected.'
-          : 'The server shut down while the run was in progress.',
+        : 'The run was cancelled because its client disconnected.',
     );
     this.name = 'RunStopped';
   }
@@ -40,6 +39,8 @@ export interface RunHandleInit {
   nextMessageSeq: number;
   /** The run was taken up after a wait: its open step's approved calls run before the next model call. */
   resumesStep: boolean;
+  /** This process took the run over from one that died or shut down: RunTakeover prepares it first. */
+  takeOver?: TakeOverReason;
   /**
    * Stops the run; given when a call of the run went out before its handle (the first model call,
    * sent with the start), so that stopping the run stops that call too.
@@ -66,6 +67,7 @@ export class RunHandle {
   private readonly callCounts: Map<string, number>;
   readonly firstMessageSeq: number;
   readonly resumesStep: boolean;
+  readonly takeOver: TakeOverReason | null;
   private readonly messages: MessageRow[];
   private lastAssistantId: string | null;
   private nextSeq: number;
@@ -91,6 +93,7 @@ export class RunHandle {
     this.firstMessageSeq = init.firstMessageSeq;
     this.nextSeq = init.nextMessageSeq;
     this.resumesStep = init.resumesStep;
+    this.takeOver = init.takeOver ?? null;
     this.lastAssistantId =
       [...init.conversation].reverse().find((m) => m.role === 'assistant' && m.runId === init.run.id)?.id ??
       null;
@@ -209,6 +212,14 @@ export class RunHandle {
   writeFailed(err: unknown): void {
     if (isRunReleased(err)) this.releasedBy ??= err;
     if (!this.controller.signal.aborted) this.controller.abort(err);
+  }
+
+  /**
+   * This process gave the run's lease up (a shutdown hands its runs over): like a lost lease, the
+   * run stops and nothing more of it is written here; another process, or the next start, goes on.
+   */
+  handOver(): void {
+    this.writeFailed(new LeaseLost(this.run.id));
   }
 
   /** Why this process let the run go (it must write nothing more), or null. */

@@ -16,11 +16,12 @@ import { RunStore, type RunRow } from '../store/run-store.service';
 import { isRunReleased, isStoreUnavailable } from '../store/store-errors';
 import { ToolStepService } from './tool-step.service';
 import { RunTools } from './run-tools.service';
+import { RunTakeover } from './run-takeover';
 
 /**
  * How a stretch of driving a run ended. `released`: this process let the run go without ending it
- * (its lease is gone: the store stayed down too long, or another process has the run); another
- * process fails it once the lease has expired.
+ * (its lease is gone: the store stayed down too long, another process has the run, or a shutdown
+ * handed it over); another process takes it over once the lease has expired.
  */
 export type DriveOutcome =
   'completed' | 'max_iterations' | 'requires_action' | 'cancelled' | 'failed' | 'released';
@@ -49,6 +50,7 @@ export class RunOrchestrator {
     private readonly conversation: ConversationStore,
     private readonly metrics: MetricsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly takeover: RunTakeover,
   ) {}
 
   /** The model of a session that names none (LLM_MODEL, owned by llm/). */
@@ -61,6 +63,8 @@ export class RunOrchestrator {
     let sent = firstCall;
     try {
       if (h.toolset.serverToolNames.length > 0) this.tools.prepareWorkspace(h);
+      // A run taken over from a lost process: its cut step closed first (it may end at its cap).
+      if (h.takeOver && !(await this.takeover.prepare(h, h.takeOver))) return 'max_iterations';
       if (h.resumesStep) await this.runOpenStep(h);
       for (;;) {
         h.signal.throwIfAborted();
@@ -231,8 +235,8 @@ export class RunOrchestrator {
 
   /**
    * Ends a run that was aborted or failed, keeping what it produced — unless this process has let
-   * the run go (its lease is gone): then it writes nothing, and the process whose supervisor sees
-   * the lease expired ends the run.
+   * the run go (its lease is gone): then it writes nothing, and a process that sees the lease
+   * expired takes the run over.
    */
   private async stop(h: RunHandle, err: unknown): Promise<DriveOutcome> {
     if (isRunReleased(err)) h.writeFailed(err);
@@ -241,7 +245,7 @@ export class RunOrchestrator {
     const outcome: FinalOutcome =
       stopped === 'cancelled' || stopped === 'disconnected'
         ? { status: 'cancelled', why: new RunStopped(stopped).message }
-        : { status: 'failed', error: stopped === 'shutdown' ? shutdownError() : toRunError(err) };
+        : { status: 'failed', error: toRunError(err) };
     if (outcome.status === 'failed' && stopped === null) {
       const cause = err instanceof Error ? err.message : String(err);
       this.logger.warn({
@@ -272,14 +276,6 @@ export class RunOrchestrator {
       return 'released';
     }
   }
-}
-
-function shutdownError(): RunError {
-  return {
-    code: 'SERVER_SHUTDOWN',
-    message: 'The server shut down while the run was in progress.',
-    retryable: true,
-  };
 }
 
 function toRunError(err: unknown): RunError {

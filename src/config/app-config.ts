@@ -68,8 +68,10 @@ export interface AppConfig {
   shutdownGraceMs: number;
   /** A `: ping` comment after this much silence on a stream (15 s by the contract; tests shorten it). */
   ssePingMs: number;
-  /** How long a process's claim on a running run lasts without renewal; a dead process's runs end after it. */
+  /** How long a process's claim on a running run lasts without renewal; a dead process's runs are taken over after it. */
   runLeaseMs: number;
+  /** How often one run may be taken over after losing its process; the next loss fails it (RUN_ABANDONED). */
+  runMaxResumes: number;
 }
 
 export class ConfigError extends Error {
@@ -161,7 +163,8 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     logContent: read.bool('LOG_CONTENT', false),
     shutdownGraceMs: read.ms('SHUTDOWN_GRACE_MS', 10_000),
     ssePingMs: read.ms('SSE_PING_MS', 15_000),
-    runLeaseMs: read.ms('RUN_LEASE_MS', 30_000),
+    runLeaseMs: read.ms('RUN_LEASE_MS', 10_000),
+    runMaxResumes: read.int('RUN_MAX_RESUMES', 3, 0, 1_000_000),
   };
 }
 

@@ -15,6 +15,7 @@ const SCHEMA_NAMES: Readonly<Record<RunEventType, string>> = {
   step_finished: 'StepFinishedEvent',
   done: 'DoneEvent',
   error: 'ErrorEvent',
+  run_resumed: 'RunResumedEvent',
 };
 
 const ref = (name: string): ReferenceObject => ({ $ref: `#/components/schemas/${name}` });
@@ -116,6 +117,14 @@ export const RUN_EVENT_SCHEMAS: Readonly<Record<string, SchemaObject>> = {
     message: string(),
     retryable: { type: 'boolean', description: 'True for upstream 429, 5xx and network failures' },
   }),
+  RunResumedEvent: event(
+    'run_resumed',
+    'The run was taken over by a process after its own one died or shut down',
+    {
+      reason: { type: 'string', enum: ['process_lost', 'shutdown'] },
+      iteration: integer('The number the next step will have (the interrupted step counts)'),
+    },
+  ),
   RunEvent: {
     description:
       'The JSON of an event stream `data:` line; the SSE `event:` line carries the same `type`. Clients ignore types they do not know.',

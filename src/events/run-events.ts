@@ -48,7 +48,9 @@ export type RunEventBody =
       usage: Usage;
       messageId: string | null;
     }
-  | { type: 'error'; code: string; message: string; retryable: boolean };
+  | { type: 'error'; code: string; message: string; retryable: boolean }
+  /** A process took the run over after its own one died or shut down; `iteration`: the next step's. */
+  | { type: 'run_resumed'; reason: 'process_lost' | 'shutdown'; iteration: number };
 
 export type RunEventType = RunEventBody['type'];
 

@@ -17,6 +17,12 @@ export class MetricsService {
     labelNames: ['status'] as const,
     registers: [this.registry],
   });
+  private readonly runsTakenOver = new Counter({
+    name: 'loopwright_runs_taken_over_total',
+    help: 'Runs this process took over after their own process died or shut down, by reason.',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
   private readonly runDuration = new Histogram({
     name: 'loopwright_run_duration_seconds',
     help: 'Wall time from a run starting to its final status (waits included).',
@@ -93,6 +99,10 @@ export class MetricsService {
 
   runStarted(): void {
     this.runsStarted.inc();
+  }
+
+  runTakenOver(reason: 'process_lost' | 'shutdown'): void {
+    this.runsTakenOver.inc({ reason });
   }
 
   runFinished(status: string, durationMs: number): void {

@@ -8,14 +8,20 @@ import {
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { RunService } from './run.service';
+import { LostRuns } from './lost-runs.service';
 import { ToolCallDecisions } from './tool-call-decisions.service';
 
 const EXPIRY_EVERY_MS = 1000;
+/**
+ * How often expired leases are looked for: a run whose process died without a word is taken over
+ * within about this much after its lease ran out (one indexed statement a second per process).
+ */
+const TAKEOVER_EVERY_MS = 1000;
 
 /**
  * The clocks of durable runs, on every process: waiting calls past their deadline are settled
  * (within about a second, also after a restart), this process's leases are renewed, and runs whose
- * process died are ended.
+ * process died are taken over (at start-up too: a lone server restarted continues its runs).
  */
 @Injectable()
 export class RunSupervisor implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -25,6 +31,7 @@ export class RunSupervisor implements OnApplicationBootstrap, OnApplicationShutd
   constructor(
     private readonly runs: RunService,
     private readonly decisions: ToolCallDecisions,
+    private readonly lostRuns: LostRuns,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -33,12 +40,7 @@ export class RunSupervisor implements OnApplicationBootstrap, OnApplicationShutd
     this.every(EXPIRY_EVERY_MS, 'settle expired calls', () => this.decisions.expireWaitingCalls());
     // Renewed three times a lease, so one slow renewal never loses a live run.
     this.every(Math.floor(lease / 3), 'renew leases', () => this.runs.renewLeases());
-    this.every(
-      Math.max(1000, Math.floor(lease / 6)),
-      'end abandoned runs',
-      () => this.runs.failAbandonedRuns(),
-      true,
-    );
+    this.every(TAKEOVER_EVERY_MS, 'take runs over', () => this.lostRuns.check(), true);
   }
 
   onApplicationShutdown(): void {

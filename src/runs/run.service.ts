@@ -23,9 +23,10 @@ import { RunStarts, type StartRun, type StartedRun } from './run-starts.service'
 import { callKey } from '../agent/call-key';
 import { RunHandle, RunStopped, type RunHandleInit } from '../agent/run-handle';
 import { RunOrchestrator } from '../agent/run-orchestrator.service';
+import type { TakeOverReason } from '../agent/run-takeover';
 import { ConversationStore, type ToolCallRow } from '../store/conversation-store.service';
 import { RUN_CANCEL_CHANNEL, RunStore, type RunRow } from '../store/run-store.service';
-import { isRunReleased } from '../store/store-errors';
+import { isRunReleased, LeaseLost } from '../store/store-errors';
 import { SessionStore } from '../store/session-store.service';
 import { Toolset } from '../tools/toolset';
 import type { SentModelCall } from '../llm/sent-model-call';
@@ -73,7 +74,11 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
     );
   }
 
-  /** Stops taking runs, lets the running ones finish within the grace period, then stops the rest. */
+  /**
+   * Stops taking runs, lets the running ones finish within the grace period, then hands the rest
+   * over: their leases are given up at once (with a notice), so another process continues them
+   * within about a second — or, with none, this server when it starts again.
+   */
   async beforeApplicationShutdown(): Promise<void> {
     this.draining.start();
     const running = () => [...this.handles.values()].map((h) => h.done);
@@ -81,8 +86,40 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
       setTimeout(resolve, this.config.shutdownGraceMs).unref(),
     );
     await Promise.race([Promise.all(running()), graceOver]);
-    for (const h of this.handles.values()) h.stop('shutdown');
+    await this.handOver();
     await Promise.all(running());
+  }
+
+  /**
+   * Gives up the leases of the runs this process still drives, then stops them (they write nothing
+   * more). When the leases cannot be given up (the store is down), the runs are taken over once
+   * they expire, as after a crash.
+   */
+  private async handOver(): Promise<void> {
+    const runIds = this.localRunIds;
+    if (runIds.length === 0) return;
+    try {
+      const given = await this.store.releaseLeases(this.processId, runIds);
+      this.logger.log({
+        runs: given.length,
+        msg: 'handed running runs over for another process to continue',
+      });
+    } catch (err) {
+      this.logger.warn({
+        runs: runIds.length,
+        msg: `could not give up the leases (the runs are taken over once they expire): ${err instanceof Error ? err.message : String(err)}`,
+      });
+    }
+    for (const runId of runIds) this.handles.get(runId)?.handOver();
+  }
+
+  /**
+   * Runs this process still has a handle of, those it has let go and that are winding down included:
+   * it never takes one of these over itself, or two of its handles (one lease owner) would write
+   * into one run. Another process may; or this one once the old handle has finished.
+   */
+  get heldRunIds(): string[] {
+    return [...this.handles.keys()];
   }
 
   /** Runs this process drives now (not those it has let go). */
@@ -180,28 +217,21 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
     this.handles.get(runId)?.stop('disconnected');
   }
 
-  /** Extends the leases of the runs this process drives, and stops those someone asked elsewhere to cancel. */
+  /**
+   * Extends the leases of the runs this process drives, and stops those someone asked elsewhere to
+   * cancel. A run whose lease is no longer this process's (another took it over while this one was
+   * stalled, or it has ended) is let go at once: a tool it still runs is stopped rather than left
+   * to finish beside the new owner.
+   */
   async renewLeases(): Promise<void> {
     const sentAt = Date.now();
-    const { renewed, cancelled } = await this.store.renewLeases(this.processId, this.localRunIds);
+    const asked = this.localRunIds;
+    const { renewed, cancelled } = await this.store.renewLeases(this.processId, asked);
     for (const runId of renewed) this.handles.get(runId)?.lease.renewed(sentAt);
     for (const runId of cancelled) this.handles.get(runId)?.stop('cancelled');
-  }
-
-  /** Ends runs whose process died (its lease ran out), keeping what they had produced. */
-  async failAbandonedRuns(): Promise<void> {
-    for (const runId of await this.store.abandonedRunIds()) {
-      const local = this.handles.get(runId);
-      if (local && !local.released) continue;
-      await finishDetachedRun(this.store, this.conversation, this.metrics, runId, {
-        status: 'failed',
-        error: {
-          code: 'RUN_ABANDONED',
-          message: 'The server process driving this run stopped before it finished.',
-          retryable: true,
-        },
-      });
-    }
+    const kept = new Set(renewed);
+    for (const runId of asked)
+      if (!kept.has(runId)) this.handles.get(runId)?.writeFailed(new LeaseLost(runId));
   }
 
   // ── internals ─────────────────────────────────────────────────────────────
@@ -256,10 +286,23 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
       });
   }
 
-  /** Takes up a run this process has just claimed (status `running`, leased to it). */
-  async takeUp(runId: string): Promise<void> {
+  /** Takes up a run this process has just claimed after a wait (status `running`, leased to it). */
+  takeUp(runId: string): Promise<void> {
     // The claim committed a moment ago and set the lease from then: count from about that time.
-    const claimedAt = Date.now();
+    return this.resume(runId, Date.now());
+  }
+
+  /**
+   * Drives a run this process has just taken over from one that died or shut down (leased to it
+   * since `claimedAt`); the loop first closes what the lost process left cut (RunTakeover).
+   */
+  takeOver(runId: string, reason: TakeOverReason, claimedAt: number): Promise<void> {
+    this.logger.log({ runId, reason, msg: 'taking the run over' });
+    return this.resume(runId, claimedAt, reason);
+  }
+
+  /** Rebuilds a run this process has claimed from the database, and drives it on. */
+  private async resume(runId: string, claimedAt: number, takeOver?: TakeOverReason): Promise<void> {
     const run = await this.store.findRun(runId);
     if (!run || run.status !== 'running' || run.leaseOwner !== this.processId) return;
     const session = await this.sessionStore.find(run.sessionId, null);
@@ -286,6 +329,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
         firstMessageSeq: firstSeq,
         nextMessageSeq: session.nextMessageSeq,
         resumesStep: true,
+        takeOver,
       },
       claimedAt,
     );
@@ -323,7 +367,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
   /**
    * A write of a run failed for good, or the run's lease is gone: the handle stops (and the loop
    * fails the run, or lets it go — then this process no longer renews its lease, and whichever
-   * process sees the lease expired fails it as RUN_ABANDONED).
+   * process sees the lease expired takes it over).
    */
   private writeFailed(runId: string, err: unknown): void {
     const message = err instanceof Error ? err.message : String(err);

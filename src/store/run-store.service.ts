@@ -13,6 +13,15 @@ export type Queryable = Pick<EntityManager, 'query'>;
 export const RUN_EVENTS_CHANNEL = 'lw_run_events';
 /** Where a process asks the one driving a run to cancel it (payload: the run id). */
 export const RUN_CANCEL_CHANNEL = 'lw_run_cancel';
+/** Where a process says it gave up a run's lease (payload: the run id): another may take it over now. */
+export const RUN_HANDOVER_CHANNEL = 'lw_run_handover';
+
+/** A run this process has just taken over: leased to it, its resumes counted. */
+export interface ClaimedRun {
+  id: string;
+  /** Its process gave it up while shutting down (`shutdown`), or died (`process_lost`). */
+  reason: 'process_lost' | 'shutdown';
+}
 
 /** An event as the log stores it: its number, its type and its JSON text (serialised once). */
 export interface EventRecord {
@@ -259,11 +268,65 @@ export class RunStore {
     };
   }
 
-  /** Runs left `running` by a process whose lease ran out (it died or hung). */
-  async abandonedRunIds(limit = 50): Promise<string[]> {
-    const rows: { id: string }[] = await this.db.query(
-      `SELECT id FROM runs WHERE status = 'running' AND lease_expires_at < now() ORDER BY lease_expires_at LIMIT $1`,
-      [limit],
+  /**
+   * Takes over runs whose lease ran out (their process died, hung, or gave them up), in ONE
+   * statement: each such row is locked and re-checked by whichever process gets to it first (the
+   * others skip it, or see the lease renewed), so every lost run is claimed exactly once among any
+   * number of processes. It leases them to `leaseOwner` and counts the take-over. Runs taken over
+   * `maxResumes` times already, or asked to cancel, are not claimed: they are ended instead
+   * (`endableRuns`); nor are those of `skip`. A lease given up at shutdown has no owner: that is how
+   * its reason is told.
+   */
+  async claimExpiredRuns(
+    leaseOwner: string,
+    maxResumes: number,
+    limit = 100,
+    skip: readonly string[] = [],
+  ): Promise<ClaimedRun[]> {
+    return returningRows<ClaimedRun>(
+      await this.db.query(
+        `WITH lost AS (
+           SELECT id, lease_owner IS NULL AS handed_over FROM runs
+            WHERE status = 'running' AND lease_expires_at <= now() AND resumes < $2 AND NOT cancel_requested
+              AND NOT (id = ANY($5::uuid[]))
+            ORDER BY lease_expires_at LIMIT $3
+              FOR UPDATE SKIP LOCKED)
+         UPDATE runs r SET lease_owner = $1, lease_expires_at = now() + $4::int * interval '1 millisecond',
+                resumes = r.resumes + 1, updated_at = now()
+           FROM lost WHERE r.id = lost.id
+         RETURNING r.id, CASE WHEN lost.handed_over THEN 'shutdown' ELSE 'process_lost' END AS reason`,
+        [leaseOwner, maxResumes, limit, this.leaseMs, skip],
+      ),
+    );
+  }
+
+  /**
+   * Runs left `running` by a process whose lease ran out that are not to be taken over: lost more
+   * than `maxResumes` times (they fail), or asked to cancel while nobody drove them.
+   */
+  async endableRuns(maxResumes: number, limit = 50): Promise<{ id: string; cancelRequested: boolean }[]> {
+    return this.db.query(
+      `SELECT id, cancel_requested AS "cancelRequested" FROM runs
+        WHERE status = 'running' AND lease_expires_at <= now() AND (resumes >= $1 OR cancel_requested)
+        ORDER BY lease_expires_at LIMIT $2`,
+      [maxResumes, limit],
+    );
+  }
+
+  /**
+   * Gives up this process's leases of `runIds` at once (a shutdown hands its runs over): the lease
+   * expires now and has no owner, so no write of this process lands any more, and a notice tells
+   * every other process to take the runs over. Returns the runs given up.
+   */
+  async releaseLeases(leaseOwner: string, runIds: string[]): Promise<string[]> {
+    if (runIds.length === 0) return [];
+    const rows = returningRows<{ id: string }>(
+      await this.db.query(
+        `UPDATE runs SET lease_owner = NULL, lease_expires_at = now(), updated_at = now()
+          WHERE id = ANY($1::uuid[]) AND lease_owner = $2 AND status = 'running'
+          RETURNING id, pg_notify('${RUN_HANDOVER_CHANNEL}', id::text)`,
+        [runIds, leaseOwner],
+      ),
     );
     return rows.map((r) => r.id);
   }

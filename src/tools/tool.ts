@@ -24,7 +24,9 @@ export type ToolErrorCode =
   /** An MCP server answered the call with `isError: true`. */
   | 'MCP_TOOL_ERROR'
   /** The MCP server of this tool is not connected (down, restarting, or it dropped during the call). */
-  | 'MCP_UNAVAILABLE';
+  | 'MCP_UNAVAILABLE'
+  /** The server stopped while the call ran (a take-over): whether it had an effect is unknown. */
+  | 'INTERRUPTED';
 
 /** A tool failure with a message the model can act on. Thrown from `execute`. */
 export class ToolError extends Error {

@@ -476,9 +476,9 @@ describe('the orchestrator while the store is unreachable (injected: PostgreSQL 
     expect(log.rows).toEqual(seen.map((e) => ({ seq: e.seq, type: e.type })));
   });
 
-  it('store down past the lease: the process lets the run go (no final event), then it fails as RUN_ABANDONED', async () => {
+  it('store down past the lease: the process lets the run go (no final event), then takes it over once the store is back', async () => {
     const held = gate();
-    core.model.enqueue(textUntil(held.opened, ['kept '], ['lost']));
+    core.model.enqueue(textUntil(held.opened, ['kept '], ['lost']), answer('continued'));
     const { runId } = await core.runs.start(OWNER, { prompt: 'x' });
     await core.follow(runId, (e) => e.type === 'text');
     await db.query('INSERT INTO unreachable_for VALUES ($1)', [runId]);
@@ -490,14 +490,33 @@ describe('the orchestrator while the store is unreachable (injected: PostgreSQL 
     expect((await statusOf(runId)).status).toBe('running');
 
     await db.query('DELETE FROM unreachable_for WHERE run_id = $1', [runId]);
+    await eventually(async () => (await statusOf(runId)).status === 'completed', 10_000);
     const after = await core.follow(runId);
-    expect(types(after)).toEqual(['run_started', 'text', 'error']);
-    expect(body(after[2])).toMatchObject({ code: 'RUN_ABANDONED', seq: 3 });
-    expect(await statusOf(runId)).toMatchObject({ status: 'failed', error: { code: 'RUN_ABANDONED' } });
-    const message = await db.query(
-      `SELECT content FROM messages WHERE run_id = $1 AND role = 'assistant' ORDER BY seq DESC LIMIT 1`,
-      [runId],
-    );
-    expect(message.rows).toEqual([{ content: 'kept ' }]);
+    expect(types(after)).toEqual([
+      'run_started',
+      'text',
+      'step_finished',
+      'run_resumed',
+      'text',
+      'step_finished',
+      'done',
+    ]);
+    expect(after.map((e) => e.seq)).toEqual(after.map((_, i) => i + 1));
+    expect(body(after[2])).toMatchObject({ iteration: 1, finishReason: 'interrupted' });
+    expect(body(after[3])).toMatchObject({ reason: 'process_lost', iteration: 2 });
+    expect(body(after.at(-1)!)).toMatchObject({ status: 'completed', iterations: 2 });
+    // The model went on from the text the stream had shown, and only that.
+    expect(core.model.requests.at(-1)!.messages.slice(-2)).toEqual([
+      { role: 'user', content: 'x' },
+      { role: 'assistant', content: 'kept ' },
+    ]);
+    const messages = await db.query(`SELECT role, content FROM messages WHERE run_id = $1 ORDER BY seq`, [
+      runId,
+    ]);
+    expect(messages.rows).toEqual([
+      { role: 'user', content: 'x' },
+      { role: 'assistant', content: 'kept ' },
+      { role: 'assistant', content: 'continued' },
+    ]);
   });
 });

@@ -13,6 +13,9 @@ describe('RunStore on a real PostgreSQL', () => {
     store = await openCoreStore(undefined, 60_000);
     admin = await connect(store.url);
   });
+  const endRuns = (ids: string[]) =>
+    admin.query(`UPDATE runs SET status = 'failed', lease_owner = NULL WHERE id = ANY($1)`, [ids]);
+
   afterAll(async () => {
     await admin.end();
     await store.close();
@@ -68,15 +71,59 @@ describe('RunStore on a real PostgreSQL', () => {
     expect(result.cancelled).toEqual([cancelled.runId]);
   });
 
-  it('finds runs whose lease ran out, and not those still leased', async () => {
-    const expired = await insertRunningRun(store, 'dead-process');
+  it('claims every run whose lease ran out exactly once among racing processes, counting the take-over', async () => {
+    const lost = await Promise.all(Array.from({ length: 6 }, () => insertRunningRun(store, 'dead-process')));
+    const handedOver = await insertRunningRun(store, 'stopping-process');
     const alive = await insertRunningRun(store, 'live-process');
-    await admin.query(`UPDATE runs SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [
-      expired.runId,
+    await admin.query(`UPDATE runs SET lease_expires_at = now() - interval '1 second' WHERE id = ANY($1)`, [
+      lost.map((r) => r.runId),
     ]);
-    const ids = await store.runs.abandonedRunIds(1000);
-    expect(ids).toContain(expired.runId);
-    expect(ids).not.toContain(alive.runId);
+    expect(await store.runs.releaseLeases('stopping-process', [handedOver.runId])).toEqual([
+      handedOver.runId,
+    ]);
+
+    const claims = await Promise.all(
+      Array.from({ length: 4 }, (_, i) => store.runs.claimExpiredRuns(`replica-${i}`, 3)),
+    );
+    const mine = new Set([...lost.map((r) => r.runId), handedOver.runId]);
+    const claimed = claims.flat().filter((c) => mine.has(c.id) || c.id === alive.runId);
+    expect(claimed.map((c) => c.id).sort()).toEqual([...mine].sort());
+    expect(claimed.find((c) => c.id === handedOver.runId)!.reason).toBe('shutdown');
+    expect(claimed.filter((c) => c.reason === 'process_lost')).toHaveLength(lost.length);
+    const rows = await admin.query(
+      `SELECT id, resumes, lease_owner, lease_expires_at > now() AS leased FROM runs WHERE id = ANY($1)`,
+      [[...mine]],
+    );
+    for (const row of rows.rows) {
+      expect(row).toMatchObject({ resumes: 1, leased: true });
+      const winner = claims.findIndex((c) => c.some((x) => x.id === row.id));
+      expect(row.lease_owner).toBe(`replica-${winner}`);
+    }
+    expect(await store.runs.claimExpiredRuns('late-replica', 3)).not.toContainEqual(
+      expect.objectContaining({ id: lost[0].runId }),
+    );
+    await endRuns([...mine, alive.runId]); // the key's active runs are limited
+  });
+
+  it('does not claim a run lost RUN_MAX_RESUMES times or asked to cancel: those are to be ended', async () => {
+    const exhausted = await insertRunningRun(store, 'dead-process');
+    const cancelled = await insertRunningRun(store, 'dead-process');
+    await admin.query(`UPDATE runs SET resumes = 3 WHERE id = $1`, [exhausted.runId]);
+    await store.runs.requestCancel(cancelled.runId);
+    await admin.query(`UPDATE runs SET lease_expires_at = now() - interval '1 second' WHERE id = ANY($1)`, [
+      [exhausted.runId, cancelled.runId],
+    ]);
+    const ids = [exhausted.runId, cancelled.runId];
+    const claimed = await store.runs.claimExpiredRuns('replica', 3);
+    expect(claimed.filter((c) => ids.includes(c.id))).toEqual([]);
+    const endable = (await store.runs.endableRuns(3, 1000)).filter((r) => ids.includes(r.id));
+    expect(endable).toEqual(
+      expect.arrayContaining([
+        { id: exhausted.runId, cancelRequested: false },
+        { id: cancelled.runId, cancelRequested: true },
+      ]),
+    );
+    await endRuns(ids);
   });
 
   it('reads back the text streamed after the last finished step (a dead run’s partial answer)', async () => {

@@ -104,8 +104,9 @@ describe('runs across server processes (e2e)', () => {
     expect(readFileSync(join(workspace, 'after-crash.txt'), 'utf8')).toBe('ok\n');
   });
 
-  it('ends a run whose process died mid-answer as failed, keeping the text it had stored', async () => {
-    const first = await start();
+  it('with RUN_MAX_RESUMES=0, ends a run whose process died mid-answer as failed, keeping the text it had stored', async () => {
+    const noTakeOver = { RUN_MAX_RESUMES: '0' };
+    const first = await start(noTakeOver);
     upstream.enqueue(chunksThen(['partial ', 'words'], 'hang'));
     const stream = await openStream(`${first.url}/v1/chat`, { body: { prompt: 'Talk.', tools: [] } });
     const seen: StreamEvent[] = [];
@@ -119,7 +120,7 @@ describe('runs across server processes (e2e)', () => {
     // A stream shows an event only once it is stored: no wait is needed before the kill.
     await first.kill('SIGKILL');
 
-    const other = await start();
+    const other = await start(noTakeOver);
     await eventually(
       async () => (await api(other.url, 'GET', `/v1/runs/${runId}`)).body.status === 'failed',
       15_000,

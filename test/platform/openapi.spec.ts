@@ -58,6 +58,7 @@ const EVENT_SCHEMAS = [
   'StepFinishedEvent',
   'DoneEvent',
   'ErrorEvent',
+  'RunResumedEvent',
 ];
 
 describe('the OpenAPI document', () => {

@@ -3,6 +3,7 @@
 //   MARKER_FILE  one line per execution of the destructive tool
 //   CANCEL_FILE  one line per cancelled slow call ("cancelled <reason>")
 //   START_FILE   one line per start of this process (so a test can see it came back)
+//   CALLS_FILE   one line per start of a slow_read ("read") or slow_write ("write") call
 import { appendFileSync } from 'node:fs';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
@@ -129,6 +130,36 @@ server.registerTool(
       async () => ({ content: [{ type: 'text', text: 'late tool ran' }] }),
     );
     return { content: [{ type: 'text', text: 'added' }] };
+  },
+);
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+server.registerTool(
+  'slow_read',
+  {
+    description: 'Reads something, taking `ms` milliseconds.',
+    inputSchema: { ms: z.number() },
+    annotations: { readOnlyHint: true },
+  },
+  async ({ ms }) => {
+    appendFileSync(env.CALLS_FILE, 'read\n');
+    await sleep(ms);
+    return { content: [{ type: 'text', text: `read in ${ms} ms` }] };
+  },
+);
+
+server.registerTool(
+  'slow_write',
+  {
+    description: 'Changes something, taking `ms` milliseconds.',
+    inputSchema: { ms: z.number() },
+    annotations: { destructiveHint: true },
+  },
+  async ({ ms }) => {
+    appendFileSync(env.CALLS_FILE, 'write\n');
+    await sleep(ms);
+    return { content: [{ type: 'text', text: `written in ${ms} ms` }] };
   },
 );
 

@@ -20,6 +20,9 @@ describe('loadConfig', () => {
       bodyLimitBytes: 1_048_576,
       rateLimitRunsPerMinute: 120,
       maxActiveRunsPerKey: 16,
+      shutdownGraceMs: 10_000,
+      runLeaseMs: 10_000,
+      runMaxResumes: 3,
     });
     expect(c.llm.answerMaxBytes).toBe(1_048_576);
   });
@@ -35,6 +38,9 @@ describe('loadConfig', () => {
     ['OPENAI_BASE_URL', 'not a url'],
     ['PORT', '70000'],
     ['ANSWER_MAX_BYTES', '0'],
+    ['RUN_LEASE_MS', '999'],
+    ['RUN_MAX_RESUMES', '-1'],
+    ['RUN_MAX_RESUMES', 'three'],
   ])('stops on %s=%s with a message naming the variable and what it accepts', (variable, value) => {
     expect(() => loadConfig({ [variable]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [variable]: value })).toThrow(new RegExp(`^${variable}=.*accepts`));

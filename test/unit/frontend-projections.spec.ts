@@ -16,6 +16,22 @@ import {
 
 const usage = { promptTokens: 3, completionTokens: 4 };
 
+/** A run taken over mid-answer: the cut step finished as interrupted, then the next model call. */
+const takenOver = [
+  { type: 'run_started', sessionId: 's-1', model: 'm' },
+  { type: 'text', delta: 'Half an ' },
+  {
+    type: 'step_finished',
+    iteration: 1,
+    finishReason: 'interrupted',
+    usage: { promptTokens: 0, completionTokens: 0 },
+  },
+  { type: 'run_resumed', reason: 'process_lost', iteration: 2 },
+  { type: 'text', delta: 'answer.' },
+  { type: 'step_finished', iteration: 2, finishReason: 'stop', usage },
+  { type: 'done', sessionId: 's-1', status: 'completed', iterations: 2, usage, messageId: 'm-2' },
+] as const satisfies readonly RunEventBody[];
+
 function log(...bodies: RunEventBody[]): RunEvent[] {
   return bodies.map((b, i) => ({ ...b, runId: 'run-1', seq: i + 1 }));
 }
@@ -156,12 +172,29 @@ describe('the AI SDK UI message projection', () => {
   });
 
   it("translates the upstream's finish reasons into the SDK's set", () => {
-    expect(['stop', 'length', 'content_filter', 'tool_calls', 'weird'].map(sdkFinishReason)).toEqual([
-      'stop',
-      'length',
-      'content-filter',
-      'tool-calls',
-      'other',
+    expect(
+      ['stop', 'length', 'content_filter', 'tool_calls', 'interrupted', 'weird'].map(sdkFinishReason),
+    ).toEqual(['stop', 'length', 'content-filter', 'tool-calls', 'interrupted', 'other']);
+  });
+
+  it('ends the interrupted step at a take-over and starts a new one, keeping the text already sent', () => {
+    const s = newUiProjection('run-1', 's-1');
+    const perEvent = log(...takenOver).map((e) => projectUiEvent(s, e));
+    // The new step starts at the take-over itself, before the next model call says anything.
+    expect(perEvent[3]).toEqual([{ type: 'start-step' }]);
+    const out = perEvent.flat();
+    expect(out.map((c) => c.type)).toEqual([
+      'start-step',
+      'text-start',
+      'text-delta',
+      'text-end',
+      'finish-step',
+      'start-step',
+      'text-start',
+      'text-delta',
+      'text-end',
+      'finish-step',
+      'finish',
     ]);
   });
 
@@ -237,6 +270,30 @@ describe('the AG-UI projection', () => {
       runId: 'client-run',
       result: { runId: 'run-1', sessionId: 's-1', status: 'requires_action', pendingToolCalls: pending },
     });
+  });
+
+  it('ends the interrupted step at a take-over with STEP_FINISHED and starts the next with STEP_STARTED', () => {
+    const s = newAgUiProjection(ids);
+    const perEvent = log(...takenOver).map((e) => projectAgUiEvent(s, e));
+    expect(perEvent[3]).toEqual([{ type: EventType.STEP_STARTED, stepName: 'model-call-2' }]);
+    const out = perEvent.flat();
+    expect(out.map((e) => e.type)).toEqual([
+      EventType.STEP_STARTED,
+      EventType.TEXT_MESSAGE_START,
+      EventType.TEXT_MESSAGE_CONTENT,
+      EventType.TEXT_MESSAGE_END,
+      EventType.STEP_FINISHED,
+      EventType.STEP_STARTED,
+      EventType.TEXT_MESSAGE_START,
+      EventType.TEXT_MESSAGE_CONTENT,
+      EventType.TEXT_MESSAGE_END,
+      EventType.STEP_FINISHED,
+      EventType.RUN_FINISHED,
+    ]);
+    expect(out.filter((e) => e.type === EventType.STEP_STARTED)).toEqual([
+      { type: EventType.STEP_STARTED, stepName: 'model-call-1' },
+      { type: EventType.STEP_STARTED, stepName: 'model-call-2' },
+    ]);
   });
 
   it("emits no TOOL_CALL_RESULT for the client's own tool messages and RUN_ERROR for a failure", () => {

@@ -92,6 +92,12 @@ export function projectAgUiEvent(s: AgUiProjectionState, e: RunEvent): BaseEvent
       closeStep(s, out);
       s.iteration = e.iteration;
       break;
+    case 'run_resumed':
+      // A take-over: the interrupted step was finished above; the next model call is a new step.
+      closeStep(s, out);
+      s.iteration = e.iteration - 1;
+      openStep(s, out);
+      break;
     case 'done':
       closeStep(s, out);
       s.ended = true;

@@ -108,6 +108,11 @@ export function projectUiEvent(s: UiProjectionState, e: RunEvent): LoopwrightChu
       s.stepOpen = false;
       s.lastStepFinishReason = e.finishReason;
       break;
+    case 'run_resumed':
+      // A take-over: the interrupted step was finished above; the next model call is a new step.
+      closeStep(s, out);
+      openStep(s, out);
+      break;
     case 'done':
       closeStep(s, out);
       s.ended = true;
@@ -156,6 +161,8 @@ export function sdkFinishReason(upstream: string): FinishReason {
     case 'tool_calls':
     case 'function_call':
       return 'tool-calls';
+    case 'interrupted':
+      return 'interrupted';
     default:
       return 'other';
   }

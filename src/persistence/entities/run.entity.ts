@@ -82,6 +82,10 @@ export class RunEntity {
   @Column({ name: 'lease_expires_at', type: 'timestamptz', nullable: true })
   leaseExpiresAt!: Date | null;
 
+  /** How often a process took the run over after its own one died or shut down (RUN_MAX_RESUMES). */
+  @Column({ type: 'int', default: 0 })
+  resumes!: number;
+
   @Column({ name: 'cancel_requested', type: 'boolean', default: false })
   cancelRequested!: boolean;
 

@@ -1,0 +1,121 @@
+import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import type { RunEventBody } from '../events/run-events';
+import { ConversationStore, type MessageRow, type ToolCallRow } from '../store/conversation-store.service';
+import { RunStore, type RunChanges, type SqlStatement } from '../store/run-store.service';
+import type { RunHandle } from './run-handle';
+import { errorSettlement, resultEvent, toolMessage } from './tool-results';
+
+/** Why a run was taken over: its process died (or lost the store), or gave it up at shutdown. */
+export type TakeOverReason = 'process_lost' | 'shutdown';
+
+/** What a call with an effect that was cut by the loss of its process tells the model. */
+export const INTERRUPTED_RESULT = 'the server stopped while this ran; whether it had an effect is unknown';
+
+/**
+ * Prepares a run this process has just taken over from one that died or shut down, from what is
+ * stored alone, in one statement; then the loop drives it on as it drives a run taken up after a
+ * wait (RunOrchestrator.drive).
+ *
+ * - When the lost process was in a model call (no call of the run is open), that call is closed as
+ *   a step: `step_finished` with `finishReason` `interrupted`, counted, and the text the streams
+ *   showed (rebuilt from the stored `text` events after the last step) stored as an assistant
+ *   message the model gets. Deltas it had not stored were never shown, so nothing is said twice.
+ * - When it was running the step's calls, a started call without a stored result that may have had
+ *   an effect gets an `INTERRUPTED` error result (the model decides whether to ask again); a read,
+ *   and a call that never started, stays open and runs again when the loop takes up the open step.
+ * - Then `run_resumed`. When the interrupted step was the last the cap allowed, the run ends
+ *   `max_iterations` instead, as it would have after that step.
+ */
+@Injectable()
+export class RunTakeover {
+  constructor(
+    private readonly store: RunStore,
+    private readonly conversation: ConversationStore,
+  ) {}
+
+  /** Stores the take-over of `h`; returns whether the run goes on (false: it ended at its cap). */
+  async prepare(h: RunHandle, reason: TakeOverReason): Promise<boolean> {
+    const { id: runId, sessionId } = h.run;
+    const [open, partialText] = await h.sink.retrying(() =>
+      Promise.all([
+        this.conversation.unsettledToolCalls(this.store.queryable, runId),
+        this.store.unfinishedText(this.store.queryable, runId),
+      ]),
+    );
+    const events: RunEventBody[] = [];
+    const writes: SqlStatement[] = [];
+    const messages: MessageRow[] = [];
+    const changes: RunChanges = {};
+    let iteration = h.run.iterations;
+    let nextMessageSeq = h.nextMessageSeq;
+    let goesOn = true;
+
+    if (open.length === 0) {
+      iteration += 1;
+      events.push({
+        type: 'step_finished',
+        iteration,
+        finishReason: 'interrupted',
+        usage: { promptTokens: 0, completionTokens: 0 },
+      });
+      if (partialText !== '') {
+        messages.push({
+          id: randomUUID(),
+          seq: nextMessageSeq++,
+          role: 'assistant',
+          content: partialText,
+          toolCalls: null,
+          toolCallId: null,
+          runId,
+          createdAt: new Date(),
+        });
+        writes.push(
+          this.conversation.advanceMessageSeqSql(sessionId, nextMessageSeq),
+          this.conversation.insertMessagesSql(sessionId, runId, messages),
+        );
+      }
+      changes.iterations = iteration;
+      if (iteration >= h.run.maxIterations) {
+        goesOn = false;
+        const messageId = messages[0]?.id ?? h.lastAssistantMessageId;
+        events.push({
+          type: 'done',
+          sessionId,
+          status: 'max_iterations',
+          iterations: iteration,
+          usage: h.usage,
+          messageId,
+        });
+        Object.assign(changes, { status: 'max_iterations', finalMessageId: messageId, finished: true });
+      }
+    } else {
+      const settlement = errorSettlement('INTERRUPTED', INTERRUPTED_RESULT);
+      for (const call of open.filter((c) => this.interrupted(h, c))) {
+        const message = toolMessage(runId, call, settlement.result);
+        messages.push(message);
+        writes.push(...this.conversation.settleToolCallSql(call, settlement, { messageId: message.id }));
+        events.push(resultEvent(call.callId, call.name, settlement));
+      }
+    }
+    if (goesOn) events.push({ type: 'run_resumed', reason, iteration: iteration + 1 });
+
+    await h.sink.commitWrites(events, writes, changes);
+    h.stepStored({ iteration, usage: h.usage, nextMessageSeq, messages });
+    return goesOn;
+  }
+
+  /**
+   * A call of the lost process's step that must not simply run again: a server call that had
+   * started (its row says `running`) and may change something. A read this process offers runs
+   * again; a call that was only approved, or waits for a person or the client, never started. A
+   * tool this process does not offer now (its MCP server is not connected yet) is not known to be
+   * a read: it is answered, not run.
+   */
+  private interrupted(h: RunHandle, call: ToolCallRow): boolean {
+    if (call.status !== 'running' || call.executor !== 'server') return false;
+    const lookup = h.toolset.lookup(call.name);
+    const offered = h.toolset.serverToolNames.includes(call.name);
+    return !offered || lookup.kind !== 'server' || lookup.tool.kind !== 'read';
+  }
+}
