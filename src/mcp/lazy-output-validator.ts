@@ -18,7 +18,7 @@ export const lazyOutputValidator: jsonSchemaValidator = {
   getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
     let compiled: ValidateFunction | undefined;
     return (input) => {
-      compiled ??= compileSchema(schema as Record<string, unknown>);
+      compiled ??= compileSchema(schema);
       const check = checkAgainst(compiled, input);
       return check.ok
         ? { valid: true, data: input as T, errorMessage: undefined }
