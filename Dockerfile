@@ -7,9 +7,13 @@ COPY package.json package-lock.json ./
 # npm install, not npm ci: npm 11 leaves other platforms' optional native bindings out of the lock
 # file, which npm ci refuses; install still takes every locked version.
 RUN npm install --no-audit --no-fund
+# Everything `npm run build` reads: nest build (the tsconfigs, nest-cli.json, src/) and
+# scripts/build-web.mjs, which bundles the playground page from web/ into dist/web.
+# test/platform/container.spec.ts runs these steps in a folder holding only what is copied here.
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY scripts ./scripts
 COPY src ./src
+COPY web ./web
 RUN npm run build
 
 # --- runtime: production dependencies and the compiled app only, as the unprivileged node user ---

@@ -12,6 +12,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerConfig } from '../config/mcp-config';
 import { ToolError } from '../tools/tool';
+import { CoalescedTask } from './coalesced-task';
+import { lazyOutputValidator } from './lazy-output-validator';
 import type { McpCallResult } from './mcp-result';
 
 export type McpStatus = 'connecting' | 'connected' | 'failed';
@@ -21,6 +23,21 @@ const FIRST_RETRY_MS = 1000;
 const MAX_RETRY_MS = 30_000;
 /** How much of a stdio server's stderr is kept to explain a failure. */
 const STDERR_TAIL_CHARS = 2000;
+/**
+ * The most pages and tools one listing may take. Real servers list tens of tools, a large one a few
+ * hundred, mostly on one page; a server past these (one that hands out a new `nextCursor` forever)
+ * is failed, not followed — following it would hold every page in memory and never connect.
+ */
+export const MCP_MAX_LIST_PAGES = 100;
+export const MCP_MAX_TOOLS = 1000;
+
+/** A tool list past MCP_MAX_LIST_PAGES or MCP_MAX_TOOLS: the server is failed (and retried like any failure). */
+export class McpToolListTooLong extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'McpToolListTooLong';
+  }
+}
 
 export interface McpCallOptions {
   signal: AbortSignal;
@@ -106,13 +123,20 @@ export class McpConnection {
     if (this.stopped) return;
     this.setStatus('connecting', null);
     this.stderrTail = '';
-    const client = new Client({ name: 'loopwright', version: '0.1.0' }, { capabilities: {} });
+    const client = new Client(
+      { name: 'loopwright', version: '0.1.0' },
+      { capabilities: {}, jsonSchemaValidator: lazyOutputValidator },
+    );
     client.onclose = () => this.dropped(client, 'the connection closed');
     client.onerror = (err) => this.logger.debug(`MCP server ${this.config.name}: ${messageOf(err)}`);
+    // However many notices a server sends, one refresh runs at a time and at most one more waits.
+    const refresher = new CoalescedTask(
+      () => this.refresh(client),
+      (err) => this.refreshFailed(client, err),
+    );
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      void this.refresh(client).catch((err: unknown) => {
-        this.logger.warn(`MCP server ${this.config.name}: refreshing its tools failed: ${messageOf(err)}`);
-      });
+      // Handled: a failure reaches refreshFailed (and the attempt under way, if any).
+      void refresher.request();
     });
     this.attempt = client;
     try {
@@ -122,7 +146,7 @@ export class McpConnection {
         return;
       }
       this.client = client;
-      await this.refresh(client);
+      await refresher.request();
       this.retries = 0;
       this.setStatus('connected', null);
       this.logger.log(`MCP server ${this.config.name} connected (${this.listed.length} tools)`);
@@ -140,23 +164,58 @@ export class McpConnection {
     }
   }
 
-  /** Re-reads the tool list (every page); tools that need MCP tasks are not offered. */
+  /**
+   * Re-reads the tool list (every page, within MCP_MAX_LIST_PAGES and MCP_MAX_TOOLS); tools that
+   * need MCP tasks are not offered. A tool listed as before keeps its object, so what was built
+   * from it (its compiled schema) is kept too; nothing changes when nothing did.
+   */
   private async refresh(client: Client): Promise<void> {
     const tools: McpListedTool[] = [];
     let cursor: string | undefined;
+    let pages = 0;
     do {
+      if (pages === MCP_MAX_LIST_PAGES) {
+        throw new McpToolListTooLong(
+          `its tool list goes on past ${MCP_MAX_LIST_PAGES} pages (the most read from a server)`,
+        );
+      }
       const page = await client.listTools(cursor === undefined ? {} : { cursor }, {
         timeout: this.config.timeoutMs,
       });
+      pages += 1;
       tools.push(...page.tools);
+      if (tools.length > MCP_MAX_TOOLS) {
+        throw new McpToolListTooLong(
+          `it lists more than ${MCP_MAX_TOOLS} tools (the most taken from a server)`,
+        );
+      }
       cursor = page.nextCursor;
     } while (cursor !== undefined);
     if (client !== this.client) return;
     const allowed = this.config.tools === null ? null : new Set(this.config.tools);
-    this.listed = tools.filter(
-      (tool) => (allowed === null || allowed.has(tool.name)) && tool.execution?.taskSupport !== 'required',
-    );
-    this.onChange();
+    const before = new Map(this.listed.map((tool) => [tool.name, tool]));
+    const listed = tools
+      .filter(
+        (tool) => (allowed === null || allowed.has(tool.name)) && tool.execution?.taskSupport !== 'required',
+      )
+      .map((tool) => {
+        const known = before.get(tool.name);
+        return known !== undefined && JSON.stringify(known) === JSON.stringify(tool) ? known : tool;
+      });
+    const changed = listed.length !== this.listed.length || listed.some((tool, i) => tool !== this.listed[i]);
+    this.listed = listed;
+    if (changed) this.onChange();
+  }
+
+  /** A refresh after a notice failed: a list past the caps fails the server; anything else keeps the last list. */
+  private refreshFailed(client: Client, err: unknown): void {
+    if (client !== this.client || this.status !== 'connected') return; // the attempt itself reports it
+    if (!(err instanceof McpToolListTooLong)) {
+      this.logger.warn(`MCP server ${this.config.name}: refreshing its tools failed: ${messageOf(err)}`);
+      return;
+    }
+    this.dropped(client, err.message);
+    void client.close().catch(() => undefined);
   }
 
   private dropped(client: Client, reason: string): void {

@@ -3,6 +3,7 @@ import { realpath } from 'node:fs/promises';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { toStorableText } from '../common/storable-text';
+import { LiveOutput } from './live-output';
 import { capHead } from './output-cap';
 import { ToolError, type Tool, type ToolContext, type ToolErrorCode, type ToolResult } from './tool';
 import { parseToolArguments } from './tool-arguments';
@@ -88,13 +89,14 @@ export class ToolRunner {
     }, timeoutMs);
     const signal = ctx.parentSignal ? AbortSignal.any([ctx.parentSignal, timeout.signal]) : timeout.signal;
     const workspaceRoot = ctx.workspaceRoot ?? (await this.defaultRoot());
+    const live = liveOutputOf(ctx.emitOutput);
     const toolCtx: ToolContext = {
       workspaceRoot,
       signal,
       runId: ctx.runId,
       sessionId: ctx.sessionId,
       toolCallId: ctx.toolCallId,
-      emitOutput: storableOutput(ctx.emitOutput),
+      emitOutput: (stream, chunk) => live?.push(stream, toStorableText(chunk)),
       config: this.config,
     };
     try {
@@ -102,6 +104,8 @@ export class ToolRunner {
       return this.cap(this.toResult(tool, settled, toolCtx));
     } finally {
       clearTimeout(timer);
+      // The tail goes out before the result; a tool abandoned after its abort streams nothing more.
+      live?.end();
     }
   }
 
@@ -154,10 +158,12 @@ export class ToolRunner {
   }
 }
 
-/** Live output is stored and streamed like the result: chunks come decoded, so each is judged whole. */
-function storableOutput(emit: ToolRunContext['emitOutput']): ToolContext['emitOutput'] {
-  if (emit === undefined) return () => undefined;
-  return (stream, chunk) => emit(stream, toStorableText(chunk));
+/**
+ * A call's live output is stored and streamed like the result (chunks come decoded, so each is
+ * judged whole), and bounded per call whatever the tool produces (see LiveOutput).
+ */
+function liveOutputOf(emit: ToolRunContext['emitOutput']): LiveOutput | null {
+  return emit === undefined ? null : new LiveOutput(emit);
 }
 
 /** Waits for the tool, or — once the signal fires — at most ABORT_GRACE_MS more. */

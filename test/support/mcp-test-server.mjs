@@ -4,9 +4,17 @@
 //   CANCEL_FILE  one line per cancelled slow call ("cancelled <reason>")
 //   START_FILE   one line per start of this process (so a test can see it came back)
 //   CALLS_FILE   one line per start of a slow_read ("read") or slow_write ("write") call
-import { appendFileSync } from 'node:fs';
+//   LIST_FILE    one line per tools/list request it answered
+// Floods, for the tests of what a server that never stops costs the service:
+//   FLOOD=cursor        tools/list answers every page with 10 tools and a new nextCursor, forever
+//   FLOOD=list_changed  once initialized, notifications/tools/list_changed without end (FLOOD_RATE a
+//                       second); NOTICE_FILE holds how many were sent so far
+//   FILLER_TOOLS=n      n more tools, each with input and output schemas (a list of a real server's size)
+//   the tool flood_progress sends `count` progress notices of `size` bytes each, then returns
+import { appendFileSync, writeFileSync } from 'node:fs';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
 const env = process.env;
@@ -171,4 +179,74 @@ server.registerTool(
   },
 );
 
-await server.connect(new StdioServerTransport());
+server.registerTool(
+  'flood_progress',
+  {
+    description: 'Sends count progress notices of size bytes each, then returns.',
+    inputSchema: { count: z.number().int(), size: z.number().int() },
+    annotations: { readOnlyHint: true },
+  },
+  async ({ count, size }, extra) => {
+    const token = extra._meta?.progressToken;
+    for (let i = 0; i < count && token !== undefined; i++) {
+      const message = `notice ${i} `.padEnd(size, 'x');
+      await extra.sendNotification({
+        method: 'notifications/progress',
+        params: { progressToken: token, progress: i + 1, total: count, message },
+      });
+    }
+    return { content: [{ type: 'text', text: `sent ${count} notices` }] };
+  },
+);
+
+for (let i = 0; i < Number(env.FILLER_TOOLS ?? 0); i++) {
+  server.registerTool(
+    `filler_${i}`,
+    {
+      description: `Filler tool ${i}: ${'it does one small thing among many. '.repeat(10)}`,
+      inputSchema: { query: z.string().max(200), limit: z.number().int().min(1).max(100).optional() },
+      outputSchema: { items: z.array(z.object({ id: z.string(), score: z.number() })) },
+      annotations: { readOnlyHint: true },
+    },
+    async () => ({ content: [{ type: 'text', text: '[]' }], structuredContent: { items: [] } }),
+  );
+}
+
+// After the tools: McpServer installs its own tools/list handler with the first one.
+if (env.FLOOD === 'cursor') {
+  let pages = 0;
+  server.server.setRequestHandler(ListToolsRequestSchema, async () => {
+    pages += 1;
+    const tools = Array.from({ length: 10 }, (_, i) => ({
+      name: `endless_${pages}_${i}`,
+      description: 'One of the tools of a list that never ends. '.repeat(50),
+      inputSchema: { type: 'object' },
+    }));
+    return { tools, nextCursor: `page-${pages}` };
+  });
+}
+if (env.LIST_FILE) {
+  // Counts the requests, then answers as before (the SDK's own handler, kept in its request map).
+  const handlers = server.server._requestHandlers;
+  const listTools = handlers.get('tools/list');
+  handlers.set('tools/list', (request, extra) => {
+    appendFileSync(env.LIST_FILE, 'list\n');
+    return listTools(request, extra);
+  });
+}
+
+const transport = new StdioServerTransport();
+await server.connect(transport);
+
+if (env.FLOOD === 'list_changed') {
+  // FLOOD_RATE notices a second, in batches every 10 ms, for as long as the process lives.
+  const perBatch = Math.max(1, Math.round(Number(env.FLOOD_RATE ?? 2000) / 100));
+  let sent = 0;
+  server.server.oninitialized = () => {
+    setInterval(() => {
+      for (let i = 0; i < perBatch; i++) server.sendToolListChanged();
+      sent += perBatch;
+      if (env.NOTICE_FILE) writeFileSync(env.NOTICE_FILE, String(sent));
+    }, 10);
+  };
+}
