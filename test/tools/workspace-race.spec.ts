@@ -10,6 +10,7 @@ import { ReadFileTool } from '../../src/tools/builtin/read-file.tool';
 import { SearchFilesTool } from '../../src/tools/builtin/search-files.tool';
 import { WriteFileTool } from '../../src/tools/builtin/write-file.tool';
 import { recoverInterruptedWrites } from '../../src/tools/fs/write-journal';
+import { Workspaces } from '../../src/tools/workspaces';
 import { buildSwapper, startSwapper } from './support/folder-swapper';
 import { makeWorkspace, testConfig, toolContext, type TempWorkspace } from './support/tool-fixtures';
 
@@ -160,5 +161,31 @@ describe('file tools while a concurrent process swaps a workspace folder with a 
     expect(await snapshot(ws.outside)).toEqual(before);
     // The tools did work meanwhile (the test is not passing because every call failed).
     expect(insideReads).toBeGreaterThan(0);
+  }, 120_000);
+
+  it("removes a deleted session's folder without emptying what a swapped-in link points to", async () => {
+    const built = buildSwapper(scratch);
+    if ('reason' in built) {
+      console.log(`skipped: ${built.reason}`);
+      return;
+    }
+    const before = await snapshot(ws.outside);
+    const workspaces = new Workspaces({ workspaceRoot: ws.root, workspaceScope: 'session' });
+    let rounds = 0;
+    for (; rounds < 40; rounds++) {
+      const folder = await workspaces.forSession('key', `s${rounds}`);
+      await mkdir(join(folder, 'dir'));
+      for (let n = 0; n < 50; n++) await writeFile(join(folder, 'dir', `f${n}.txt`), 'inside\n');
+      await symlink(join(ws.outside, 'target'), join(folder, 'swap'));
+      const swapper = await startSwapper(built.argv, join(folder, 'dir'), join(folder, 'swap'), 10);
+      try {
+        await workspaces.sessionDeleted('key', `s${rounds}`).catch(() => undefined);
+      } finally {
+        await swapper.stop();
+      }
+      if (JSON.stringify(await snapshot(ws.outside)) !== JSON.stringify(before)) break;
+    }
+    console.log(`${rounds} sessions deleted while swapping`);
+    expect(await snapshot(ws.outside)).toEqual(before);
   }, 120_000);
 });

@@ -1,5 +1,5 @@
 import { constants, existsSync } from 'node:fs';
-import { lstat, mkdir, open, type FileHandle } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, rmdir, unlink, type FileHandle } from 'node:fs/promises';
 import { ToolError } from '../tool';
 import { errnoCode } from './errno';
 
@@ -129,4 +129,27 @@ export function splitRelative(rel: string): { folders: string[]; name: string } 
   const parts = rel.split('/');
   const name = parts.pop() ?? '';
   return { folders: parts, name };
+}
+
+/**
+ * Removes `name` from the held folder and, when it is a folder, everything in it — each folder
+ * opened from the one above it, so a folder swapped for a link meanwhile is removed as a link,
+ * never followed (`rm -r` by path would empty the link's target).
+ */
+export async function removeBelow(parent: FileHandle, name: string): Promise<void> {
+  const ignoreMissing = (err: unknown): void => {
+    if (errnoCode(err) !== 'ENOENT') throw err;
+  };
+  const child = await openChildDir(parent, name);
+  if (child.kind === 'missing') return;
+  if (child.kind !== 'dir') {
+    await unlink(at(parent, name)).catch(ignoreMissing);
+    return;
+  }
+  try {
+    for (const entry of await readdir(at(child.handle))) await removeBelow(child.handle, entry);
+  } finally {
+    await child.handle.close();
+  }
+  await rmdir(at(parent, name)).catch(ignoreMissing);
 }
