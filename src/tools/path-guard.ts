@@ -133,17 +133,18 @@ export async function locateInWorkspace(
         kind = stats === null ? 'missing' : stats.isSymbolicLink() ? 'link' : 'other';
       }
       if (kind === 'link') {
-        if (++links > MAX_LINKS) throw new ToolError('PERMISSION_DENIED', `${userPath}: symbolic links loop.`);
+        if (++links > MAX_LINKS)
+          throw new ToolError('PERMISSION_DENIED', `${userPath}: symbolic links loop.`);
         const target = await readlink(at(dir, name)).catch((err: unknown) => {
           const code = errnoCode(err);
           if (code === 'EINVAL' || code === 'ENOENT') return null; // no longer a link: look at the name again
           throw err;
         });
-        linkFloor = linkFloor < 0 ? pending.length : Math.min(linkFloor, pending.length);
         if (target === null) {
           pending.unshift(name);
           continue;
         }
+        linkFloor = linkFloor < 0 ? pending.length : Math.min(linkFloor, pending.length);
         if (isAbsolute(target)) {
           const abs = resolve(target);
           if (!isInside(root, abs)) throw leadsOutside(userPath);
@@ -255,7 +256,10 @@ export async function openIfExists(
 }
 
 /** The kind and size of what a path names (links followed inside), without opening it. */
-export async function statInWorkspace(root: string, userPath: string): Promise<{ path: string; stats: Stats }> {
+export async function statInWorkspace(
+  root: string,
+  userPath: string,
+): Promise<{ path: string; stats: Stats }> {
   const located = await locateInWorkspace(root, userPath);
   await located.release();
   return { path: located.path, stats: located.stats! };
@@ -297,7 +301,9 @@ function leadsOutside(userPath: string): ToolError {
 
 /** The names from the root down to `abs` (inside it, normalised). */
 function segmentsOf(root: string, abs: string): string[] {
-  return relative(root, abs).split(sep).filter((part) => part !== '');
+  return relative(root, abs)
+    .split(sep)
+    .filter((part) => part !== '');
 }
 
 function assertOrdinary(stats: Stats, userPath: string): void {

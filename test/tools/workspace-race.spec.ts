@@ -109,7 +109,8 @@ describe('file tools while a concurrent process swaps a workspace folder with a 
           ],
           [
             'edit_file',
-            async () => (await edit.execute({ path: 'dir/f.txt', old_text: from, new_text: to }, ctx)).content,
+            async () =>
+              (await edit.execute({ path: 'dir/f.txt', old_text: from, new_text: to }, ctx)).content,
           ],
           [
             'edit_file approval',
@@ -147,7 +148,8 @@ describe('file tools while a concurrent process swaps a workspace folder with a 
         const now = await snapshot(ws.outside);
         for (const key of Object.keys({ ...now, ...before })) {
           if (now[key] === before[key]) continue;
-          const kind = before[key] === undefined ? 'created' : now[key] === undefined ? 'removed' : 'modified';
+          const kind =
+            before[key] === undefined ? 'created' : now[key] === undefined ? 'removed' : 'modified';
           leak(`outside ${kind}`, i, key);
         }
       }
@@ -156,7 +158,9 @@ describe('file tools while a concurrent process swaps a workspace folder with a 
     }
     // Recovery walks the same tree (a journal or staged file must not lead it outside either).
     await recoverInterruptedWrites(ws.root, 0);
-    console.log(`${iterations} iterations, ${insideReads} reads of the inside file, ${leaks.size} kinds of escape`);
+    console.log(
+      `${iterations} iterations, ${insideReads} reads of the inside file, ${leaks.size} kinds of escape`,
+    );
     expect(Object.fromEntries(leaks)).toEqual({});
     expect(await snapshot(ws.outside)).toEqual(before);
     // The tools did work meanwhile (the test is not passing because every call failed).

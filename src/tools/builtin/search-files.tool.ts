@@ -61,7 +61,10 @@ export class SearchFilesTool implements Tool<SearchFilesArgs> {
     const pattern = compilePattern(args);
     const matchesGlob = args.glob === undefined ? () => true : globFilter(args.glob);
     const { files, tooMany } = stats.isFile()
-      ? { files: [{ path: toWorkspaceRelative(root, start), real: toWorkspaceRelative(root, start) }], tooMany: false }
+      ? {
+          files: [{ path: toWorkspaceRelative(root, start), real: toWorkspaceRelative(root, start) }],
+          tooMany: false,
+        }
       : await this.collectFiles(root, start, matchesGlob, ctx.signal);
     const maxMatches = args.max_results ?? DEFAULT_MAX_RESULTS;
     const outcome = await searchInWorker(

@@ -25,7 +25,12 @@ const STAGE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | 
  * The folder is reached from the root one name at a time and held open from the first mkdir to the
  * rename (fs/held-dir.ts), so the file lands in a folder of the workspace whatever is renamed meanwhile.
  */
-export async function stageWrite(root: string, target: string, data: Buffer, mode?: number): Promise<StagedWrite> {
+export async function stageWrite(
+  root: string,
+  target: string,
+  data: Buffer,
+  mode?: number,
+): Promise<StagedWrite> {
   const rootDir = await openRoot(root);
   try {
     return await stageWriteIn(rootDir, target, data, mode);
@@ -84,7 +89,12 @@ export async function stageWriteIn(
 }
 
 /** Writes `target` (workspace-relative) in one rename. */
-export async function atomicWriteFile(root: string, target: string, data: Buffer, mode?: number): Promise<void> {
+export async function atomicWriteFile(
+  root: string,
+  target: string,
+  data: Buffer,
+  mode?: number,
+): Promise<void> {
   const staged = await stageWrite(root, target, data, mode);
   try {
     await staged.commit();

@@ -63,7 +63,9 @@ export async function commitChanges(
       await Promise.all(staged.map((write) => write.discard()));
       throw err;
     }
-    const deletes = changes.filter((c) => c.after === null && c.before !== null).map((c) => relativeTo(root, c));
+    const deletes = changes
+      .filter((c) => c.after === null && c.before !== null)
+      .map((c) => relativeTo(root, c));
     const steps = staged.length + deletes.length;
     const closeJournal =
       steps > 1

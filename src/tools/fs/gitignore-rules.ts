@@ -25,7 +25,10 @@ export class GitignoreRules {
     let handle: FileHandle;
     try {
       // A symlinked .gitignore could point outside the workspace: ignore it rather than read through it.
-      handle = await open(at(dir, '.gitignore'), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+      handle = await open(
+        at(dir, '.gitignore'),
+        constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+      );
     } catch {
       return this;
     }

@@ -48,8 +48,7 @@ export async function openRoot(root: string): Promise<FileHandle> {
 
 /** What a name in a held folder turned out to be when opened as a folder. */
 export type ChildDir =
-  | { kind: 'dir'; handle: FileHandle }
-  | { kind: 'link' | 'other' | 'missing' | 'denied' };
+  { kind: 'dir'; handle: FileHandle } | { kind: 'link' | 'other' | 'missing' | 'denied' };
 
 /**
  * Opens `name` inside `dir` as a folder without following a link. A symbolic link answers ENOTDIR

@@ -114,7 +114,14 @@ async function classify(root: string, path: string, depth: number, dirent: Diren
     await located.release();
     const stats = located.stats!;
     const kind: WalkEntryKind = stats.isDirectory() ? 'directory' : 'file';
-    return { path, real: toWorkspaceRelative(root, located.path), absPath: located.path, kind, isLink: true, depth };
+    return {
+      path,
+      real: toWorkspaceRelative(root, located.path),
+      absPath: located.path,
+      kind,
+      isLink: true,
+      depth,
+    };
   } catch (err) {
     const kind: WalkEntryKind = err instanceof OutsideWorkspaceError ? 'link-outside' : 'special';
     return { path, real: path, absPath, kind, isLink: true, depth };

@@ -173,7 +173,11 @@ async function readJournal(dir: FileHandle, name: string, folder: string): Promi
   }
   const below = (path: unknown): string | null => {
     if (typeof path !== 'string' || path === '') return null;
-    const rel = isAbsolute(path) ? (isInside(folder, path) ? relative(folder, path).split(sep).join('/') : null) : path;
+    const rel = isAbsolute(path)
+      ? isInside(folder, path)
+        ? relative(folder, path).split(sep).join('/')
+        : null
+      : path;
     if (rel === null || rel === '') return null;
     return rel.split('/').every((part) => part !== '' && part !== '.' && part !== '..') ? rel : null;
   };

@@ -102,7 +102,7 @@ export function startSwapper(argv: string[], a: string, b: string, seconds: numb
   };
   return new Promise((resolve, reject) => {
     child.once('error', reject);
-    child.stdout!.once('data', () => resolve({ child, stop }));
+    child.stdout.once('data', () => resolve({ child, stop }));
     child.once('exit', (code) => reject(new Error(`the swapper stopped before swapping (${code})`)));
   });
 }
