@@ -1,17 +1,28 @@
-import { lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
+import { Test } from '@nestjs/testing';
+import {
+  chmod,
+  copyFile,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  readlink,
+  rm,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AppConfig } from '../../src/config/app-config';
-import { ApplyPatchTool } from '../../src/tools/builtin/apply-patch.tool';
-import { EditFileTool } from '../../src/tools/builtin/edit-file.tool';
-import { GlobTool } from '../../src/tools/builtin/glob.tool';
-import { ListDirectoryTool } from '../../src/tools/builtin/list-directory.tool';
-import { ReadFileTool } from '../../src/tools/builtin/read-file.tool';
-import { SearchFilesTool } from '../../src/tools/builtin/search-files.tool';
-import { WriteFileTool } from '../../src/tools/builtin/write-file.tool';
+import { buildCommandEnv } from '../../src/config/command-env';
+import { ConfigModule } from '../../src/config/config.module';
 import { recoverInterruptedWrites } from '../../src/tools/fs/write-journal';
+import { ToolRegistry } from '../../src/tools/tool-registry.service';
+import { ToolRunner } from '../../src/tools/tool-runner.service';
+import { ToolsModule } from '../../src/tools/tools.module';
 import { Workspaces } from '../../src/tools/workspaces';
 import { buildSwapper, startSwapper } from './support/folder-swapper';
+import { eventually } from '../support/eventually';
 import { makeWorkspace, testConfig, toolContext, type TempWorkspace } from './support/tool-fixtures';
 
 /**
@@ -40,12 +51,10 @@ async function snapshot(dir: string, rel = ''): Promise<Record<string, string>> 
 
 describe('file tools while a concurrent process swaps a workspace folder with a link to the outside', () => {
   let ws: TempWorkspace;
-  let config: AppConfig;
   let scratch: string;
 
   beforeEach(async () => {
     ws = await makeWorkspace();
-    config = testConfig(ws.root);
     scratch = await mkdtemp(join(tmpdir(), 'loopwright-swapper-'));
     // Inside: dir/ (a real folder). Outside: target/ with the same names, holding the secret.
     for (const [base, text] of [
@@ -65,6 +74,54 @@ describe('file tools while a concurrent process swaps a workspace folder with a 
     await rm(scratch, { recursive: true, force: true });
   });
 
+  /**
+   * The swap runs as a session's run_command (in its bubblewrap sandbox, the workspace writable)
+   * where the C swapper can be built; otherwise as a plain process doing the same.
+   */
+  async function startSwap(
+    runner: ToolRunner,
+    argv: string[],
+  ): Promise<{ via: string; stop: () => Promise<void> }> {
+    if (argv.length === 1) {
+      await mkdir(join(ws.root, '.swapper'));
+      await copyFile(argv[0], join(ws.root, '.swapper', 'swap'));
+      await chmod(join(ws.root, '.swapper', 'swap'), 0o755);
+      const attacker = new AbortController();
+      let swapping = false;
+      let settled = false;
+      const done = runner
+        .runCall(
+          'run_command',
+          { command: './.swapper/swap dir swap 100', timeout_ms: 110_000 },
+          {
+            runId: 'run-attacker',
+            sessionId: 'attacker',
+            toolCallId: 'swap',
+            parentSignal: attacker.signal,
+            emitOutput: (_stream, chunk) => {
+              if (chunk.includes('swapping')) swapping = true;
+            },
+          },
+        )
+        .finally(() => (settled = true));
+      await eventually(() => swapping || settled, 10_000);
+      if (swapping) {
+        return {
+          via: 'run_command (sandboxed)',
+          stop: async () => {
+            attacker.abort();
+            await done;
+          },
+        };
+      }
+      console.log(
+        `run_command could not swap (${(await done).content.slice(0, 200)}); a plain process swaps`,
+      );
+    }
+    const swapper = await startSwapper(argv, join(ws.root, 'dir'), join(ws.root, 'swap'), 100);
+    return { via: 'a process', stop: () => swapper.stop() };
+  }
+
   it('never reads, creates or changes anything outside the workspace', async () => {
     const built = buildSwapper(scratch);
     if ('reason' in built) {
@@ -72,14 +129,21 @@ describe('file tools while a concurrent process swaps a workspace folder with a 
       return;
     }
     const before = await snapshot(ws.outside);
-    const ctx = toolContext(config);
-    const read = new ReadFileTool();
-    const write = new WriteFileTool();
-    const edit = new EditFileTool();
-    const list = new ListDirectoryTool();
-    const search = new SearchFilesTool();
-    const glob = new GlobTool();
-    const patch = new ApplyPatchTool();
+    const config = testConfig(ws.root, {
+      enableRunCommand: true,
+      toolTimeoutMs: 120_000,
+      runCommandMaxTimeoutMs: 120_000,
+      commandEnv: buildCommandEnv({ PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/tmp' }, []),
+    });
+    const moduleRef = await Test.createTestingModule({
+      imports: [ConfigModule.forRoot(config), ToolsModule],
+    }).compile();
+    await moduleRef.init();
+    const runner = moduleRef.get(ToolRunner);
+    const editTool = moduleRef.get(ToolRegistry).get('edit_file')!;
+    const victim = { runId: 'run-victim', sessionId: 'victim', toolCallId: 'call' };
+    const call = async (name: string, args: Record<string, unknown>) =>
+      (await runner.runCall(name, args, victim)).content;
 
     /** The first escape of each kind, and the iteration it happened at. */
     const leaks = new Map<string, string>();
@@ -88,57 +152,47 @@ describe('file tools while a concurrent process swaps a workspace folder with a 
     };
     let insideReads = 0;
     let iterations = 0;
-    const swapper = await startSwapper(built.argv, join(ws.root, 'dir'), join(ws.root, 'swap'), 60);
+    const swap = await startSwap(runner, built.argv);
     const started = Date.now();
     try {
       for (; iterations < MAX_ITERATIONS && Date.now() - started < MAX_MS; iterations++) {
         const i = iterations;
         const [from, to] = i % 2 === 0 ? ['alpha', 'beta'] : ['beta', 'alpha'];
         const calls: [string, () => Promise<string>][] = [
-          ['read_file', async () => (await read.execute({ path: 'dir/f.txt' }, ctx)).content],
-          ['read_file (below)', async () => (await read.execute({ path: 'dir/sub/g.txt' }, ctx)).content],
-          [
-            'write_file',
-            async () => (await write.execute({ path: `dir/sub/w${i}.txt`, content: 'w\n' }, ctx)).content,
-          ],
+          ['read_file', () => call('read_file', { path: 'dir/f.txt' })],
+          ['read_file (below)', () => call('read_file', { path: 'dir/sub/g.txt' })],
+          ['write_file', () => call('write_file', { path: `dir/sub/w${i}.txt`, content: 'w\n' })],
           [
             'write_file (overwrite)',
-            async () =>
-              (await write.execute({ path: 'dir/sub/g.txt', content: 'inside sub\n', overwrite: true }, ctx))
-                .content,
+            () => call('write_file', { path: 'dir/sub/g.txt', content: 'inside sub\n', overwrite: true }),
           ],
-          [
-            'edit_file',
-            async () =>
-              (await edit.execute({ path: 'dir/f.txt', old_text: from, new_text: to }, ctx)).content,
-          ],
+          ['edit_file', () => call('edit_file', { path: 'dir/f.txt', old_text: from, new_text: to })],
           [
             'edit_file approval',
-            () => edit.describeForApproval({ path: 'dir/f.txt', old_text: from, new_text: to }, ctx),
+            () =>
+              editTool.describeForApproval!(
+                { path: 'dir/f.txt', old_text: from, new_text: to },
+                toolContext(config),
+              ),
           ],
-          ['list_directory', async () => (await list.execute({ path: 'dir', depth: 3 }, ctx)).content],
-          ['list_directory (root)', async () => (await list.execute({ depth: 3 }, ctx)).content],
-          ['search_files', async () => (await search.execute({ query: 'OUTSIDE-SEC' }, ctx)).content],
-          ['glob', async () => (await glob.execute({ pattern: 'dir/**' }, ctx)).content],
+          ['list_directory', () => call('list_directory', { path: 'dir', depth: 3 })],
+          ['list_directory (root)', () => call('list_directory', { depth: 3 })],
+          ['search_files', () => call('search_files', { query: 'OUTSIDE-SEC' })],
+          ['glob', () => call('glob', { pattern: 'dir/**' })],
           [
             'apply_patch',
-            async () =>
-              (
-                await patch.execute(
-                  {
-                    patch: [
-                      `--- /dev/null\n+++ b/dir/p${i}.txt\n@@ -0,0 +1 @@\n+p\n`,
-                      `--- /dev/null\n+++ b/dir/sub/q${i}.txt\n@@ -0,0 +1 @@\n+q\n`,
-                    ].join(''),
-                  },
-                  ctx,
-                )
-              ).content,
+            () =>
+              call('apply_patch', {
+                patch: [
+                  `--- /dev/null\n+++ b/dir/p${i}.txt\n@@ -0,0 +1 @@\n+p\n`,
+                  `--- /dev/null\n+++ b/dir/sub/q${i}.txt\n@@ -0,0 +1 @@\n+q\n`,
+                ].join(''),
+              }),
           ],
         ];
-        const results = await Promise.allSettled(calls.map(([, call]) => call()));
+        const results = await Promise.allSettled(calls.map(([, run]) => run()));
         results.forEach((result, n) => {
-          if (result.status !== 'fulfilled') return;
+          if (result.status !== 'fulfilled') return leak(`${calls[n][0]} threw`, i, String(result.reason));
           const text = result.value;
           // search_files echoes its query when nothing matches: only a match line is a leak there.
           const leaked = calls[n][0] === 'search_files' ? /\.txt:\d+: /.test(text) : text.includes(MARK);
@@ -154,18 +208,19 @@ describe('file tools while a concurrent process swaps a workspace folder with a 
         }
       }
     } finally {
-      await swapper.stop();
+      await swap.stop();
+      await moduleRef.close();
     }
     // Recovery walks the same tree (a journal or staged file must not lead it outside either).
     await recoverInterruptedWrites(ws.root, 0);
     console.log(
-      `${iterations} iterations, ${insideReads} reads of the inside file, ${leaks.size} kinds of escape`,
+      `swapped by ${swap.via}: ${iterations} iterations, ${insideReads} reads of the inside file, ${leaks.size} kinds of escape`,
     );
     expect(Object.fromEntries(leaks)).toEqual({});
     expect(await snapshot(ws.outside)).toEqual(before);
     // The tools did work meanwhile (the test is not passing because every call failed).
     expect(insideReads).toBeGreaterThan(0);
-  }, 120_000);
+  }, 180_000);
 
   it("removes a deleted session's folder without emptying what a swapped-in link points to", async () => {
     const built = buildSwapper(scratch);
