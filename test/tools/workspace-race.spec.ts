@@ -1,4 +1,5 @@
 import { Test } from '@nestjs/testing';
+import { readdirSync } from 'node:fs';
 import {
   chmod,
   copyFile,
@@ -153,6 +154,9 @@ describe('file tools while a concurrent process swaps a workspace folder with a 
     let insideReads = 0;
     let iterations = 0;
     const swap = await startSwap(runner, built.argv);
+    const openFds = () => readdirSync('/proc/self/fd').length;
+    const fdsBefore = openFds();
+    let fdsAfter = 0;
     const started = Date.now();
     try {
       for (; iterations < MAX_ITERATIONS && Date.now() - started < MAX_MS; iterations++) {
@@ -207,6 +211,7 @@ describe('file tools while a concurrent process swaps a workspace folder with a 
           leak(`outside ${kind}`, i, key);
         }
       }
+      fdsAfter = openFds();
     } finally {
       await swap.stop();
       await moduleRef.close();
@@ -214,12 +219,14 @@ describe('file tools while a concurrent process swaps a workspace folder with a 
     // Recovery walks the same tree (a journal or staged file must not lead it outside either).
     await recoverInterruptedWrites(ws.root, 0);
     console.log(
-      `swapped by ${swap.via}: ${iterations} iterations, ${insideReads} reads of the inside file, ${leaks.size} kinds of escape`,
+      `swapped by ${swap.via}: ${iterations} iterations, ${insideReads} reads of the inside file, ${leaks.size} kinds of escape, open descriptors ${fdsBefore} -> ${fdsAfter}`,
     );
     expect(Object.fromEntries(leaks)).toEqual({});
     expect(await snapshot(ws.outside)).toEqual(before);
     // The tools did work meanwhile (the test is not passing because every call failed).
     expect(insideReads).toBeGreaterThan(0);
+    // Every held folder was closed again (thousands of calls: a leak would show by hundreds).
+    expect(fdsAfter).toBeLessThan(fdsBefore + 20);
   }, 180_000);
 
   it("removes a deleted session's folder without emptying what a swapped-in link points to", async () => {
