@@ -76,9 +76,9 @@ export async function openChildDir(dir: FileHandle, name: string): Promise<Child
   }
 }
 
-/** Closes held folders, newest first; a close that fails has nothing left to protect. */
+/** Closes held folders, all at once (one wait); a close that fails has nothing left to protect. */
 export async function closeAll(handles: readonly FileHandle[]): Promise<void> {
-  for (const handle of [...handles].reverse()) await handle.close().catch(() => undefined);
+  await Promise.all(handles.map((handle) => handle.close().catch(() => undefined)));
 }
 
 /**
