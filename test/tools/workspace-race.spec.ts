@@ -156,7 +156,7 @@ describe('file tools while a concurrent process swaps a workspace folder with a 
     const swap = await startSwap(runner, built.argv);
     const openFds = () => readdirSync('/proc/self/fd').length;
     const fdsBefore = openFds();
-    let fdsAfter = 0;
+    let fdsAfter: number;
     const started = Date.now();
     try {
       for (; iterations < MAX_ITERATIONS && Date.now() - started < MAX_MS; iterations++) {
