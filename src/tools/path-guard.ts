@@ -1,7 +1,8 @@
 import { constants, type Stats } from 'node:fs';
-import { lstat, open, realpath, stat, type FileHandle } from 'node:fs/promises';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { lstat, open, readlink, type FileHandle } from 'node:fs/promises';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { errnoCode } from './fs/errno';
+import { at, closeAll, openChildDir, openRoot } from './fs/held-dir';
 import { ToolError } from './tool';
 
 export interface ResolveOptions {
@@ -31,21 +32,51 @@ export function toWorkspaceRelative(root: string, absolutePath: string): string 
 }
 
 /**
+ * Where a path of the workspace leads, found one name at a time from the held root folder
+ * (fs/held-dir.ts): every folder on the way is held open and the next name is looked up in it, so
+ * what a concurrent process renames, swaps or links meanwhile can change which file is found, never
+ * lead outside. A symbolic link is read and judged like a path the model gave: followed inside the
+ * root, refused when it leads out.
+ */
+export interface Located {
+  /** The real absolute path. */
+  path: string;
+  /** Held folders from the root down; the last one holds the target (or is it, for the root itself). */
+  dirs: FileHandle[];
+  /** The target's name in the last held folder; '' for the root itself or a missing target. */
+  name: string;
+  /** Of the target itself (never a link: links are followed); null when it does not exist yet. */
+  stats: Stats | null;
+  /** Closes the held folders. */
+  release(): Promise<void>;
+}
+
+/** As many links as Linux follows in one lookup. */
+const MAX_LINKS = 40;
+
+/**
  * The one gate between a model-supplied path and the file system. `root` is the workspace's real
  * path (ToolContext.workspaceRoot is one). Returns the real absolute path inside it, or throws a
  * ToolError. Symbolic links are resolved everywhere along the path, so a link anywhere that leads
  * out is refused; device files, sockets and FIFOs are refused because reading one can block forever
- * or touch hardware.
- *
- * There is an unavoidable window between this check and the later open; writers narrow it by
- * renaming a temporary file into place, which replaces a link instead of following it, and
- * `openInWorkspace` narrows it for reads (what is put in the file's own place is not followed).
+ * or touch hardware. The path is only a name for the answer: tools that read or write use
+ * `locateInWorkspace` / `openInWorkspace` and act through the held folders.
  */
 export async function resolveInWorkspace(
   root: string,
   userPath: string,
   options: ResolveOptions = {},
 ): Promise<string> {
+  const located = await locateInWorkspace(root, userPath, options);
+  await located.release();
+  return located.path;
+}
+
+export async function locateInWorkspace(
+  root: string,
+  userPath: string,
+  options: ResolveOptions = {},
+): Promise<Located> {
   const allowCreate = options.allowCreate ?? false;
   const mustExist = options.mustExist ?? !allowCreate;
   if (typeof userPath !== 'string' || userPath.trim() === '') {
@@ -54,23 +85,113 @@ export async function resolveInWorkspace(
   if (userPath.includes('\0')) {
     throw new ToolError('INVALID_ARGUMENTS', 'path: must not contain NUL bytes.');
   }
-  const lexical = lexicalPath(root, userPath);
-  // Asked together (one wait instead of two): stat follows the links realpath resolves, so both
-  // describe the same file; its kind counts only once the real path is known to be inside.
-  const [existing, stats] = await Promise.all([
-    realpathOrMissing(lexical, userPath),
-    stat(lexical).catch((err: unknown) => err as Error),
-  ]);
-  if (existing !== null) {
-    assertInside(root, existing, userPath);
-    if (stats instanceof Error) throw stats;
-    assertOrdinary(stats, userPath);
-    return existing;
+  const pending = segmentsOf(root, lexicalPath(root, userPath));
+  const dirs = [await openRoot(root)];
+  const names: string[] = [];
+  const located = (name: string, stats: Stats | null, missing: string[] = []): Located => ({
+    path: join(root, ...names, ...missing),
+    dirs,
+    name,
+    stats,
+    release: () => closeAll(dirs),
+  });
+  try {
+    let links = 0;
+    /** While `pending` is longer than this, its first names come from a link's target. */
+    let linkFloor = -1;
+    while (pending.length > 0) {
+      const fromLink = linkFloor >= 0 && pending.length > linkFloor;
+      if (!fromLink) linkFloor = -1;
+      const name = pending.shift()!;
+      if (name === '.') continue;
+      if (name === '..') {
+        // Only a link's target climbs (the model's path was resolved lexically): never above the root.
+        if (names.length === 0) throw leadsOutside(userPath);
+        names.pop();
+        await dirs.pop()!.close();
+        continue;
+      }
+      const dir = dirs[dirs.length - 1];
+      let kind: 'link' | 'missing' | 'other';
+      let stats: Stats | null = null;
+      if (pending.length > 0) {
+        const child = await openChildDir(dir, name);
+        if (child.kind === 'dir') {
+          dirs.push(child.handle);
+          names.push(name);
+          continue;
+        }
+        if (child.kind === 'denied') {
+          throw new ToolError('PERMISSION_DENIED', `${userPath}: the server may not access it.`);
+        }
+        kind = child.kind;
+      } else {
+        stats = await lstat(at(dir, name)).catch((err: unknown) => {
+          if (errnoCode(err) === 'ENOENT') return null;
+          throw err;
+        });
+        kind = stats === null ? 'missing' : stats.isSymbolicLink() ? 'link' : 'other';
+      }
+      if (kind === 'link') {
+        if (++links > MAX_LINKS)
+          throw new ToolError('PERMISSION_DENIED', `${userPath}: symbolic links loop.`);
+        const target = await readlink(at(dir, name)).catch((err: unknown) => {
+          const code = errnoCode(err);
+          if (code === 'EINVAL' || code === 'ENOENT') return null; // no longer a link: look at the name again
+          throw err;
+        });
+        if (target === null) {
+          pending.unshift(name);
+          continue;
+        }
+        linkFloor = linkFloor < 0 ? pending.length : Math.min(linkFloor, pending.length);
+        if (isAbsolute(target)) {
+          const abs = resolve(target);
+          if (!isInside(root, abs)) throw leadsOutside(userPath);
+          await closeAll(dirs.splice(1));
+          names.length = 0;
+          pending.unshift(...segmentsOf(root, abs));
+        } else {
+          pending.unshift(...target.split('/').filter((part) => part !== ''));
+        }
+        continue;
+      }
+      if (kind === 'missing') {
+        if (fromLink && !mustExist) {
+          throw new ToolError(
+            'PERMISSION_DENIED',
+            `${userPath}: passes through a symbolic link whose target does not exist; refusing to create through it.`,
+          );
+        }
+        if (mustExist) {
+          throw new ToolError('NOT_FOUND', `${userPath}: no such file or folder in the workspace.`);
+        }
+        return located('', null, [name, ...pending]);
+      }
+      // The last name, or a name on the way that is not a folder.
+      if (pending.length > 0) {
+        if (mustExist) {
+          throw new ToolError('NOT_FOUND', `${userPath}: no such file or folder in the workspace.`);
+        }
+        throw new ToolError(
+          'INVALID_ARGUMENTS',
+          `${userPath}: cannot be created because ${[...names, name].join('/')} is a file, not a folder.`,
+        );
+      }
+      assertOrdinary(stats!, userPath);
+      names.push(name);
+      return located(name, stats);
+    }
+    return located('', await dirs[dirs.length - 1].stat());
+  } catch (err) {
+    await closeAll(dirs);
+    if (err instanceof ToolError) throw err;
+    const code = errnoCode(err);
+    if (code === 'EACCES' || code === 'EPERM') {
+      throw new ToolError('PERMISSION_DENIED', `${userPath}: the server may not access it.`);
+    }
+    throw err;
   }
-  if (mustExist) {
-    throw new ToolError('NOT_FOUND', `${userPath}: no such file or folder in the workspace.`);
-  }
-  return resolveForCreate(root, lexical, userPath);
 }
 
 /** A file (or folder) of the workspace, open for reading. */
@@ -85,31 +206,63 @@ export interface OpenedFile {
 const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
 
 /**
- * Opens what `userPath` names for reading, after `resolveInWorkspace`'s checks, so that nothing
- * swapped in after them is read: O_NOFOLLOW refuses a symbolic link put in the file's place,
- * O_NONBLOCK keeps a FIFO put there from holding the open, and the kind is judged again on the open
- * file. The caller closes the handle.
+ * Opens what `userPath` names for reading, from the folder that holds it (held since the checks), so
+ * that nothing swapped in after them is read: O_NOFOLLOW refuses a symbolic link put in the file's
+ * place, O_NONBLOCK keeps a FIFO put there from holding the open, and the kind is judged again on
+ * the open file. The caller closes the handle.
  */
 export async function openInWorkspace(root: string, userPath: string): Promise<OpenedFile> {
-  const path = await resolveInWorkspace(root, userPath);
+  const { file } = await openIfExists(root, userPath, { mustExist: true });
+  return file!;
+}
+
+/**
+ * Like openInWorkspace, for a file that may not exist yet: `file` is then null and `path` is where
+ * it would be created.
+ */
+export async function openIfExists(
+  root: string,
+  userPath: string,
+  options: ResolveOptions = { allowCreate: true },
+): Promise<{ path: string; file: OpenedFile | null }> {
+  const located = await locateInWorkspace(root, userPath, options);
   let handle: FileHandle;
   try {
-    handle = await open(path, READ_FLAGS);
+    if (located.stats === null) return { path: located.path, file: null };
+    const dir = located.dirs[located.dirs.length - 1];
+    // The root itself: a new handle on the held folder.
+    handle = await open(at(dir, located.name), located.name === '' ? constants.O_RDONLY : READ_FLAGS);
   } catch (err) {
     // A link put in the file's place since the check; anything else is an ordinary file-system error.
     if (errnoCode(err) === 'ELOOP') {
       throw new ToolError('PERMISSION_DENIED', `${userPath}: became a symbolic link while being opened.`);
     }
+    // Removed since the check: a file still to be created, when creating is allowed.
+    if (errnoCode(err) === 'ENOENT' && options.allowCreate === true) {
+      return { path: located.path, file: null };
+    }
     throw err;
+  } finally {
+    await located.release();
   }
   try {
     const stats = await handle.stat();
     assertOrdinary(stats, userPath);
-    return { path, handle, stats };
+    return { path: located.path, file: { path: located.path, handle, stats } };
   } catch (err) {
     await handle.close();
     throw err;
   }
+}
+
+/** The kind and size of what a path names (links followed inside), without opening it. */
+export async function statInWorkspace(
+  root: string,
+  userPath: string,
+): Promise<{ path: string; stats: Stats }> {
+  const located = await locateInWorkspace(root, userPath);
+  await located.release();
+  return { path: located.path, stats: located.stats! };
 }
 
 /** Resolves `..` without touching the disk; anything that lands outside the root is refused. */
@@ -132,27 +285,25 @@ function lexicalPath(root: string, userPath: string): string {
   return abs;
 }
 
-async function realpathOrMissing(path: string, userPath: string): Promise<string | null> {
-  try {
-    return await realpath(path);
-  } catch (err) {
-    const code = errnoCode(err);
-    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
-    if (code === 'ELOOP') throw new ToolError('PERMISSION_DENIED', `${userPath}: symbolic links loop.`);
-    if (code === 'EACCES' || code === 'EPERM') {
-      throw new ToolError('PERMISSION_DENIED', `${userPath}: the server may not access it.`);
-    }
-    throw err;
-  }
-}
-
-function assertInside(realRoot: string, realPath: string, userPath: string): void {
-  if (!isInside(realRoot, realPath)) {
-    throw new ToolError(
+/** A path refused because a symbolic link on it leads out of the workspace. */
+export class OutsideWorkspaceError extends ToolError {
+  constructor(userPath: string) {
+    super(
       'PERMISSION_DENIED',
       `${userPath}: a symbolic link leads outside the workspace; only files inside it are reachable.`,
     );
   }
+}
+
+function leadsOutside(userPath: string): ToolError {
+  return new OutsideWorkspaceError(userPath);
+}
+
+/** The names from the root down to `abs` (inside it, normalised). */
+function segmentsOf(root: string, abs: string): string[] {
+  return relative(root, abs)
+    .split(sep)
+    .filter((part) => part !== '');
 }
 
 function assertOrdinary(stats: Stats, userPath: string): void {
@@ -170,49 +321,4 @@ export function specialKind(stats: Stats): string | null {
   if (stats.isSocket()) return 'socket';
   if (stats.isCharacterDevice() || stats.isBlockDevice()) return 'device file';
   return null;
-}
-
-/**
- * A path to be created: the nearest existing ancestor must be a real folder inside the root, and
- * nothing below it may exist — in particular not a dangling symlink, which a later write would
- * follow to wherever it points.
- */
-async function resolveForCreate(realRoot: string, lexical: string, userPath: string): Promise<string> {
-  const missing: string[] = [];
-  let current = lexical;
-  for (;;) {
-    if (await existsWithoutFollowing(current)) {
-      const real = await realpathOrMissing(current, userPath);
-      if (real === null) {
-        throw new ToolError(
-          'PERMISSION_DENIED',
-          `${userPath}: passes through a symbolic link whose target does not exist; refusing to create through it.`,
-        );
-      }
-      assertInside(realRoot, real, userPath);
-      const stats = await stat(real);
-      if (!stats.isDirectory()) {
-        throw new ToolError(
-          'INVALID_ARGUMENTS',
-          `${userPath}: cannot be created because ${toWorkspaceRelative(realRoot, real)} is a file, not a folder.`,
-        );
-      }
-      return join(real, ...missing.reverse());
-    }
-    const parent = dirname(current);
-    if (parent === current) throw new ToolError('NOT_FOUND', `${userPath}: no existing folder above it.`);
-    missing.push(relative(parent, current));
-    current = parent;
-  }
-}
-
-async function existsWithoutFollowing(path: string): Promise<boolean> {
-  try {
-    await lstat(path);
-    return true;
-  } catch (err) {
-    const code = errnoCode(err);
-    if (code === 'ENOENT' || code === 'ENOTDIR') return false;
-    throw err;
-  }
 }

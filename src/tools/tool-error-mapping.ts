@@ -6,6 +6,8 @@ const ERRNO_CODES: Readonly<Record<string, ToolErrorCode>> = {
   ENOTDIR: 'NOT_FOUND',
   EACCES: 'PERMISSION_DENIED',
   EPERM: 'PERMISSION_DENIED',
+  /** O_NOFOLLOW met a symbolic link put where a file or folder was (held-dir.ts). */
+  ELOOP: 'PERMISSION_DENIED',
   EROFS: 'PERMISSION_DENIED',
   EISDIR: 'INVALID_ARGUMENTS',
   EEXIST: 'CONFLICT',
@@ -30,6 +32,8 @@ export function toToolError(err: unknown, toolName: string, workspaceRoot: strin
 }
 
 function hideRoot(message: string, workspaceRoot: string): string {
-  if (workspaceRoot === '' || workspaceRoot === '/') return message;
-  return message.split(`${workspaceRoot}/`).join('').split(workspaceRoot).join('.');
+  // A held folder's name (fs/held-dir.ts) says nothing to the model; the name after it does.
+  const held = message.replace(/\/proc\/self\/fd\/\d+\/?/g, '');
+  if (workspaceRoot === '' || workspaceRoot === '/') return held;
+  return held.split(`${workspaceRoot}/`).join('').split(workspaceRoot).join('.');
 }

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
-import { mkdir, realpath, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, realpath, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { openRoot, removeBelow } from './fs/held-dir';
+import { ToolError } from './tool';
 import type { AppConfig } from '../config/app-config';
 
 /**
@@ -28,10 +30,25 @@ export class Workspaces {
     }
   }
 
-  /** With WORKSPACE_SCOPE=session, a deleted session's folder goes with it. */
+  /**
+   * With WORKSPACE_SCOPE=session, a deleted session's folder goes with it — removed through held
+   * folders, as a command of that session may still be renaming things in it.
+   */
   async sessionDeleted(owner: string, sessionId: string): Promise<void> {
     if (this.config.workspaceScope !== 'session') return;
-    await rm(this.pathFor(owner, sessionId), { recursive: true, force: true });
+    const dir = this.pathFor(owner, sessionId);
+    let parent: FileHandle;
+    try {
+      parent = await openRoot(dirname(dir));
+    } catch (err) {
+      if (err instanceof ToolError && err.code === 'NOT_FOUND') return;
+      throw err;
+    }
+    try {
+      await removeBelow(parent, basename(dir));
+    } finally {
+      await parent.close();
+    }
   }
 
   private pathFor(owner: string, sessionId: string): string {

@@ -19,6 +19,10 @@ describe('resolveInWorkspace', () => {
     await symlink(join(ws.outside, 'missing.txt'), join(ws.root, 'dangling-out'));
     await mkdir(join(ws.root, 'nested'));
     await symlink(ws.outside, join(ws.root, 'nested', 'parent-link'));
+    await symlink('../src', join(ws.root, 'nested', 'up-link'));
+    await symlink('../../outside/secret.txt', join(ws.root, 'nested', 'climbing-link'));
+    await symlink('loop-b', join(ws.root, 'loop-a'));
+    await symlink('loop-a', join(ws.root, 'loop-b'));
     execFileSync('mkfifo', [join(ws.root, 'pipe')]);
   });
 
@@ -38,6 +42,8 @@ describe('resolveInWorkspace', () => {
       (w) => join(w.root, 'link-to-dir', 'secret.txt'),
       'PERMISSION_DENIED',
     ],
+    ['a relative symlink that climbs out of the root', () => 'nested/climbing-link', 'PERMISSION_DENIED'],
+    ['symlinks that loop', () => 'loop-a/x', 'PERMISSION_DENIED'],
     ['a FIFO', () => 'pipe', 'PERMISSION_DENIED'],
     ['a device file reached by absolute path', () => '/dev/null', 'PERMISSION_DENIED'],
     ['a NUL byte', () => 'src/a.txt\0.png', 'INVALID_ARGUMENTS'],
@@ -84,6 +90,12 @@ describe('resolveInWorkspace', () => {
 
   it('follows a symlink that stays inside the root to its real path', async () => {
     await expect(resolveInWorkspace(ws.root, 'inside-link/a.txt')).resolves.toBe(
+      join(ws.root, 'src', 'a.txt'),
+    );
+  });
+
+  it('follows a relative symlink that climbs with .. but stays inside the root', async () => {
+    await expect(resolveInWorkspace(ws.root, 'nested/up-link/a.txt')).resolves.toBe(
       join(ws.root, 'src', 'a.txt'),
     );
   });

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { recoverInterruptedWrites } from '../../src/tools/fs/write-journal';
 
 /** A change of several files is all or nothing across a crash: a process killed mid-commit, then recovery. */
@@ -69,5 +69,25 @@ describe('multi-file changes across a crash', () => {
     expect(existsSync(old)).toBe(false);
     expect(existsSync(fresh)).toBe(true);
     expect(state(root)).toEqual({ a: 'old a\n', b: null, c: 'old c\n' });
+  });
+
+  it('keeps a journal forged in the workspace from moving or deleting anything outside its folder', async () => {
+    const root = workspace();
+    const outside = mkdtempSync(join(tmpdir(), 'loopwright-journal-outside-'));
+    for (const name of ['moved.txt', 'deleted.txt', 'climbed.txt']) writeFileSync(join(outside, name), name);
+    writeFileSync(
+      join(root, '.loopwright-journal.0123456789ab.json'),
+      JSON.stringify({
+        renames: [
+          [join(outside, 'moved.txt'), join(root, 'stolen.txt')],
+          [`../${basename(outside)}/climbed.txt`, 'climbed.txt'],
+        ],
+        deletes: [join(outside, 'deleted.txt'), `../${basename(outside)}/deleted.txt`],
+      }),
+    );
+    const recovered = await recoverInterruptedWrites(root, 0);
+    expect(recovered.rolledForward).toBe(1);
+    expect(readdirSync(outside).sort()).toEqual(['climbed.txt', 'deleted.txt', 'moved.txt']);
+    expect(readdirSync(root).sort()).toEqual(['a.txt', 'c.txt']);
   });
 });

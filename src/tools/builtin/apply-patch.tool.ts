@@ -1,11 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { AgentTool } from '../agent-tool.decorator';
 import { commitChanges, describePlanned, type PlannedChange } from '../fs/file-change-plan';
-import { errnoCode } from '../fs/errno';
 import { readTextFile } from '../fs/text-file';
 import { applyHunks } from '../patch/hunk-applier';
 import { parseUnifiedDiff, type FilePatch } from '../patch/unified-diff-parser';
-import { resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
+import { openIfExists, toWorkspaceRelative } from '../path-guard';
 import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
 import { Type, type Static } from 'typebox';
 
@@ -55,7 +54,7 @@ export class ApplyPatchTool implements Tool<ApplyPatchArgs> {
     const drafts = await this.plan(args.patch, ctx.workspaceRoot);
     const summary = drafts.map(describeDraft).join('\n');
     if (args.dry_run) return { content: `Dry run: the patch applies cleanly. It would change:\n${summary}` };
-    const changes = await commitChanges(drafts.map(toPlannedChange));
+    const changes = await commitChanges(ctx.workspaceRoot, drafts.map(toPlannedChange));
     return { content: `Applied the patch:\n${summary}`, changes };
   }
 
@@ -121,16 +120,17 @@ export class ApplyPatchTool implements Tool<ApplyPatchArgs> {
 
 /** The file's current state in this patch: from an earlier section, else from disk (text null: absent). */
 async function draftFor(root: string, userPath: string, drafts: Map<string, Draft>): Promise<Draft> {
-  const absPath = await resolveInWorkspace(root, userPath, { allowCreate: true });
+  const { path: absPath, file: opened } = await openIfExists(root, userPath);
   const known = drafts.get(absPath);
-  if (known) return known;
+  if (known) {
+    await opened?.handle.close();
+    return known;
+  }
   const path = toWorkspaceRelative(root, absPath);
   let draft: Draft = { path, absPath, before: null, text: null, added: 0, removed: 0 };
-  try {
-    const file = await readTextFile(absPath, path);
+  if (opened !== null) {
+    const file = await readTextFile(opened, path);
     draft = { ...draft, before: file.bytes, text: file.text, mode: file.mode };
-  } catch (err) {
-    if (errnoCode(err) !== 'ENOENT') throw err;
   }
   drafts.set(absPath, draft);
   return draft;

@@ -5,7 +5,7 @@ import { detectLineEnding, toCrlf, toLf } from '../fs/line-endings';
 import { findNearestMatch } from '../fs/nearest-match';
 import { readTextFile } from '../fs/text-file';
 import { capHead } from '../output-cap';
-import { resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
+import { openInWorkspace, toWorkspaceRelative } from '../path-guard';
 import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
 import { Type, type Static } from 'typebox';
 
@@ -49,15 +49,16 @@ export class EditFileTool implements Tool<EditFileArgs> {
 
   async execute(args: EditFileArgs, ctx: ToolContext): Promise<ToolResult> {
     const { change, lines } = await this.plan(args, ctx.workspaceRoot);
-    const changes = await commitChanges([change]);
+    const changes = await commitChanges(ctx.workspaceRoot, [change]);
     const count = lines.length === 1 ? '1 occurrence' : `${lines.length} occurrences`;
     return { content: `Replaced ${count} in ${change.path} (line ${lines.join(', ')}).`, changes };
   }
 
   private async plan(args: EditFileArgs, root: string): Promise<PlannedEdit> {
-    const absPath = await resolveInWorkspace(root, args.path);
+    const opened = await openInWorkspace(root, args.path);
+    const absPath = opened.path;
     const path = toWorkspaceRelative(root, absPath);
-    const file = await readTextFile(absPath, path);
+    const file = await readTextFile(opened, path);
     if (args.old_text === args.new_text) {
       throw new ToolError('INVALID_ARGUMENTS', 'old_text and new_text are identical; nothing to change.');
     }

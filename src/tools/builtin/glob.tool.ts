@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { stat } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 import picomatch from 'picomatch';
 import { AgentTool } from '../agent-tool.decorator';
 import { walkWorkspace } from '../fs/workspace-walker';
-import { resolveInWorkspace } from '../path-guard';
+import { statInWorkspace } from '../path-guard';
 import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
 import { Type, type Static } from 'typebox';
 
@@ -41,8 +41,8 @@ export class GlobTool implements Tool<GlobArgs> {
     const scan = picomatch.scan(pattern);
     if (!scan.isGlob) return this.literalPath(root, pattern, args.pattern);
     // Only what lies below the pattern's literal prefix ("src/app" for "src/app/**") can match.
-    const start = await existingPath(root, scan.base);
-    if (start === null || !(await stat(start)).isDirectory()) {
+    const base = await existingPath(root, scan.base);
+    if (base === null || !base.stats.isDirectory()) {
       return { content: `No paths match ${JSON.stringify(args.pattern)}.` };
     }
     const isMatch = picomatch(pattern, { dot: false });
@@ -53,7 +53,7 @@ export class GlobTool implements Tool<GlobArgs> {
     let capped = false;
     const walk = walkWorkspace({
       root,
-      start,
+      start: base.path,
       maxDepth: Number.POSITIVE_INFINITY,
       includeHidden,
       respectGitignore: true,
@@ -74,17 +74,16 @@ export class GlobTool implements Tool<GlobArgs> {
   }
 
   private async literalPath(root: string, pattern: string, asked: string): Promise<ToolResult> {
-    const path = await existingPath(root, pattern);
-    if (path === null) return { content: `No paths match ${JSON.stringify(asked)}.` };
-    const isDirectory = (await stat(path)).isDirectory();
+    const found = await existingPath(root, pattern);
+    if (found === null) return { content: `No paths match ${JSON.stringify(asked)}.` };
+    const isDirectory = found.stats.isDirectory();
     return { content: isDirectory ? `${pattern.replace(/\/$/, '')}/` : pattern };
   }
 }
 
-async function existingPath(root: string, relPath: string): Promise<string | null> {
-  if (relPath === '') return root;
+async function existingPath(root: string, relPath: string): Promise<{ path: string; stats: Stats } | null> {
   try {
-    return await resolveInWorkspace(root, relPath);
+    return await statInWorkspace(root, relPath === '' ? '.' : relPath);
   } catch (err) {
     if (err instanceof ToolError && err.code === 'NOT_FOUND') return null;
     throw err;

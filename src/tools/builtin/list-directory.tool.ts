@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { stat } from 'node:fs/promises';
 import { AgentTool } from '../agent-tool.decorator';
 import { walkWorkspace, type WalkEntry } from '../fs/workspace-walker';
-import { resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
+import { statInWorkspace, toWorkspaceRelative } from '../path-guard';
 import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
 import { Type, type Static } from 'typebox';
 
@@ -42,8 +41,8 @@ export class ListDirectoryTool implements Tool<ListDirectoryArgs> {
 
   async execute(args: ListDirectoryArgs, ctx: ToolContext): Promise<ToolResult> {
     const root = ctx.workspaceRoot;
-    const dir = await resolveInWorkspace(root, args.path ?? '.');
-    if (!(await stat(dir)).isDirectory()) {
+    const { path: dir, stats } = await statInWorkspace(root, args.path ?? '.');
+    if (!stats.isDirectory()) {
       throw new ToolError(
         'INVALID_ARGUMENTS',
         `${args.path ?? '.'}: is a file, not a folder; use read_file to read it.`,

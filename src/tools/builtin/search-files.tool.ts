@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { stat } from 'node:fs/promises';
 import picomatch from 'picomatch';
 import { AgentTool } from '../agent-tool.decorator';
 import { walkWorkspace } from '../fs/workspace-walker';
-import { resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
+import { statInWorkspace, toWorkspaceRelative } from '../path-guard';
 import { searchInWorker, type SearchOutcome } from '../search/search-worker';
 import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
 import { Type, type Static } from 'typebox';
@@ -58,13 +57,19 @@ export class SearchFilesTool implements Tool<SearchFilesArgs> {
 
   async execute(args: SearchFilesArgs, ctx: ToolContext): Promise<ToolResult> {
     const root = ctx.workspaceRoot;
-    const start = await resolveInWorkspace(root, args.path ?? '.');
+    const { path: start, stats } = await statInWorkspace(root, args.path ?? '.');
     const pattern = compilePattern(args);
     const matchesGlob = args.glob === undefined ? () => true : globFilter(args.glob);
-    const { files, tooMany } = await this.collectFiles(root, start, matchesGlob, ctx.signal);
+    const { files, tooMany } = stats.isFile()
+      ? {
+          files: [{ path: toWorkspaceRelative(root, start), real: toWorkspaceRelative(root, start) }],
+          tooMany: false,
+        }
+      : await this.collectFiles(root, start, matchesGlob, ctx.signal);
     const maxMatches = args.max_results ?? DEFAULT_MAX_RESULTS;
     const outcome = await searchInWorker(
       {
+        root,
         files,
         source: pattern.source,
         flags: pattern.flags,
@@ -85,11 +90,8 @@ export class SearchFilesTool implements Tool<SearchFilesArgs> {
     start: string,
     matchesGlob: (path: string) => boolean,
     signal: AbortSignal,
-  ): Promise<{ files: { path: string; absPath: string }[]; tooMany: boolean }> {
-    if ((await stat(start)).isFile()) {
-      return { files: [{ path: toWorkspaceRelative(root, start), absPath: start }], tooMany: false };
-    }
-    const files: { path: string; absPath: string }[] = [];
+  ): Promise<{ files: { path: string; real: string }[]; tooMany: boolean }> {
+    const files: { path: string; real: string }[] = [];
     const walk = walkWorkspace({
       root,
       start,
@@ -101,7 +103,7 @@ export class SearchFilesTool implements Tool<SearchFilesArgs> {
     for await (const entry of walk) {
       if (entry.kind !== 'file' || !matchesGlob(entry.path)) continue;
       if (files.length === MAX_FILES) return { files, tooMany: true };
-      files.push({ path: entry.path, absPath: entry.absPath });
+      files.push({ path: entry.path, real: entry.real });
     }
     return { files, tooMany: false };
   }

@@ -1,11 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { readFile, stat } from 'node:fs/promises';
 import { AgentTool } from '../agent-tool.decorator';
-import { errnoCode } from '../fs/errno';
 import { commitChanges, describePlanned, type PlannedChange } from '../fs/file-change-plan';
 import { detectLineEnding, matchLineEnding } from '../fs/line-endings';
 import { EDIT_MAX_BYTES } from '../fs/text-file';
-import { resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
+import { openIfExists, toWorkspaceRelative, type OpenedFile } from '../path-guard';
 import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
 import { Type, type Static } from 'typebox';
 
@@ -39,7 +37,7 @@ export class WriteFileTool implements Tool<WriteFileArgs> {
 
   async execute(args: WriteFileArgs, ctx: ToolContext): Promise<ToolResult> {
     const change = await this.plan(args, ctx.workspaceRoot);
-    const changes = await commitChanges([change]);
+    const changes = await commitChanges(ctx.workspaceRoot, [change]);
     const bytes = change.after?.length ?? 0;
     const verb = change.before === null ? 'Created' : 'Replaced';
     return {
@@ -49,9 +47,9 @@ export class WriteFileTool implements Tool<WriteFileArgs> {
   }
 
   private async plan(args: WriteFileArgs, root: string): Promise<PlannedChange> {
-    const absPath = await resolveInWorkspace(root, args.path, { allowCreate: true });
+    const { path: absPath, file } = await openIfExists(root, args.path);
     const path = toWorkspaceRelative(root, absPath);
-    const existing = await readExisting(absPath, path);
+    const existing = file === null ? null : await readExisting(file, path);
     if (existing === null) return { path, absPath, before: null, after: Buffer.from(args.content, 'utf8') };
     if (!args.overwrite) {
       throw new ToolError(
@@ -65,9 +63,10 @@ export class WriteFileTool implements Tool<WriteFileArgs> {
   }
 }
 
-async function readExisting(absPath: string, path: string): Promise<{ bytes: Buffer; mode: number } | null> {
+/** The file to be replaced, read from its open handle (closed here). */
+async function readExisting(file: OpenedFile, path: string): Promise<{ bytes: Buffer; mode: number }> {
   try {
-    const stats = await stat(absPath);
+    const { stats } = file;
     if (stats.isDirectory()) {
       throw new ToolError('INVALID_ARGUMENTS', `${path}: is a folder; give a file path.`);
     }
@@ -77,9 +76,8 @@ async function readExisting(absPath: string, path: string): Promise<{ bytes: Buf
         `${path}: is ${stats.size} bytes; files above ${EDIT_MAX_BYTES} bytes cannot be replaced.`,
       );
     }
-    return { bytes: await readFile(absPath), mode: stats.mode & 0o7777 };
-  } catch (err) {
-    if (errnoCode(err) === 'ENOENT') return null;
-    throw err;
+    return { bytes: await file.handle.readFile(), mode: stats.mode & 0o7777 };
+  } finally {
+    await file.handle.close();
   }
 }

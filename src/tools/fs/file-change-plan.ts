@@ -1,10 +1,12 @@
-import { unlink } from 'node:fs/promises';
+import { unlink, type FileHandle } from 'node:fs/promises';
 import { createTwoFilesPatch } from 'diff';
 import { capHead } from '../output-cap';
+import { toWorkspaceRelative } from '../path-guard';
 import { ToolError, type FileChange } from '../tool';
 import { errnoCode } from './errno';
-import { stageWrite, type StagedWrite } from './atomic-write';
-import { journalDir, openJournal } from './write-journal';
+import { stageWriteIn, type StagedWrite } from './atomic-write';
+import { at, closeAll, openFolderChain, openRoot, splitRelative } from './held-dir';
+import { openJournal } from './write-journal';
 import { sha256 } from './sha256';
 
 /**
@@ -41,40 +43,72 @@ export interface CommitHooks {
  * Writes every change or none: all new contents are staged (where a full disk or a permission
  * problem shows up) before the first rename, and deletions come last. A change of several files is
  * journaled first, so a crash between its renames is finished at the next start (write-journal.ts).
+ * Every file is reached from `root` through held folders (held-dir.ts): what is renamed meanwhile
+ * can make a step fail, never make it write outside the workspace.
  */
 export async function commitChanges(
+  root: string,
   changes: readonly PlannedChange[],
   hooks: CommitHooks = {},
 ): Promise<FileChange[]> {
   const staged: StagedWrite[] = [];
+  const rootDir = await openRoot(root);
   try {
-    for (const change of changes) {
-      if (change.after !== null) staged.push(await stageWrite(change.absPath, change.after, change.mode));
+    try {
+      for (const change of changes) {
+        if (change.after === null) continue;
+        staged.push(await stageWriteIn(rootDir, relativeTo(root, change), change.after, change.mode));
+      }
+    } catch (err) {
+      await Promise.all(staged.map((write) => write.discard()));
+      throw err;
     }
-  } catch (err) {
-    await Promise.all(staged.map((write) => write.discard()));
-    throw err;
+    const deletes = changes
+      .filter((c) => c.after === null && c.before !== null)
+      .map((c) => relativeTo(root, c));
+    const steps = staged.length + deletes.length;
+    const closeJournal =
+      steps > 1
+        ? await openJournal(root, {
+            renames: staged.map((write) => [write.temp, write.target]),
+            deletes,
+          })
+        : null;
+    let step = 0;
+    for (const write of staged) {
+      await hooks.beforeStep?.(step++);
+      await write.commit();
+    }
+    for (const path of deletes) {
+      await hooks.beforeStep?.(step++);
+      await unlinkBelow(rootDir, path);
+    }
+    await closeJournal?.();
+    return changes.map(toFileChange);
+  } finally {
+    // A step that failed after the journal leaves its staged files to the journal's roll-forward.
+    await Promise.all(staged.map((write) => write.release()));
+    await rootDir.close();
   }
-  const deletes = changes.filter((c) => c.after === null && c.before !== null).map((c) => c.absPath);
-  const steps = staged.length + deletes.length;
-  const closeJournal =
-    steps > 1
-      ? await openJournal(journalDir(changes.map((c) => c.absPath)), {
-          renames: staged.map((write) => [write.temp, write.target]),
-          deletes,
-        })
-      : null;
-  let step = 0;
-  for (const write of staged) {
-    await hooks.beforeStep?.(step++);
-    await write.commit();
+}
+
+/** The change's real path below the root, `/`-separated (what the held-folder walk takes). */
+function relativeTo(root: string, change: PlannedChange): string {
+  const rel = toWorkspaceRelative(root, change.absPath);
+  if (rel === '.' || rel.split('/').includes('..')) {
+    throw new ToolError('INVALID_ARGUMENTS', `${change.path}: is not a file of the workspace.`);
   }
-  for (const path of deletes) {
-    await hooks.beforeStep?.(step++);
-    await unlink(path);
+  return rel;
+}
+
+async function unlinkBelow(base: FileHandle, rel: string): Promise<void> {
+  const { folders, name } = splitRelative(rel);
+  const chain = await openFolderChain(base, folders, rel);
+  try {
+    await unlink(at(chain[chain.length - 1] ?? base, name));
+  } finally {
+    await closeAll(chain);
   }
-  await closeJournal?.();
-  return changes.map(toFileChange);
 }
 
 /** Enough for a person to review; beyond it a change is too big to approve from a diff anyway. */

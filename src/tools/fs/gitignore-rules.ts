@@ -1,6 +1,7 @@
-import { lstat, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { constants } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import ignore, { type Ignore } from 'ignore';
+import { at } from './held-dir';
 
 /** A .gitignore larger than this is not a real one; skipping it beats stalling a walk. */
 const MAX_GITIGNORE_BYTES = 256 * 1024;
@@ -19,17 +20,27 @@ export class GitignoreRules {
     return new GitignoreRules([]);
   }
 
-  /** These rules plus the .gitignore in `absDir` (workspace-relative `relDir`), if it has one. */
-  async enter(absDir: string, relDir: string): Promise<GitignoreRules> {
-    const file = join(absDir, '.gitignore');
+  /** These rules plus the .gitignore in the held folder `dir` (workspace-relative `relDir`), if it has one. */
+  async enter(dir: FileHandle, relDir: string): Promise<GitignoreRules> {
+    let handle: FileHandle;
     try {
-      const stats = await lstat(file);
       // A symlinked .gitignore could point outside the workspace: ignore it rather than read through it.
+      handle = await open(
+        at(dir, '.gitignore'),
+        constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+      );
+    } catch {
+      return this;
+    }
+    try {
+      const stats = await handle.stat();
       if (!stats.isFile() || stats.size > MAX_GITIGNORE_BYTES) return this;
-      const rules = ignore().add(await readFile(file, 'utf8'));
+      const rules = ignore().add(await handle.readFile('utf8'));
       return new GitignoreRules([...this.layers, { base: relDir, rules }]);
     } catch {
       return this;
+    } finally {
+      await handle.close();
     }
   }
 

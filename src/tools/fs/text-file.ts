@@ -1,4 +1,4 @@
-import { readFile, stat } from 'node:fs/promises';
+import type { OpenedFile } from '../path-guard';
 import { ToolError } from '../tool';
 
 /** Files larger than this are not edited in memory; a model cannot usefully review such a change anyway. */
@@ -16,13 +16,24 @@ export function looksBinary(buf: Buffer): boolean {
   return buf.subarray(0, 8000).includes(0);
 }
 
-/** Reads a file a write tool is about to change, refusing what cannot round-trip as UTF-8 text. */
+/**
+ * Reads a file a write tool is about to change (opened by the path guard, closed here), refusing
+ * what cannot round-trip as UTF-8 text.
+ */
 export async function readTextFile(
-  absPath: string,
+  file: OpenedFile,
   displayPath: string,
   maxBytes = EDIT_MAX_BYTES,
 ): Promise<TextFile> {
-  const stats = await stat(absPath);
+  try {
+    return await readOpenText(file, displayPath, maxBytes);
+  } finally {
+    await file.handle.close();
+  }
+}
+
+async function readOpenText(file: OpenedFile, displayPath: string, maxBytes: number): Promise<TextFile> {
+  const stats = file.stats;
   if (stats.isDirectory()) {
     throw new ToolError('INVALID_ARGUMENTS', `${displayPath}: is a folder, not a file.`);
   }
@@ -32,7 +43,7 @@ export async function readTextFile(
       `${displayPath}: is ${stats.size} bytes; files above ${maxBytes} bytes cannot be edited.`,
     );
   }
-  const bytes = await readFile(absPath);
+  const bytes = await file.handle.readFile();
   if (looksBinary(bytes)) {
     throw new ToolError(
       'INVALID_ARGUMENTS',

@@ -1,8 +1,10 @@
-import { readdir, realpath, stat } from 'node:fs/promises';
+import { readdir, type FileHandle } from 'node:fs/promises';
 import type { Dirent } from 'node:fs';
-import { join, relative, sep } from 'node:path';
-import { isInside, specialKind, toWorkspaceRelative } from '../path-guard';
+import { join } from 'node:path';
+import { locateInWorkspace, OutsideWorkspaceError, toWorkspaceRelative } from '../path-guard';
+import { ToolError } from '../tool';
 import { GitignoreRules } from './gitignore-rules';
+import { at, closeAll, openChildDir, openRoot } from './held-dir';
 
 /**
  * `link-outside`: a symbolic link leading out of the workspace, never followed.
@@ -15,6 +17,8 @@ export interface WalkEntry {
   path: string;
   /** Real path for files and folders (also when reached through an inside link). */
   absPath: string;
+  /** The same, workspace-relative and `/`-separated: what is opened from the held root. */
+  real: string;
   kind: WalkEntryKind;
   isLink: boolean;
   /** 1 for the start folder's own entries. */
@@ -35,18 +39,37 @@ export interface WalkOptions {
 /**
  * Depth-first, name-sorted walk that never leaves the workspace. Links are resolved but linked
  * folders are not entered: inside the root their content is reachable anyway, and not entering them
- * rules out cycles. `.git` is never entered.
+ * rules out cycles. `.git` is never entered. Every folder is opened from the held one above it
+ * (held-dir.ts): a folder swapped for a link between its listing and its entry is not entered.
  */
 export async function* walkWorkspace(options: WalkOptions): AsyncGenerator<WalkEntry> {
-  const rules = options.respectGitignore
-    ? await rulesDownTo(options.root, options.start)
-    : GitignoreRules.empty();
-  yield* walkFolder(options, options.start, toWorkspaceRelative(options.root, options.start), 1, rules);
+  const startRel = toWorkspaceRelative(options.root, options.start);
+  const parts = startRel === '.' ? [] : startRel.split('/');
+  const held: FileHandle[] = [await openRoot(options.root)];
+  try {
+    let rules = options.respectGitignore
+      ? await GitignoreRules.empty().enter(held[0], '')
+      : GitignoreRules.empty();
+    for (let i = 0; i < parts.length; i++) {
+      const child = await openChildDir(held[held.length - 1], parts[i]);
+      if (child.kind !== 'dir') {
+        throw new ToolError(
+          'PERMISSION_DENIED',
+          `${startRel}: is no longer a folder of the workspace (changed meanwhile); try again.`,
+        );
+      }
+      held.push(child.handle);
+      if (options.respectGitignore) rules = await rules.enter(child.handle, parts.slice(0, i + 1).join('/'));
+    }
+    yield* walkFolder(options, held[held.length - 1], startRel, 1, rules);
+  } finally {
+    await closeAll(held);
+  }
 }
 
 async function* walkFolder(
   options: WalkOptions,
-  absDir: string,
+  dir: FileHandle,
   relDir: string,
   depth: number,
   rules: GitignoreRules,
@@ -54,7 +77,7 @@ async function* walkFolder(
   options.signal?.throwIfAborted();
   let dirents: Dirent[];
   try {
-    dirents = await readdir(absDir, { withFileTypes: true });
+    dirents = await readdir(at(dir), { withFileTypes: true });
   } catch {
     return; // An unreadable folder is skipped, not fatal: the rest of the walk is still useful.
   }
@@ -63,45 +86,44 @@ async function* walkFolder(
     const name = dirent.name;
     if (name.startsWith('.') && !options.includeHidden) continue;
     const path = relDir === '.' ? name : `${relDir}/${name}`;
-    const entry = await classify(options.root, join(absDir, name), path, depth, dirent);
+    const entry = await classify(options.root, path, depth, dirent);
     if (options.respectGitignore && rules.ignores(path, entry.kind === 'directory')) continue;
     yield entry;
     if (entry.kind === 'directory' && !entry.isLink && name !== '.git' && depth < options.maxDepth) {
-      const inner = options.respectGitignore ? await rules.enter(entry.absPath, path) : rules;
-      yield* walkFolder(options, entry.absPath, path, depth + 1, inner);
+      const child = await openChildDir(dir, name);
+      if (child.kind !== 'dir') continue; // no longer a folder (a link swapped in): not entered
+      try {
+        const inner = options.respectGitignore ? await rules.enter(child.handle, path) : rules;
+        yield* walkFolder(options, child.handle, path, depth + 1, inner);
+      } finally {
+        await child.handle.close();
+      }
     }
   }
 }
 
-async function classify(
-  root: string,
-  absPath: string,
-  path: string,
-  depth: number,
-  dirent: Dirent,
-): Promise<WalkEntry> {
+/** `path` is the entry's real workspace-relative path unless the entry is a link. */
+async function classify(root: string, path: string, depth: number, dirent: Dirent): Promise<WalkEntry> {
   if (!dirent.isSymbolicLink()) {
     const kind: WalkEntryKind = dirent.isDirectory() ? 'directory' : dirent.isFile() ? 'file' : 'special';
-    return { path, absPath, kind, isLink: false, depth };
+    return { path, real: path, absPath: join(root, path), kind, isLink: false, depth };
   }
+  const absPath = join(root, path);
   try {
-    const real = await realpath(absPath);
-    if (!isInside(root, real)) return { path, absPath, kind: 'link-outside', isLink: true, depth };
-    const stats = await stat(real);
-    const kind: WalkEntryKind =
-      specialKind(stats) !== null ? 'special' : stats.isDirectory() ? 'directory' : 'file';
-    return { path, absPath: real, kind, isLink: true, depth };
-  } catch {
-    return { path, absPath, kind: 'special', isLink: true, depth };
+    const located = await locateInWorkspace(root, path);
+    await located.release();
+    const stats = located.stats!;
+    const kind: WalkEntryKind = stats.isDirectory() ? 'directory' : 'file';
+    return {
+      path,
+      real: toWorkspaceRelative(root, located.path),
+      absPath: located.path,
+      kind,
+      isLink: true,
+      depth,
+    };
+  } catch (err) {
+    const kind: WalkEntryKind = err instanceof OutsideWorkspaceError ? 'link-outside' : 'special';
+    return { path, real: path, absPath, kind, isLink: true, depth };
   }
-}
-
-/** The .gitignore files of the root and of every folder down to `start`, which apply to what lies below. */
-async function rulesDownTo(root: string, start: string): Promise<GitignoreRules> {
-  let rules = await GitignoreRules.empty().enter(root, '');
-  const parts = relative(root, start).split(sep).filter(Boolean);
-  for (let i = 0; i < parts.length; i++) {
-    rules = await rules.enter(join(root, ...parts.slice(0, i + 1)), parts.slice(0, i + 1).join('/'));
-  }
-  return rules;
 }

@@ -1,7 +1,11 @@
 import { Worker } from 'node:worker_threads';
+import { assertHeldDirsAvailable } from '../fs/held-dir';
 
 export interface SearchRequest {
-  files: { path: string; absPath: string }[];
+  /** The workspace's real path. */
+  root: string;
+  /** `real`: the file's real workspace-relative path (`/`-separated), opened from the held root. */
+  files: { path: string; real: string }[];
   /** RegExp source and flags, already checked to compile. */
   source: string;
   flags: string;
@@ -28,19 +32,44 @@ export interface SearchOutcome {
  * Runs in a worker thread because the pattern comes from a model: a catastrophic regular expression
  * would otherwise freeze the whole server's event loop, and only a separate thread can be stopped
  * mid-match (terminate on timeout or cancel). Plain JavaScript, as it is evaluated without the
- * TypeScript toolchain. Files are opened without following a link and only read when regular.
+ * TypeScript toolchain. Files are opened one name at a time from the held root, as the other file
+ * tools do (fs/held-dir.ts): a folder swapped for a link since the walk is not followed and its
+ * files are skipped; a file is opened without following a link and only read when regular. A worker
+ * stopped mid-search leaves nothing open: Node closes the descriptors a worker opened through fs
+ * when it exits (Worker's trackUnmanagedFds, on by default).
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const fs = require('node:fs');
-const { files, source, flags, maxMatches, maxFileBytes, maxLineChars } = workerData;
+const { root, files, source, flags, maxMatches, maxFileBytes, maxLineChars } = workerData;
 const pattern = new RegExp(source, flags);
 const outcome = { matches: [], capped: false, filesSearched: 0, skippedBinary: 0, skippedLarge: 0 };
-const openFlags = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW || 0) | (fs.constants.O_NONBLOCK || 0);
-function readRegular(absPath) {
+const C = fs.constants;
+const DIR_FLAGS = C.O_RDONLY | C.O_DIRECTORY | C.O_NOFOLLOW;
+const FILE_FLAGS = C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK;
+/** Folders held open from the root down; names[i] is the name of held[i + 1]. */
+const held = [];
+const names = [];
+function letGo() {
+  fs.closeSync(held.pop());
+}
+function folderOf(parts) {
+  let common = 0;
+  while (common < names.length && common < parts.length && names[common] === parts[common]) common++;
+  while (names.length > common) { letGo(); names.pop(); }
+  for (let i = common; i < parts.length; i++) {
+    held.push(fs.openSync('/proc/self/fd/' + held[held.length - 1] + '/' + parts[i], DIR_FLAGS));
+    names.push(parts[i]);
+  }
+  return held[held.length - 1];
+}
+held.push(fs.openSync(root, C.O_RDONLY | C.O_DIRECTORY));
+function readRegular(real) {
+  const parts = real.split('/');
+  const name = parts.pop();
   let fd;
   try {
-    fd = fs.openSync(absPath, openFlags);
+    fd = fs.openSync('/proc/self/fd/' + folderOf(parts) + '/' + name, FILE_FLAGS);
     const stats = fs.fstatSync(fd);
     if (!stats.isFile()) return null;
     if (stats.size > maxFileBytes) { outcome.skippedLarge++; return null; }
@@ -52,7 +81,7 @@ function readRegular(absPath) {
   }
 }
 for (const file of files) {
-  const buf = readRegular(file.absPath);
+  const buf = readRegular(file.real);
   if (buf === null) continue;
   if (buf.subarray(0, 8000).includes(0)) { outcome.skippedBinary++; continue; }
   outcome.filesSearched++;
@@ -66,15 +95,18 @@ for (const file of files) {
   }
   if (outcome.capped) break;
 }
+while (held.length > 0) letGo();
 parentPort.postMessage(outcome);
 `;
 
 export function searchInWorker(request: SearchRequest, signal: AbortSignal): Promise<SearchOutcome> {
   signal.throwIfAborted();
+  assertHeldDirsAvailable();
   return new Promise<SearchOutcome>((resolve, reject) => {
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
       workerData: request,
+      trackUnmanagedFds: true,
       resourceLimits: { maxOldGenerationSizeMb: 512 },
     });
     let settled = false;

@@ -11,6 +11,7 @@ const change = (name, before, after) => ({
   after: after === null ? null : Buffer.from(after),
 });
 commitChanges(
+  root,
   [change('a.txt', 'old a\n', 'new a\n'), change('b.txt', null, 'new b\n'), change('c.txt', 'old c\n', null)],
   {
     beforeStep: async (step) => {
