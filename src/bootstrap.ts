@@ -16,7 +16,7 @@ export async function createApp(config: AppConfig, databaseUrl: string): Promise
     // Ids reach 200 characters (chat ids), and an over-long one must meet the route's own 400/404:
     // Node's 16 KiB header limit already bounds the request line, and no route has a regular
     // expression parameter (what the limit protects), so it is set past anything that can arrive.
-    maxParamLength: 16 * 1024,
+    routerOptions: { maxParamLength: 16 * 1024 },
     trustProxy: false,
     return503OnClosing: true,
     forceCloseConnections: true,
