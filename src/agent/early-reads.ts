@@ -39,9 +39,10 @@ interface StreamingCall {
 /**
  * The reads of one model call that run while the model still streams: a call starts as soon as its
  * arguments are a whole JSON object (no later fragment can extend one into another valid object),
- * if `start` says its step would run it at once — a read changes nothing, so running it before the
- * step is decided loses nothing when the step turns out otherwise. The step uses a read only when
- * it asks for exactly that call (`take`: the same name and argument text); `stop` ends the others.
+ * if `start` says its step would run it at once — only a tool that declares itself speculative
+ * (Tool.speculative: no effect, safe to run twice or in vain), so running it before the step is
+ * decided loses nothing when the step turns out otherwise. The step uses a read only when it asks
+ * for exactly that call (`take`: the same name and argument text); `stop` ends the others.
  */
 export class EarlyReads {
   private readonly streaming = new Map<number, StreamingCall>();
