@@ -30,6 +30,7 @@ export class RunTools {
    * does not wait for it. Never rejects: a failure is met again by the call that needs the folder.
    */
   prepareWorkspace(h: RunHandle): void {
+    // Safe to ignore: the handle forgets a folder that failed, and the call that needs it tries again.
     this.workspaceOf(h).catch(() => undefined);
   }
 
@@ -62,6 +63,8 @@ export class RunTools {
     args: Record<string, unknown>,
     callId: string,
   ): Promise<string> {
+    // A tool that cannot word its call (a file gone, a server down) is asked about by its name alone:
+    // the person still decides, and the call itself meets the failure again if approved.
     const summary = await tool
       .describeForApproval?.(args, {
         workspaceRoot: await this.workspaceOf(h),

@@ -135,6 +135,7 @@ export class RunEventSink implements WakesStreams {
       this.nextSeq - 1,
       (events) => this.store.appendBatched(this.runId, events, this.lease.owner),
       false,
+      // Its failure went to writeFailed (and onWriteError) inside enqueue: nothing is left to handle.
     ).catch(() => undefined);
   }
 
@@ -220,6 +221,8 @@ export class RunEventSink implements WakesStreams {
       this.storedSeq = Math.max(this.storedSeq, upTo);
       this.publish();
     });
+    // The chain only orders writes: a failure is `next`'s caller's, and writeFailed has recorded it
+    // (the writes queued behind it see it through `generation`), so the chain itself goes on.
     this.chain = next.catch(() => undefined);
     return next;
   }
@@ -259,7 +262,7 @@ export class RunEventSink implements WakesStreams {
     streamWakes.add(this);
   }
 
-  /** Called by StreamWakes, a turn (or a few) after `publish`. */
+  /** Called by StreamWakes, a tick (or a few) after `publish`. */
   wakeStreams(): void {
     this.wake();
   }

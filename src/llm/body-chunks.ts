@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { modelReads } from './read-turns';
+import { modelReads } from './read-ticks';
 
 /** Chunks held unread before the socket is paused (a model sends small chunks, a few per read). */
 const HIGH_WATER = 16;
@@ -12,7 +12,7 @@ const HIGH_WATER = 16;
  * parser emits each chunk of a chunked body on its own, and at a thousand streams most reads found
  * one or more waiting. A body that closes before its end, or fails, makes the next read throw; the
  * socket is paused while HIGH_WATER chunks wait unread. After each of its reads the socket waits
- * for its turn to read again (ReadTurns), and once the body is over it reads on at once.
+ * for its tick to read again (ReadTicks), and once the body is over it reads on at once.
  */
 export class BodyChunks implements AsyncIterator<Uint8Array> {
   private readonly held: Buffer[] = [];
@@ -44,7 +44,7 @@ export class BodyChunks implements AsyncIterator<Uint8Array> {
     });
   }
 
-  /** Only the body's end is left to come (the model said `[DONE]`): its socket reads without waiting its turn. */
+  /** Only the body's end is left to come (the model said `[DONE]`): its socket reads without waiting its tick. */
   readNow(): void {
     modelReads.release(this.body.socket);
   }

@@ -129,7 +129,7 @@ export class OpenAiProvider implements ModelProvider {
         if (atEnd) break;
       }
       if (sawDone && !atEnd) {
-        // Only the end is left: read it at once, not at the socket's turn, which could outlast the wait.
+        // Only the end is left: read it at once, not at its tick, which could outlast the wait.
         if (chunks instanceof BodyChunks) chunks.readNow();
         atEnd = await bodyEnd(chunks, BODY_END_AFTER_DONE_MS);
       }

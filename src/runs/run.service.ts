@@ -10,7 +10,7 @@ import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import { Draining } from '../common/draining';
-import { TurnGate } from '../common/turns';
+import { TickGate } from '../common/ticks';
 import { MetricsService } from '../metrics/metrics.service';
 import { PgNotifications } from '../persistence/pg-notifications.service';
 import { ToolRegistry } from '../tools/tool-registry.service';
@@ -31,14 +31,14 @@ import { Toolset } from '../tools/toolset';
 import type { SentModelCall } from '../llm/sent-model-call';
 
 /**
- * Starts that begin their work in one turn of the event loop. A start sets off a burst of work (its
- * statement, the first model request, the tool step, each in the turn its reply arrives); when
- * starts come faster than the process takes them, those bursts pile into every turn and every timer,
- * request and stream waits behind them. With 1,000 runs starting over 5 s, turns took 21–35 ms at
- * the median while they started, and 5–8 ms with this. One a turn still admits thousands a second
- * while turns are short; when they are long, the next starts wait in order, a promise each.
+ * Starts that begin their work in one tick of the event loop. A start sets off a burst of work (its
+ * statement, the first model request, the tool step, each in the tick its reply arrives); when
+ * starts come faster than the process takes them, those bursts pile into every tick and every timer,
+ * request and stream waits behind them. With 1,000 runs starting over 5 s, ticks took 21–35 ms at
+ * the median while they started, and 5–8 ms with this. One a tick still admits thousands a second
+ * while ticks are short; when they are long, the next starts wait in order, a promise each.
  */
-const STARTS_PER_TURN = 1;
+const STARTS_PER_TICK = 1;
 
 /**
  * The life of runs around the loop: starting one, taking one up again (after a wait, on any
@@ -51,7 +51,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
   readonly processId = randomUUID();
   private readonly logger = new Logger(RunService.name);
   private readonly handles = new Map<string, RunHandle>();
-  private readonly startTurns = new TurnGate(STARTS_PER_TURN);
+  private readonly startTicks = new TickGate(STARTS_PER_TICK);
 
   constructor(
     private readonly store: RunStore,
@@ -95,7 +95,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
    * Idempotency-Key that an earlier request claimed, starts nothing and answers with that run.
    */
   async start(owner: string, input: StartRun): Promise<StartedRun> {
-    await this.startTurns.pass();
+    await this.startTicks.pass();
     const started = await this.starts.open(owner, input, this.processId, this.handles.size);
     if ('earlier' in started) return started.earlier;
     const {

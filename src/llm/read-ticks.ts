@@ -1,8 +1,8 @@
 import type { Socket } from 'node:net';
-import { Turns } from '../common/turns';
+import { Ticks } from '../common/ticks';
 
-/** Model answers' sockets read in one turn of the event loop, at most; the rest wait for the next. */
-const READS_PER_TURN = 8;
+/** Model answers' sockets read in one tick of the event loop, at most; the rest wait for the next. */
+const READS_PER_TICK = 8;
 
 /**
  * What of a socket's native handle this drives: net.Socket starts and stops its reads through the
@@ -16,39 +16,39 @@ interface ReadHandle {
 }
 
 /**
- * The sockets of the model's answers, read in turns. Node reads every socket with data waiting in
- * each turn of its event loop; with a thousand answers streaming, that is a thousand reads of a few
- * chunks each, and a turn took 34–45 ms (p50) while every timer, request and database answer of the
- * process waited behind it. Here a socket stops reading after a read (`hold`) and waits for its turn:
- * READS_PER_TURN sockets start reading again each turn, in the order they stopped. What the model
+ * The sockets of the model's answers, read in ticks. Node reads every socket with data waiting in
+ * each tick of its event loop; with a thousand answers streaming, that is a thousand reads of a few
+ * chunks each, and a tick took 34–45 ms (p50) while every timer, request and database answer of the
+ * process waited behind it. Here a socket stops reading after a read (`hold`) and waits for its tick:
+ * READS_PER_TICK sockets start reading again each tick, in the order they stopped. What the model
  * sends meanwhile waits in the kernel and is read in one go; if it waits long, TCP slows the model,
  * as it would slow it for a reader that cannot keep up. With a few answers streaming, every socket
- * reads again in the next turn, as before.
+ * reads again in the next tick, as before.
  *
  * The stop is the native handle's own `readStop` (what `socket.pause()` cannot do: it stops the
  * stream, while the socket goes on reading into its buffer and the HTTP parser asks it to resume).
  * net.Socket is left believing it reads: if it stops the socket itself (backpressure), `reading`
- * turns false and the socket's turn leaves it to Node to start again.
+ * turns false and the socket's tick leaves it to Node to start again.
  */
-export class ReadTurns {
-  private readonly turns: Turns<Socket>;
+export class ReadTicks {
+  private readonly ticks: Ticks<Socket>;
 
-  constructor(perTurn: number) {
-    this.turns = new Turns(perTurn, (socket) => this.resume(socket));
+  constructor(perTick: number) {
+    this.ticks = new Ticks(perTick, (socket) => this.resume(socket));
   }
 
-  /** After a read of `socket`: it reads nothing more until its turn comes (again a no-op until then). */
+  /** After a read of `socket`: it reads nothing more until its tick comes (again a no-op until then). */
   hold(socket: Socket | null): void {
-    if (socket === null || this.turns.has(socket)) return;
+    if (socket === null || this.ticks.has(socket)) return;
     const handle = readHandle(socket);
     if (handle === null || !handle.reading) return;
     handle.readStop();
-    this.turns.add(socket);
+    this.ticks.add(socket);
   }
 
   /** Its answer is over: the socket reads again now (a kept-alive socket must see its next answer). */
   release(socket: Socket | null): void {
-    if (socket !== null && this.turns.delete(socket)) this.resume(socket);
+    if (socket !== null && this.ticks.delete(socket)) this.resume(socket);
   }
 
   private resume(socket: Socket): void {
@@ -69,4 +69,4 @@ function readHandle(socket: Socket): ReadHandle | null {
 }
 
 /** One per process: the event loop the sockets share is one. */
-export const modelReads = new ReadTurns(READS_PER_TURN);
+export const modelReads = new ReadTicks(READS_PER_TICK);
