@@ -1,72 +1,42 @@
-import type { Socket } from 'node:net';
 import { Ticks } from '../common/ticks';
 
-/** Model answers' sockets read in one tick of the event loop, at most; the rest wait for the next. */
+/** Model answers read in one tick of the event loop, at most; the rest wait for the next. */
 const READS_PER_TICK = 8;
 
-/**
- * What of a socket's native handle this drives: net.Socket starts and stops its reads through the
- * same two calls, and keeps `reading` true while it wants to read. Not a public API of Node, so
- * anything without it is left alone (read as Node reads it).
- */
-interface ReadHandle {
-  reading: boolean;
-  readStart(): number;
-  readStop(): number;
+/** A reader that stopped after a read and waits for its tick (BodyChunks): told when it comes. */
+export interface TickReader {
+  tickCame(): void;
 }
 
 /**
- * The sockets of the model's answers, read in ticks. Node reads every socket with data waiting in
- * each tick of its event loop; with a thousand answers streaming, that is a thousand reads of a few
- * chunks each, and a tick took 34–45 ms (p50) while every timer, request and database answer of the
- * process waited behind it. Here a socket stops reading after a read (`hold`) and waits for its tick:
- * READS_PER_TICK sockets start reading again each tick, in the order they stopped. What the model
- * sends meanwhile waits in the kernel and is read in one go; if it waits long, TCP slows the model,
- * as it would slow it for a reader that cannot keep up. With a few answers streaming, every socket
- * reads again in the next tick, as before.
+ * The model's answers, read a few per tick. Node reads every socket with data waiting in each tick
+ * of its event loop; with a thousand answers streaming, a thousand bodies each handed their chunks
+ * to the SSE parser, the normaliser and the run's events in the same tick, and a tick took 34–45 ms
+ * (p50) while every timer, request and database answer of the process waited behind it. Here a
+ * body stops after a read (BodyChunks pauses it) and `wait`s for its tick: READS_PER_TICK bodies
+ * read again each tick, in the order they stopped. With a few answers streaming, every body reads
+ * again in the next tick, as before.
  *
- * The stop is the native handle's own `readStop` (what `socket.pause()` cannot do: it stops the
- * stream, while the socket goes on reading into its buffer and the HTTP parser asks it to resume).
- * net.Socket is left believing it reads: if it stops the socket itself (backpressure), `reading`
- * turns false and the socket's tick leaves it to Node to start again.
+ * One queue for the process's model calls (one event loop), injected where bodies are read, so
+ * that a test can make its own. `tickCame` must not throw: it runs from `setImmediate`.
  */
 export class ReadTicks {
-  private readonly ticks: Ticks<Socket>;
+  private readonly queue: Ticks<TickReader>;
 
   constructor(perTick: number) {
-    this.ticks = new Ticks(perTick, (socket) => this.resume(socket));
+    this.queue = new Ticks(perTick, (reader) => reader.tickCame());
   }
 
-  /** After a read of `socket`: it reads nothing more until its tick comes (again a no-op until then). */
-  hold(socket: Socket | null): void {
-    if (socket === null || this.ticks.has(socket)) return;
-    const handle = readHandle(socket);
-    if (handle === null || !handle.reading) return;
-    handle.readStop();
-    this.ticks.add(socket);
+  /** `reader` stopped after a read: its tick comes after those that stopped before it. */
+  wait(reader: TickReader): void {
+    this.queue.add(reader);
   }
 
-  /** Its answer is over: the socket reads again now (a kept-alive socket must see its next answer). */
-  release(socket: Socket | null): void {
-    if (socket !== null && this.ticks.delete(socket)) this.resume(socket);
-  }
-
-  private resume(socket: Socket): void {
-    const handle = readHandle(socket);
-    if (handle !== null && handle.reading) handle.readStart();
+  /** `reader` reads now, ahead of its tick (its answer is nearly over); nothing if it was not waiting. */
+  release(reader: TickReader): void {
+    if (this.queue.delete(reader)) reader.tickCame();
   }
 }
 
-function readHandle(socket: Socket): ReadHandle | null {
-  if (socket.destroyed) return null;
-  const handle = (socket as unknown as { _handle?: Partial<ReadHandle> | null })._handle;
-  return handle != null &&
-    typeof handle.readStop === 'function' &&
-    typeof handle.readStart === 'function' &&
-    typeof handle.reading === 'boolean'
-    ? (handle as ReadHandle)
-    : null;
-}
-
-/** One per process: the event loop the sockets share is one. */
+/** One per process: the event loop the bodies share is one. */
 export const modelReads = new ReadTicks(READS_PER_TICK);
