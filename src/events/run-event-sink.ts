@@ -2,7 +2,7 @@ import type { EntityManager } from 'typeorm';
 import { serializeEvent, type RunEventBody, type SerializedEvent } from './run-events';
 import { FlushSchedule } from './flush-schedule';
 import { retryWhileLeased, type RunLease } from './run-lease';
-import { streamWakes, type WakesStreams } from './stream-wakes';
+import type { StreamWakes, WakesStreams } from './stream-wakes';
 import type { RunChanges, RunStore, SqlStatement } from '../store/run-store.service';
 import { isRunReleased, LeaseLost, type StoreUnavailable } from '../store/store-errors';
 
@@ -53,6 +53,8 @@ export class RunEventSink implements WakesStreams {
     lastSeq: number,
     private readonly store: RunStore,
     private readonly lease: RunLease,
+    /** The process's queue of stream wakes (EventsModule), shared by every sink. */
+    private readonly wakes: StreamWakes,
     /** Told about every write that failed for good (the run must fail) or released the run. */
     private readonly onWriteError: (err: unknown) => void,
     /** Events already in the log that this process's streams should still see from memory. */
@@ -259,7 +261,7 @@ export class RunEventSink implements WakesStreams {
       this.events.splice(0, dropUpTo - this.baseSeq + 1);
       this.baseSeq = dropUpTo + 1;
     }
-    streamWakes.add(this);
+    this.wakes.add(this);
   }
 
   /** Called by StreamWakes, a tick (or a few) after `publish`. */

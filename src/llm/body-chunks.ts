@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { modelReads, type TickReader } from './read-ticks';
+import type { ReadTicks, TickReader } from './read-ticks';
 
 /** Chunks held unread before the body is paused (a model sends small chunks, a few per read). */
 const HIGH_WATER = 16;
@@ -33,7 +33,11 @@ export class BodyChunks implements AsyncIterator<Uint8Array>, TickReader {
     reject: (error: Error) => void;
   } | null = null;
 
-  constructor(private readonly body: Readable) {
+  constructor(
+    private readonly body: Readable,
+    /** The process's queue of model reads (LlmModule), shared by every body. */
+    private readonly ticks: ReadTicks,
+  ) {
     body.on('data', this.onData);
     body.once('end', this.onEnd);
     body.once('error', this.onError);
@@ -57,7 +61,7 @@ export class BodyChunks implements AsyncIterator<Uint8Array>, TickReader {
   /** Only the body's end is left to come (the model said `[DONE]`): it reads without waiting for its tick. */
   readNow(): void {
     this.free = true;
-    modelReads.release(this);
+    this.ticks.release(this);
   }
 
   /** Called by ReadTicks: this body may read again. */
@@ -84,7 +88,7 @@ export class BodyChunks implements AsyncIterator<Uint8Array>, TickReader {
       // is over (a microtask runs after it) — the chunks of one read of the socket, which Node's
       // HTTP parser emits one by one, all come through now rather than one a tick.
       this.waiting = true;
-      modelReads.wait(this);
+      this.ticks.wait(this);
       queueMicrotask(this.flow);
     }
     const waiter = this.waiter;
@@ -115,7 +119,7 @@ export class BodyChunks implements AsyncIterator<Uint8Array>, TickReader {
   /** The body is over: it leaves the queue of ticks, and a read waiting on nothing wakes. */
   private settle(): void {
     this.free = true;
-    modelReads.release(this);
+    this.ticks.release(this);
     const waiter = this.waiter;
     if (waiter === null) return;
     this.waiter = null;

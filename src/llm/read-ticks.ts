@@ -1,7 +1,7 @@
 import { Ticks } from '../common/ticks';
 
 /** Model answers read in one tick of the event loop, at most; the rest wait for the next. */
-const READS_PER_TICK = 8;
+export const READS_PER_TICK = 8;
 
 /** A reader that stopped after a read and waits for its tick (BodyChunks): told when it comes. */
 export interface TickReader {
@@ -17,8 +17,9 @@ export interface TickReader {
  * read again each tick, in the order they stopped. With a few answers streaming, every body reads
  * again in the next tick, as before.
  *
- * One queue for the process's model calls (one event loop), injected where bodies are read, so
- * that a test can make its own. `tickCame` must not throw: it runs from `setImmediate`.
+ * One per process (LlmModule; the event loop the bodies share is one), handed to each provider that
+ * reads bodies and by it to each BodyChunks; a test makes its own. `tickCame` must not throw: it
+ * runs from `setImmediate`.
  */
 export class ReadTicks {
   private readonly queue: Ticks<TickReader>;
@@ -37,6 +38,3 @@ export class ReadTicks {
     if (this.queue.delete(reader)) reader.tickCame();
   }
 }
-
-/** One per process: the event loop the bodies share is one. */
-export const modelReads = new ReadTicks(READS_PER_TICK);

@@ -18,6 +18,7 @@ import { RunEventHub } from '../events/run-event-hub.service';
 import { RunEventSink } from '../events/run-event-sink';
 import type { SerializedEvent } from '../events/run-events';
 import { RunLease } from '../events/run-lease';
+import { StreamWakes } from '../events/stream-wakes';
 import { finishDetachedRun } from './detached-runs';
 import { RunStarts, type StartRun, type StartedRun } from './run-starts.service';
 import { callKey } from '../agent/call-key';
@@ -59,6 +60,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
     private readonly sessionStore: SessionStore,
     private readonly starts: RunStarts,
     private readonly hub: RunEventHub,
+    private readonly wakes: StreamWakes,
     private readonly orchestrator: RunOrchestrator,
     private readonly registry: ToolRegistry,
     private readonly notifications: PgNotifications,
@@ -309,6 +311,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
       run.lastSeq - stored.length,
       this.store,
       lease,
+      this.wakes,
       (err) => this.writeFailed(run.id, err),
       stored,
     );

@@ -1,6 +1,7 @@
 import { RunEventHub } from '../../src/events/run-event-hub.service';
 import { RunEventSink, SINK_WINDOW } from '../../src/events/run-event-sink';
 import { RunLease } from '../../src/events/run-lease';
+import { StreamWakes, WAKES_PER_TICK } from '../../src/events/stream-wakes';
 import type { RunEventBody, SerializedEvent } from '../../src/events/run-events';
 import type { PgNotifications } from '../../src/persistence/pg-notifications.service';
 import { LeaseLost, StoreUnavailable } from '../../src/store/store-errors';
@@ -56,6 +57,7 @@ describe('RunEventSink on a real PostgreSQL: events are shown only once stored',
       0,
       store.runs,
       new RunLease(ME, leaseMs),
+      new StreamWakes(WAKES_PER_TICK),
       (err) => errors.push(err),
       [run.firstEvent],
     );

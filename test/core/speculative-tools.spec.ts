@@ -68,8 +68,10 @@ describe('speculative tools: only a tool that declares it runs before its call i
     for (const list of runs.values()) list.length = 0;
   });
 
-  const ranBefore = (name: string, count: number) => () => eventually(() => runs.get(name)!.length >= count, 5_000);
-  const toolResults = () => core.model.requests[1].messages.filter((m) => m.role === 'tool').map((m) => m.content);
+  const ranBefore = (name: string, count: number) => () =>
+    eventually(() => runs.get(name)!.length >= count, 5_000);
+  const toolResults = () =>
+    core.model.requests[1].messages.filter((m) => m.role === 'tool').map((m) => m.content);
 
   it('a tool without the flag never starts while the model streams: it runs once, after its call is stored', async () => {
     let whileStreaming = -1;
@@ -92,10 +94,10 @@ describe('speculative tools: only a tool that declares it runs before its call i
   it('a tool with the flag starts while the model streams, before its call is stored, under the upstream’s id', async () => {
     let upstreamId = '';
     const script: ModelScript = async function* (request, signal) {
-      for await (const event of streamedCalls([{ name: 'peek', arguments: { path: 'a' } }], ranBefore('peek', 1))(
-        request,
-        signal,
-      )) {
+      for await (const event of streamedCalls(
+        [{ name: 'peek', arguments: { path: 'a' } }],
+        ranBefore('peek', 1),
+      )(request, signal)) {
         if (event.type === 'tool_call_delta' && event.id !== undefined) upstreamId = event.id;
         yield event;
       }
@@ -113,7 +115,10 @@ describe('speculative tools: only a tool that declares it runs before its call i
 
   it('may run twice for one call: the early run is discarded (aborted) when the final arguments differ', async () => {
     core.model.enqueue(
-      streamedCalls([{ name: 'peek', arguments: { path: 'a' }, finalArguments: { path: 'b' } }], ranBefore('peek', 1)),
+      streamedCalls(
+        [{ name: 'peek', arguments: { path: 'a' }, finalArguments: { path: 'b' } }],
+        ranBefore('peek', 1),
+      ),
       answer('Done.'),
     );
     const { runId } = await core.runs.start(OWNER, { prompt: 'peek' });

@@ -1,5 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { BodyChunks } from '../../src/llm/body-chunks';
+import { ReadTicks } from '../../src/llm/read-ticks';
 
 /** Resolves after `n` ticks of the event loop. */
 const ticksLater = async (n: number) => {
@@ -9,7 +10,7 @@ const ticksLater = async (n: number) => {
 /** A body the test writes to, as the HTTP client would push an answer's chunks. */
 function body() {
   const stream = new PassThrough();
-  return { stream, chunks: new BodyChunks(stream) };
+  return { stream, chunks: new BodyChunks(stream, new ReadTicks(1)) };
 }
 
 const text = (read: IteratorResult<Uint8Array>) => (read.done ? null : Buffer.from(read.value).toString());

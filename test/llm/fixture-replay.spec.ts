@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { OpenAiProvider } from '../../src/llm/openai.provider';
+import { READS_PER_TICK, ReadTicks } from '../../src/llm/read-ticks';
 import type { ModelToolCall } from '../../src/llm/model-provider';
 import { DEFAULT_FIXTURES_DIR, FakeUpstream, fixture } from '../support/fake-upstream';
 import { collect, type Collected, llmConfig, neverAborted, userRequest, WEATHER_TOOL } from './llm-harness';
@@ -212,7 +213,7 @@ describe('replaying recorded upstream streams through OpenAiProvider', () => {
 
   beforeAll(async () => {
     upstream = await FakeUpstream.start();
-    provider = new OpenAiProvider(llmConfig(upstream.baseUrl));
+    provider = new OpenAiProvider(llmConfig(upstream.baseUrl), new ReadTicks(READS_PER_TICK));
   });
   afterEach(() => upstream.reset());
   afterAll(() => upstream.close());

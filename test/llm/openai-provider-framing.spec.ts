@@ -1,4 +1,5 @@
 import { OpenAiProvider } from '../../src/llm/openai.provider';
+import { READS_PER_TICK, ReadTicks } from '../../src/llm/read-ticks';
 import { FakeUpstream, raw } from '../support/fake-upstream';
 import { chatChunk, SSE_DONE } from '../support/sse-chunks';
 import { collect, llmConfig, neverAborted, userRequest } from './llm-harness';
@@ -10,7 +11,7 @@ describe('OpenAiProvider SSE framing', () => {
 
   beforeAll(async () => {
     upstream = await FakeUpstream.start();
-    provider = new OpenAiProvider(llmConfig(upstream.baseUrl));
+    provider = new OpenAiProvider(llmConfig(upstream.baseUrl), new ReadTicks(READS_PER_TICK));
   });
   afterEach(() => upstream.reset());
   afterAll(() => upstream.close());

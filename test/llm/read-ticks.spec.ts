@@ -123,7 +123,7 @@ describe('ReadTicks over TLS', () => {
     const client = tls.connect({ port, host: '127.0.0.1', ca: cert, servername: 'localhost' });
     // A socket left stopped would wait forever: it fails the test instead.
     client.setTimeout(5000, () => client.destroy(new Error('the held socket never read again')));
-    const chunks = new BodyChunks(client);
+    const chunks = new BodyChunks(client, new ReadTicks(1));
     let received = '';
     let reads = 0;
     try {
