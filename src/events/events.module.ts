@@ -1,7 +1,8 @@
 import { Module } from '@nestjs/common';
 import { StoreModule } from '../store/store.module';
 import { RunEventHub } from './run-event-hub.service';
-import { StreamWakes, WAKES_PER_TICK } from './stream-wakes';
+import { STREAM_WAKES_PER_TICK } from '../common/tuning';
+import { StreamWakes } from './stream-wakes';
 
 /**
  * The event log: the vocabulary, each driven run's sink, the hub every stream follows, and
@@ -9,7 +10,10 @@ import { StreamWakes, WAKES_PER_TICK } from './stream-wakes';
  */
 @Module({
   imports: [StoreModule],
-  providers: [RunEventHub, { provide: StreamWakes, useFactory: () => new StreamWakes(WAKES_PER_TICK) }],
+  providers: [
+    RunEventHub,
+    { provide: StreamWakes, useFactory: () => new StreamWakes(STREAM_WAKES_PER_TICK) },
+  ],
   exports: [RunEventHub, StreamWakes],
 })
 export class EventsModule {}

@@ -1,5 +1,4 @@
-/** At most one write of text deltas per run this often: batching keeps the database off the hot path. */
-const FLUSH_DELAY_MS = 100;
+import { FLUSH_DELAY_MS } from '../common/tuning';
 
 /**
  * When a sink writes what was emitted: the first emit of a quiet stretch at once, then at most one

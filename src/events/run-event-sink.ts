@@ -5,12 +5,7 @@ import { retryWhileLeased, type RunLease } from './run-lease';
 import type { StreamWakes, WakesStreams } from './stream-wakes';
 import type { RunChanges, RunStore, SqlStatement } from '../store/run-store.service';
 import { isRunReleased, LeaseLost, type StoreUnavailable } from '../store/store-errors';
-
-const FLUSH_MAX_EVENTS = 256;
-/** Text held for the next write is written sooner once it is this long (one row stays small). */
-const FLUSH_MAX_TEXT = 64 * 1024;
-/** Stored events kept in memory for this process's streams; a stream further behind reads the log. */
-export const SINK_WINDOW = 256;
+import { FLUSH_MAX_EVENTS, FLUSH_MAX_TEXT_CHARS, SINK_WINDOW_EVENTS as SINK_WINDOW } from '../common/tuning';
 
 /**
  * The events of one run while this process drives it. It numbers them and writes them to the event
@@ -99,7 +94,8 @@ export class RunEventSink implements WakesStreams {
       this.push(body);
     }
     this.flushes.emitted(
-      this.nextSeq - 1 - this.storedSeq >= FLUSH_MAX_EVENTS || this.pendingText.length >= FLUSH_MAX_TEXT,
+      this.nextSeq - 1 - this.storedSeq >= FLUSH_MAX_EVENTS ||
+        this.pendingText.length >= FLUSH_MAX_TEXT_CHARS,
     );
   }
 

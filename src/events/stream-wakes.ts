@@ -5,9 +5,6 @@ export interface WakesStreams {
   wakeStreams(): void;
 }
 
-/** Sinks whose streams are woken in one tick of the event loop, at most; the rest wait for the next. */
-export const WAKES_PER_TICK = 64;
-
 /**
  * The streams to wake after writes, of every sink of the process (one provider, EventsModule: the
  * event loop they share is one; RunService hands it to each sink it makes). A sink asks once per

@@ -1,9 +1,7 @@
 import type { Server as HttpServer } from 'node:http';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-
-/** Sockets listening on the server's port, each accepting one connection per tick of the event loop. */
-export const LISTENING_SOCKETS = 8;
+import { LISTENING_SOCKETS } from '../common/tuning';
 
 /**
  * Serves `app` on `port` (0: any free port) and `host` through LISTENING_SOCKETS sockets that share

@@ -1,8 +1,6 @@
 import type { Readable } from 'node:stream';
+import { BODY_HIGH_WATER_CHUNKS as HIGH_WATER } from '../common/tuning';
 import type { ReadTicks, TickReader } from './read-ticks';
-
-/** Chunks held unread before the body is paused (a model sends small chunks, a few per read). */
-const HIGH_WATER = 16;
 
 /**
  * The chunks of an answer's body as an iterator, read straight off its 'data' events. A Readable's

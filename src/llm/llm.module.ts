@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { MODEL_READS_PER_TICK } from '../common/tuning';
 import { MODEL_PROVIDER, type ModelProvider } from './model-provider';
 import { ModelProviders } from './model-providers';
 import { OpenAiProvider } from './openai.provider';
-import { READS_PER_TICK, ReadTicks } from './read-ticks';
+import { ReadTicks } from './read-ticks';
 
 /**
  * The models: the default provider under MODEL_PROVIDER (any OpenAI-compatible Chat Completions
@@ -13,7 +14,7 @@ import { READS_PER_TICK, ReadTicks } from './read-ticks';
 @Module({
   providers: [
     // One queue of model reads for the process: every provider reading bodies shares it.
-    { provide: ReadTicks, useFactory: () => new ReadTicks(READS_PER_TICK) },
+    { provide: ReadTicks, useFactory: () => new ReadTicks(MODEL_READS_PER_TICK) },
     {
       provide: MODEL_PROVIDER,
       useFactory: (config: AppConfig, reads: ReadTicks) => new OpenAiProvider(config, reads),

@@ -1,8 +1,5 @@
 import { Ticks } from '../common/ticks';
 
-/** Model answers read in one tick of the event loop, at most; the rest wait for the next. */
-export const READS_PER_TICK = 8;
-
 /** A reader that stopped after a read and waits for its tick (BodyChunks): told when it comes. */
 export interface TickReader {
   tickCame(): void;
@@ -13,9 +10,9 @@ export interface TickReader {
  * of its event loop; with a thousand answers streaming, a thousand bodies each handed their chunks
  * to the SSE parser, the normaliser and the run's events in the same tick, and a tick took 34–45 ms
  * (p50) while every timer, request and database answer of the process waited behind it. Here a
- * body stops after a read (BodyChunks pauses it) and `wait`s for its tick: READS_PER_TICK bodies
- * read again each tick, in the order they stopped. With a few answers streaming, every body reads
- * again in the next tick, as before.
+ * body stops after a read (BodyChunks pauses it) and `wait`s for its tick: `perTick` bodies
+ * (MODEL_READS_PER_TICK, src/common/tuning.ts, with its measurements) read again each tick, in the
+ * order they stopped. With a few answers streaming, every body reads again in the next tick.
  *
  * One per process (LlmModule; the event loop the bodies share is one), handed to each provider that
  * reads bodies and by it to each BodyChunks; a test makes its own. `tickCame` must not throw: it

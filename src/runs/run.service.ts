@@ -11,6 +11,7 @@ import type { AppConfig } from '../config/app-config';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import { Draining } from '../common/draining';
 import { TickGate } from '../common/ticks';
+import { RUN_STARTS_PER_TICK } from '../common/tuning';
 import { MetricsService } from '../metrics/metrics.service';
 import { PgNotifications } from '../persistence/pg-notifications.service';
 import { ToolRegistry } from '../tools/tool-registry.service';
@@ -32,16 +33,6 @@ import { Toolset } from '../tools/toolset';
 import type { SentModelCall } from '../llm/sent-model-call';
 
 /**
- * Starts that begin their work in one tick of the event loop. A start sets off a burst of work (its
- * statement, the first model request, the tool step, each in the tick its reply arrives); when
- * starts come faster than the process takes them, those bursts pile into every tick and every timer,
- * request and stream waits behind them. With 1,000 runs starting over 5 s, ticks took 21–35 ms at
- * the median while they started, and 5–8 ms with this. One a tick still admits thousands a second
- * while ticks are short; when they are long, the next starts wait in order, a promise each.
- */
-const STARTS_PER_TICK = 1;
-
-/**
  * The life of runs around the loop: starting one, taking one up again (after a wait, on any
  * process), cancelling, and ending runs that nobody drives any more.
  * Every state change locks the run's row first, so exactly one process moves a run at a time.
@@ -52,7 +43,8 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
   readonly processId = randomUUID();
   private readonly logger = new Logger(RunService.name);
   private readonly handles = new Map<string, RunHandle>();
-  private readonly startTicks = new TickGate(STARTS_PER_TICK);
+  /** Starts begin their work a few per tick, so that a burst of starts does not fill every tick. */
+  private readonly startTicks = new TickGate(RUN_STARTS_PER_TICK);
 
   constructor(
     private readonly store: RunStore,

@@ -1,6 +1,7 @@
 import { ModelError } from '../../src/llm/model-provider';
 import { OpenAiProvider } from '../../src/llm/openai.provider';
-import { READS_PER_TICK, ReadTicks } from '../../src/llm/read-ticks';
+import { MODEL_READS_PER_TICK } from '../../src/common/tuning';
+import { ReadTicks } from '../../src/llm/read-ticks';
 import { chunksThen, FakeUpstream, hang, raw, status, text } from '../support/fake-upstream';
 import { chatChunk, sseData, SSE_DONE } from '../support/sse-chunks';
 import { collect, llmConfig, neverAborted, userRequest } from './llm-harness';
@@ -17,7 +18,7 @@ describe('OpenAiProvider failures', () => {
   function provider(maxRetries = 2): OpenAiProvider {
     return new OpenAiProvider(
       llmConfig(upstream.baseUrl, { LLM_MAX_RETRIES: String(maxRetries) }),
-      new ReadTicks(READS_PER_TICK),
+      new ReadTicks(MODEL_READS_PER_TICK),
     );
   }
 
@@ -95,7 +96,7 @@ describe('OpenAiProvider failures', () => {
       await closed.close();
       const p = new OpenAiProvider(
         llmConfig(closed.baseUrl, { LLM_MAX_RETRIES: '0' }),
-        new ReadTicks(READS_PER_TICK),
+        new ReadTicks(MODEL_READS_PER_TICK),
       );
       const result = await run(p);
       expect(result.error).toMatchObject({ code: 'UPSTREAM_CONNECTION', retryable: true });

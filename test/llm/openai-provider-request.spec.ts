@@ -1,6 +1,7 @@
 import type { ModelMessage } from '../../src/llm/model-provider';
 import { OpenAiProvider } from '../../src/llm/openai.provider';
-import { READS_PER_TICK, ReadTicks } from '../../src/llm/read-ticks';
+import { MODEL_READS_PER_TICK } from '../../src/common/tuning';
+import { ReadTicks } from '../../src/llm/read-ticks';
 import { FakeUpstream, text, toolCalls } from '../support/fake-upstream';
 import { collect, llmConfig, neverAborted, userRequest, WEATHER_TOOL } from './llm-harness';
 
@@ -10,7 +11,7 @@ describe('OpenAiProvider requests', () => {
 
   beforeAll(async () => {
     upstream = await FakeUpstream.start();
-    provider = new OpenAiProvider(llmConfig(upstream.baseUrl), new ReadTicks(READS_PER_TICK));
+    provider = new OpenAiProvider(llmConfig(upstream.baseUrl), new ReadTicks(MODEL_READS_PER_TICK));
   });
   afterEach(() => upstream.reset());
   afterAll(() => upstream.close());
@@ -164,7 +165,7 @@ describe('OpenAiProvider requests', () => {
     const written = 'On it.<tool_call>{"name": "weather", "arguments": {"location": "Paris"}}</tool_call>';
     const on = new OpenAiProvider(
       llmConfig(upstream.baseUrl, { TOOL_CALL_TEXT_RECOVERY: 'true' }),
-      new ReadTicks(READS_PER_TICK),
+      new ReadTicks(MODEL_READS_PER_TICK),
     );
     upstream.enqueue(text(written, { pieces: 7 }), text(written, { pieces: 7 }));
     const recovered = await collect(on.stream(userRequest('hi', { tools: [WEATHER_TOOL] }), neverAborted()));

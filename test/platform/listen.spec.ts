@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { Server as HttpServer } from 'node:http';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
-import { LISTENING_SOCKETS, listen } from '../../src/http/listen';
+import { LISTENING_SOCKETS } from '../../src/common/tuning';
+import { listen } from '../../src/http/listen';
 import { startApp, type TestApp } from '../support/app';
 
 /** Listening TCP sockets on 127.0.0.1:`port`, from the kernel's own table. */
