@@ -1,6 +1,7 @@
 import type { ModelStreamEvent } from '../llm/model-provider';
 import type { ToolResult } from '../tools/tool';
 import { parseToolArguments } from '../tools/tool-arguments';
+import { EARLY_READ_ARGUMENTS_MAX_CHARS } from '../common/tuning';
 
 type ToolCallDelta = Extract<ModelStreamEvent, { type: 'tool_call_delta' }>;
 
@@ -22,9 +23,6 @@ export interface WholeCall {
 /** Runs `call` now when its step would run it at once anyway; null when it must wait for its step. */
 export type EarlyStart = (call: WholeCall, signal: AbortSignal) => Promise<TimedResult> | null;
 
-/** Arguments longer than this are not watched (a read's are a path and a few numbers). */
-const WATCHED_ARGUMENTS_MAX = 4096;
-
 /** Why a read nobody took was stopped: one shared reason, not a new DOMException with its stack each time. */
 const NOT_TAKEN = new Error('the step did not take this read');
 
@@ -39,9 +37,10 @@ interface StreamingCall {
 /**
  * The reads of one model call that run while the model still streams: a call starts as soon as its
  * arguments are a whole JSON object (no later fragment can extend one into another valid object),
- * if `start` says its step would run it at once — a read changes nothing, so running it before the
- * step is decided loses nothing when the step turns out otherwise. The step uses a read only when
- * it asks for exactly that call (`take`: the same name and argument text); `stop` ends the others.
+ * if `start` says its step would run it at once — only a tool that declares itself speculative
+ * (Tool.speculative: no effect, safe to run twice or in vain), so running it before the step is
+ * decided loses nothing when the step turns out otherwise. The step uses a read only when it asks
+ * for exactly that call (`take`: the same name and argument text); `stop` ends the others.
  */
 export class EarlyReads {
   private readonly streaming = new Map<number, StreamingCall>();
@@ -64,7 +63,7 @@ export class EarlyReads {
     if (delta.id !== undefined) call.id = delta.id;
     if (delta.name !== undefined) call.name = delta.name;
     if (delta.argumentsDelta !== undefined) call.args += delta.argumentsDelta;
-    if (call.args.length > WATCHED_ARGUMENTS_MAX) {
+    if (call.args.length > EARLY_READ_ARGUMENTS_MAX_CHARS) {
       call.settled = true;
       return;
     }

@@ -30,6 +30,7 @@ export class RunTools {
    * does not wait for it. Never rejects: a failure is met again by the call that needs the folder.
    */
   prepareWorkspace(h: RunHandle): void {
+    // Safe to ignore: the handle forgets a folder that failed, and the call that needs it tries again.
     this.workspaceOf(h).catch(() => undefined);
   }
 
@@ -40,16 +41,17 @@ export class RunTools {
 
   /**
    * Starts a call before its step is decided (EarlyReads), when the step would run it at once: a
-   * built-in read that the session runs without asking, with valid arguments, on a model call that
-   * is not the run's last allowed one (whose calls are all refused). Null otherwise — and for MCP
-   * tools, which may report progress under the call's stored id, not known yet.
+   * tool that declares itself speculative (Tool.speculative: no effect, safe to run twice or in
+   * vain), that the session runs without asking, with valid arguments, on a model call that is not
+   * the run's last allowed one (whose calls are all refused). Null otherwise. It runs under the
+   * upstream's id of the call, the stored one not being known yet.
    */
   startEarly(h: RunHandle, call: WholeCall, signal: AbortSignal): Promise<TimedResult> | null {
     if (h.run.iterations + 1 >= h.run.maxIterations) return null;
     const lookup = h.toolset.lookup(call.name);
     if (lookup.kind !== 'server' || lookup.policy !== 'allow') return null;
     const { tool } = lookup;
-    if (tool.kind !== 'read' || tool.source !== undefined) return null;
+    if (tool.speculative !== true) return null;
     if (!this.registry.validate(tool, call.args).ok) return null;
     return timed(() => this.runTool(h, tool, call.args, call.upstreamId, signal));
   }
@@ -61,6 +63,8 @@ export class RunTools {
     args: Record<string, unknown>,
     callId: string,
   ): Promise<string> {
+    // A tool that cannot word its call (a file gone, a server down) is asked about by its name alone:
+    // the person still decides, and the call itself meets the failure again if approved.
     const summary = await tool
       .describeForApproval?.(args, {
         workspaceRoot: await this.workspaceOf(h),

@@ -152,7 +152,7 @@ export class ToolStepService {
    * Runs the step's server calls that may run (pending or approved), concurrently; each result is
    * stored as it comes, after `recorded` — the write that stores the calls. A call that may change
    * something starts only once `recorded` resolved, so no change is ever made by a call the store
-   * does not hold; a read starts at once. When `recorded` fails, no result is written. `results`
+   * does not hold; a speculative tool (Tool.speculative) starts at once. When `recorded` fails, no result is written. `results`
    * gives the results as soon as every call has run (all the next model call needs); `settled`,
    * once each is on its way to the store and in the conversation.
    */
@@ -185,8 +185,8 @@ export class ToolStepService {
   }
 
   /**
-   * Runs one call (a read at once, anything else once `recorded`): its result, not stored yet. A
-   * read the model's stream already started (`early`) is not run again.
+   * Runs one call (a speculative tool at once, anything else once `recorded`): its result, not
+   * stored yet. A call the model's stream already started (`early`) is not run again.
    */
   private async runOne(
     h: RunHandle,
@@ -195,7 +195,8 @@ export class ToolStepService {
     early?: EarlyReads,
   ): Promise<RanCall> {
     const lookup = h.toolset.lookup(call.name);
-    if (lookup.kind !== 'server' || lookup.tool.kind !== 'read') await recorded;
+    // Only a speculative tool may run before its call is stored (Tool.speculative).
+    if (lookup.kind !== 'server' || lookup.tool.speculative !== true) await recorded;
     const { result, durationMs } = await (early?.take(call.name, call.rawArguments) ??
       this.tools.run(h, call, lookup));
     const edited = call.approval?.editedArguments;

@@ -1,5 +1,4 @@
-/** At most one write of text deltas per run this often: batching keeps the database off the hot path. */
-const FLUSH_DELAY_MS = 100;
+import { FLUSH_DELAY_MS } from '../common/tuning';
 
 /**
  * When a sink writes what was emitted: the first emit of a quiet stretch at once, then at most one
@@ -16,7 +15,7 @@ export class FlushSchedule {
   private windowOpen = false;
   /** Something was emitted inside the open window: flush when it closes. */
   private held = false;
-  /** A flush is queued for the end of this turn of the event loop. */
+  /** A flush is queued for the end of this tick of the event loop. */
   private queued = false;
 
   constructor(private readonly flush: () => void) {}
@@ -27,7 +26,7 @@ export class FlushSchedule {
       this.held = true;
       return;
     }
-    // At the end of this turn rather than by a timer of 0, which fires a millisecond later at the
+    // At the end of this tick rather than by a timer of 0, which fires a millisecond later at the
     // soonest: the first text of an answer waits for it.
     if (this.queued) return;
     this.queued = true;
@@ -42,7 +41,7 @@ export class FlushSchedule {
     else this.window.refresh();
   }
 
-  /** Nothing more is flushed by this schedule (a flush queued for this turn still runs). */
+  /** Nothing more is flushed by this schedule (a flush queued for this tick still runs). */
   cancel(): void {
     if (this.window) clearTimeout(this.window);
     this.window = null;

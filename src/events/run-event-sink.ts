@@ -2,15 +2,10 @@ import type { EntityManager } from 'typeorm';
 import { serializeEvent, type RunEventBody, type SerializedEvent } from './run-events';
 import { FlushSchedule } from './flush-schedule';
 import { retryWhileLeased, type RunLease } from './run-lease';
-import { streamWakes, type WakesStreams } from './stream-wakes';
+import type { StreamWakes, WakesStreams } from './stream-wakes';
 import type { RunChanges, RunStore, SqlStatement } from '../store/run-store.service';
 import { isRunReleased, LeaseLost, type StoreUnavailable } from '../store/store-errors';
-
-const FLUSH_MAX_EVENTS = 256;
-/** Text held for the next write is written sooner once it is this long (one row stays small). */
-const FLUSH_MAX_TEXT = 64 * 1024;
-/** Stored events kept in memory for this process's streams; a stream further behind reads the log. */
-export const SINK_WINDOW = 256;
+import { FLUSH_MAX_EVENTS, FLUSH_MAX_TEXT_CHARS, SINK_WINDOW_EVENTS as SINK_WINDOW } from '../common/tuning';
 
 /**
  * The events of one run while this process drives it. It numbers them and writes them to the event
@@ -53,6 +48,8 @@ export class RunEventSink implements WakesStreams {
     lastSeq: number,
     private readonly store: RunStore,
     private readonly lease: RunLease,
+    /** The process's queue of stream wakes (EventsModule), shared by every sink. */
+    private readonly wakes: StreamWakes,
     /** Told about every write that failed for good (the run must fail) or released the run. */
     private readonly onWriteError: (err: unknown) => void,
     /** Events already in the log that this process's streams should still see from memory. */
@@ -97,7 +94,8 @@ export class RunEventSink implements WakesStreams {
       this.push(body);
     }
     this.flushes.emitted(
-      this.nextSeq - 1 - this.storedSeq >= FLUSH_MAX_EVENTS || this.pendingText.length >= FLUSH_MAX_TEXT,
+      this.nextSeq - 1 - this.storedSeq >= FLUSH_MAX_EVENTS ||
+        this.pendingText.length >= FLUSH_MAX_TEXT_CHARS,
     );
   }
 
@@ -135,6 +133,7 @@ export class RunEventSink implements WakesStreams {
       this.nextSeq - 1,
       (events) => this.store.appendBatched(this.runId, events, this.lease.owner),
       false,
+      // Its failure went to writeFailed (and onWriteError) inside enqueue: nothing is left to handle.
     ).catch(() => undefined);
   }
 
@@ -220,6 +219,8 @@ export class RunEventSink implements WakesStreams {
       this.storedSeq = Math.max(this.storedSeq, upTo);
       this.publish();
     });
+    // The chain only orders writes: a failure is `next`'s caller's, and writeFailed has recorded it
+    // (the writes queued behind it see it through `generation`), so the chain itself goes on.
     this.chain = next.catch(() => undefined);
     return next;
   }
@@ -256,10 +257,10 @@ export class RunEventSink implements WakesStreams {
       this.events.splice(0, dropUpTo - this.baseSeq + 1);
       this.baseSeq = dropUpTo + 1;
     }
-    streamWakes.add(this);
+    this.wakes.add(this);
   }
 
-  /** Called by StreamWakes, a turn (or a few) after `publish`. */
+  /** Called by StreamWakes, a tick (or a few) after `publish`. */
   wakeStreams(): void {
     this.wake();
   }

@@ -1,19 +1,17 @@
 import type { Server as HttpServer } from 'node:http';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-
-/** Sockets listening on the server's port, each accepting one connection per turn of the event loop. */
-export const LISTENING_SOCKETS = 8;
+import { LISTENING_SOCKETS } from '../common/tuning';
 
 /**
  * Serves `app` on `port` (0: any free port) and `host` through LISTENING_SOCKETS sockets that share
  * the port (SO_REUSEPORT), every one handing its connections to the same HTTP server.
  *
- * Why: since Node 20, libuv accepts one connection per listening socket per turn of the event loop
- * (libuv#3696). A turn of a server busy with a thousand streams takes tens of milliseconds, so with one
+ * Why: since Node 20, libuv accepts one connection per listening socket per tick of the event loop
+ * (libuv#3696). A tick of a server busy with a thousand streams takes tens of milliseconds, so with one
  * socket new connections got about 30 accepts a second: 1,000 clients arriving over 5 s waited up to
  * 13 s in the kernel's queue before their run started, and the queue overflowed into SYN retries. The
- * kernel spreads new connections over the sockets, so each turn accepts up to one per socket.
+ * kernel spreads new connections over the sockets, so each tick accepts up to one per socket.
  *
  * The port is first bound alone, so a port another process holds still fails with EADDRINUSE instead
  * of being shared with it. Where the platform cannot share a port (or Node is older than 22.12), the

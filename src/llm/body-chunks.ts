@@ -1,8 +1,6 @@
-import type { IncomingMessage } from 'node:http';
-import { modelReads } from './read-turns';
-
-/** Chunks held unread before the socket is paused (a model sends small chunks, a few per read). */
-const HIGH_WATER = 16;
+import type { Readable } from 'node:stream';
+import { BODY_HIGH_WATER_CHUNKS as HIGH_WATER } from '../common/tuning';
+import type { ReadTicks, TickReader } from './read-ticks';
 
 /**
  * The chunks of an answer's body as an iterator, read straight off its 'data' events. A Readable's
@@ -10,20 +8,34 @@ const HIGH_WATER = 16;
  * pace across a thousand streams that was about 4 % of the process's time. One promise per read
  * that finds nothing waiting is all this costs, and a read takes every chunk waiting: Node's HTTP
  * parser emits each chunk of a chunked body on its own, and at a thousand streams most reads found
- * one or more waiting. A body that closes before its end, or fails, makes the next read throw; the
- * socket is paused while HIGH_WATER chunks wait unread. After each of its reads the socket waits
- * for its turn to read again (ReadTurns), and once the body is over it reads on at once.
+ * one or more waiting. A body that closes before its end, or fails, makes the next read throw.
+ *
+ * The body is paused for two reasons, both decided in one place (`flow`): its reader holds
+ * HIGH_WATER chunks unread, or it waits for its tick (ReadTicks) — after each delivery of chunks it
+ * reads nothing more until its tick comes, so that a tick hands over a few bodies' chunks, not a
+ * thousand. The pause is the body's own `pause()`: what arrives meanwhile waits in the body's and
+ * the socket's buffers, and once those fill (64 KiB each by default) Node's HTTP client stops
+ * reading the socket, and TCP slows the model. Once only the body's end is left (`readNow`), or the
+ * body is over, it no longer waits for ticks.
  */
-export class BodyChunks implements AsyncIterator<Uint8Array> {
+export class BodyChunks implements AsyncIterator<Uint8Array>, TickReader {
   private readonly held: Buffer[] = [];
   private ended = false;
   private failure: Error | null = null;
+  /** Waits for its tick (ReadTicks) since its last delivery. */
+  private waiting = false;
+  /** Reads without waiting for ticks: only the end is left, or the body is over. */
+  private free = false;
   private waiter: {
     resolve: (read: IteratorResult<Uint8Array>) => void;
     reject: (error: Error) => void;
   } | null = null;
 
-  constructor(private readonly body: IncomingMessage) {
+  constructor(
+    private readonly body: Readable,
+    /** The process's queue of model reads (LlmModule), shared by every body. */
+    private readonly ticks: ReadTicks,
+  ) {
     body.on('data', this.onData);
     body.once('end', this.onEnd);
     body.once('error', this.onError);
@@ -34,7 +46,7 @@ export class BodyChunks implements AsyncIterator<Uint8Array> {
   next(): Promise<IteratorResult<Uint8Array>> {
     const chunk = this.held.length > 1 ? Buffer.concat(this.held.splice(0)) : this.held.shift();
     if (chunk !== undefined) {
-      if (this.held.length < HIGH_WATER && this.body.isPaused()) this.body.resume();
+      this.flow();
       return Promise.resolve({ done: false, value: chunk });
     }
     if (this.failure !== null) return Promise.reject(this.failure);
@@ -44,14 +56,39 @@ export class BodyChunks implements AsyncIterator<Uint8Array> {
     });
   }
 
-  /** Only the body's end is left to come (the model said `[DONE]`): its socket reads without waiting its turn. */
+  /** Only the body's end is left to come (the model said `[DONE]`): it reads without waiting for its tick. */
   readNow(): void {
-    modelReads.release(this.body.socket);
+    this.free = true;
+    this.ticks.release(this);
   }
 
+  /** Called by ReadTicks: this body may read again. */
+  tickCame(): void {
+    this.waiting = false;
+    this.flow();
+  }
+
+  /**
+   * The one place the body is paused or resumed: it flows unless it waits for its tick or its
+   * reader holds HIGH_WATER chunks unread.
+   */
+  private readonly flow = (): void => {
+    if (this.waiting || this.held.length >= HIGH_WATER) {
+      if (!this.body.isPaused()) this.body.pause();
+    } else if (this.body.isPaused()) {
+      this.body.resume();
+    }
+  };
+
   private readonly onData = (chunk: Buffer): void => {
-    // The first chunk of a read holds the socket; the rest of that read's chunks follow here anyway.
-    modelReads.hold(this.body.socket);
+    if (!this.waiting && !this.free) {
+      // The first chunk of a delivery: the body waits for its next tick, paused once this delivery
+      // is over (a microtask runs after it) — the chunks of one read of the socket, which Node's
+      // HTTP parser emits one by one, all come through now rather than one a tick.
+      this.waiting = true;
+      this.ticks.wait(this);
+      queueMicrotask(this.flow);
+    }
     const waiter = this.waiter;
     if (waiter !== null) {
       this.waiter = null;
@@ -59,7 +96,7 @@ export class BodyChunks implements AsyncIterator<Uint8Array> {
       return;
     }
     this.held.push(chunk);
-    if (this.held.length >= HIGH_WATER) this.body.pause();
+    if (this.held.length >= HIGH_WATER) this.flow();
   };
 
   private readonly onEnd = (): void => {
@@ -77,9 +114,10 @@ export class BodyChunks implements AsyncIterator<Uint8Array> {
     this.settle();
   };
 
-  /** Wakes a read waiting on nothing: the body is over. */
+  /** The body is over: it leaves the queue of ticks, and a read waiting on nothing wakes. */
   private settle(): void {
-    modelReads.release(this.body.socket);
+    this.free = true;
+    this.ticks.release(this);
     const waiter = this.waiter;
     if (waiter === null) return;
     this.waiter = null;

@@ -1,9 +1,11 @@
 import { Module } from '@nestjs/common';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { MODEL_READS_PER_TICK } from '../common/tuning';
 import { MODEL_PROVIDER, type ModelProvider } from './model-provider';
 import { ModelProviders } from './model-providers';
 import { OpenAiProvider } from './openai.provider';
+import { ReadTicks } from './read-ticks';
 
 /**
  * The models: the default provider under MODEL_PROVIDER (any OpenAI-compatible Chat Completions
@@ -11,10 +13,12 @@ import { OpenAiProvider } from './openai.provider';
  */
 @Module({
   providers: [
+    // One queue of model reads for the process: every provider reading bodies shares it.
+    { provide: ReadTicks, useFactory: () => new ReadTicks(MODEL_READS_PER_TICK) },
     {
       provide: MODEL_PROVIDER,
-      useFactory: (config: AppConfig) => new OpenAiProvider(config),
-      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig, reads: ReadTicks) => new OpenAiProvider(config, reads),
+      inject: [APP_CONFIG, ReadTicks],
     },
     {
       provide: ModelProviders,

@@ -2,6 +2,7 @@ import OpenAI, { APIError, type ClientOptions } from 'openai';
 import type { AppConfig } from '../config/app-config';
 import { BodyChunks } from './body-chunks';
 import { ChunkNormalizer } from './chunk-normalizer';
+import type { ReadTicks } from './read-ticks';
 import { ModelError, type ModelProvider, type ModelRequest, type ModelStreamEvent } from './model-provider';
 import { toChatCompletionParams, toolCallIdsIn } from './openai-request.mapper';
 import { createNodeFetch, rawBody } from './node-fetch';
@@ -41,7 +42,11 @@ export class OpenAiProvider implements ModelProvider {
   private readonly idleTimeoutMs: number;
   private readonly answerMaxBytes: number;
 
-  constructor(config: AppConfig) {
+  constructor(
+    config: AppConfig,
+    /** The process's queue of model reads (LlmModule): this provider's bodies read a few per tick with all others. */
+    private readonly reads: ReadTicks,
+  ) {
     this.client = new OpenAI({
       apiKey: config.llm.apiKey,
       // Explicit values so the SDK doesn't fall back to OPENAI_* variables behind the config's back.
@@ -96,7 +101,7 @@ export class OpenAiProvider implements ModelProvider {
       headers = response.headers;
       const raw = rawBody(response);
       const body: AsyncIterable<Uint8Array> | null = response.body;
-      if (raw !== undefined) chunks = new BodyChunks(raw);
+      if (raw !== undefined) chunks = new BodyChunks(raw, this.reads);
       else if (body !== null) chunks = body[Symbol.asyncIterator]();
       else throw new ModelError('UPSTREAM_MALFORMED', 'the model upstream answered without a body', false);
       while (!parser.done) {
@@ -129,7 +134,7 @@ export class OpenAiProvider implements ModelProvider {
         if (atEnd) break;
       }
       if (sawDone && !atEnd) {
-        // Only the end is left: read it at once, not at the socket's turn, which could outlast the wait.
+        // Only the end is left: read it at once, not at its tick, which could outlast the wait.
         if (chunks instanceof BodyChunks) chunks.readNow();
         atEnd = await bodyEnd(chunks, BODY_END_AFTER_DONE_MS);
       }

@@ -10,7 +10,8 @@ import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import { Draining } from '../common/draining';
-import { TurnGate } from '../common/turns';
+import { TickGate } from '../common/ticks';
+import { RUN_STARTS_PER_TICK } from '../common/tuning';
 import { MetricsService } from '../metrics/metrics.service';
 import { PgNotifications } from '../persistence/pg-notifications.service';
 import { ToolRegistry } from '../tools/tool-registry.service';
@@ -18,6 +19,7 @@ import { RunEventHub } from '../events/run-event-hub.service';
 import { RunEventSink } from '../events/run-event-sink';
 import type { SerializedEvent } from '../events/run-events';
 import { RunLease } from '../events/run-lease';
+import { StreamWakes } from '../events/stream-wakes';
 import { finishDetachedRun } from './detached-runs';
 import { RunStarts, type StartRun, type StartedRun } from './run-starts.service';
 import { callKey } from '../agent/call-key';
@@ -32,16 +34,6 @@ import { Toolset } from '../tools/toolset';
 import type { SentModelCall } from '../llm/sent-model-call';
 
 /**
- * Starts that begin their work in one turn of the event loop. A start sets off a burst of work (its
- * statement, the first model request, the tool step, each in the turn its reply arrives); when
- * starts come faster than the process takes them, those bursts pile into every turn and every timer,
- * request and stream waits behind them. With 1,000 runs starting over 5 s, turns took 21–35 ms at
- * the median while they started, and 5–8 ms with this. One a turn still admits thousands a second
- * while turns are short; when they are long, the next starts wait in order, a promise each.
- */
-const STARTS_PER_TURN = 1;
-
-/**
  * The life of runs around the loop: starting one, taking one up again (after a wait, on any
  * process), cancelling, and ending runs that nobody drives any more.
  * Every state change locks the run's row first, so exactly one process moves a run at a time.
@@ -52,7 +44,8 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
   readonly processId = randomUUID();
   private readonly logger = new Logger(RunService.name);
   private readonly handles = new Map<string, RunHandle>();
-  private readonly startTurns = new TurnGate(STARTS_PER_TURN);
+  /** Starts begin their work a few per tick, so that a burst of starts does not fill every tick. */
+  private readonly startTicks = new TickGate(RUN_STARTS_PER_TICK);
 
   constructor(
     private readonly store: RunStore,
@@ -60,6 +53,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
     private readonly sessionStore: SessionStore,
     private readonly starts: RunStarts,
     private readonly hub: RunEventHub,
+    private readonly wakes: StreamWakes,
     private readonly orchestrator: RunOrchestrator,
     private readonly registry: ToolRegistry,
     private readonly notifications: PgNotifications,
@@ -132,7 +126,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
    * Idempotency-Key that an earlier request claimed, starts nothing and answers with that run.
    */
   async start(owner: string, input: StartRun): Promise<StartedRun> {
-    await this.startTurns.pass();
+    await this.startTicks.pass();
     const started = await this.starts.open(owner, input, this.processId, this.handles.size);
     if ('earlier' in started) return started.earlier;
     const {
@@ -353,6 +347,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
       run.lastSeq - stored.length,
       this.store,
       lease,
+      this.wakes,
       (err) => this.writeFailed(run.id, err),
       stored,
     );

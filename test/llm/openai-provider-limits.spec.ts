@@ -2,6 +2,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ModelError } from '../../src/llm/model-provider';
 import { OpenAiProvider } from '../../src/llm/openai.provider';
+import { MODEL_READS_PER_TICK } from '../../src/common/tuning';
+import { ReadTicks } from '../../src/llm/read-ticks';
 import { chunksThen, endless, FakeUpstream, raw, text } from '../support/fake-upstream';
 import { chatChunk, sseData, SSE_DONE } from '../support/sse-chunks';
 import { eventually } from '../support/eventually';
@@ -17,7 +19,8 @@ describe('OpenAiProvider limits and the end of a stream', () => {
   afterEach(() => upstream.reset());
   afterAll(() => upstream.close());
 
-  const provider = (env: Record<string, string> = {}) => new OpenAiProvider(llmConfig(upstream.baseUrl, env));
+  const provider = (env: Record<string, string> = {}) =>
+    new OpenAiProvider(llmConfig(upstream.baseUrl, env), new ReadTicks(MODEL_READS_PER_TICK));
 
   it('cuts an endless answer at ANSWER_MAX_BYTES, closes the request and finishes with length', async () => {
     upstream.enqueue(endless('ab€'));
@@ -96,7 +99,10 @@ describe('OpenAiProvider limits and the end of a stream', () => {
     await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
     try {
       const { port } = server.address() as AddressInfo;
-      const p = new OpenAiProvider(llmConfig(`http://127.0.0.1:${port}/v1`));
+      const p = new OpenAiProvider(
+        llmConfig(`http://127.0.0.1:${port}/v1`),
+        new ReadTicks(MODEL_READS_PER_TICK),
+      );
       for (let i = 0; i < 10; i++) {
         const result = await collect(p.stream(userRequest(`call ${i}`), neverAborted()));
         expect(result.text).toBe('ok');
@@ -122,7 +128,10 @@ describe('OpenAiProvider limits and the end of a stream', () => {
     await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
     try {
       const { port } = server.address() as AddressInfo;
-      const p = new OpenAiProvider(llmConfig(`http://127.0.0.1:${port}/v1`));
+      const p = new OpenAiProvider(
+        llmConfig(`http://127.0.0.1:${port}/v1`),
+        new ReadTicks(MODEL_READS_PER_TICK),
+      );
       const result = await collect(p.stream(userRequest('go'), neverAborted()));
       expect(result.error).toBeUndefined();
       expect(result.finish?.finishReason).toBe('stop');

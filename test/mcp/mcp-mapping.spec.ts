@@ -2,6 +2,9 @@ import { compileSchema } from '../../src/tools/json-schema';
 import { resolvePolicy } from '../../src/tools/tool-policy';
 import { mapMcpResult } from '../../src/mcp/mcp-result';
 import { offeredToolName } from '../../src/mcp/mcp-tool-name';
+import type { McpConnection } from '../../src/mcp/mcp-connection';
+import { McpTool } from '../../src/mcp/mcp-tool';
+import type { Tool } from '../../src/tools/tool';
 
 const base64Of = (bytes: number) => Buffer.alloc(bytes, 7).toString('base64');
 
@@ -110,5 +113,23 @@ describe('TOOL_POLICY for MCP tools', () => {
     expect(resolvePolicy('read', 'other__x', 'safe', overrides, 'other')).toBe('allow');
     // A built-in has no server: a wildcard never applies to it.
     expect(resolvePolicy('write', 'files__write', 'safe', overrides)).toBe('confirm');
+  });
+});
+
+describe('McpTool', () => {
+  const connection = { config: { name: 'files', timeoutMs: 1000 } } as unknown as McpConnection;
+  const listed = (annotations?: { readOnlyHint?: boolean }) => ({
+    name: 't',
+    inputSchema: { type: 'object' as const },
+    ...(annotations ? { annotations } : {}),
+  });
+
+  it('is a read when its server says readOnlyHint, yet never speculative (it may not run early)', () => {
+    const read: Tool = new McpTool('files__t', listed({ readOnlyHint: true }), connection, () => undefined);
+    expect(read.kind).toBe('read');
+    expect(read.speculative).not.toBe(true);
+    const write: Tool = new McpTool('files__t', listed(), connection, () => undefined);
+    expect(write.kind).toBe('write');
+    expect(write.speculative).not.toBe(true);
   });
 });

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { Server as HttpServer } from 'node:http';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
-import { LISTENING_SOCKETS, listen } from '../../src/http/listen';
+import { LISTENING_SOCKETS } from '../../src/common/tuning';
+import { listen } from '../../src/http/listen';
 import { startApp, type TestApp } from '../support/app';
 
 /** Listening TCP sockets on 127.0.0.1:`port`, from the kernel's own table. */
@@ -32,7 +33,7 @@ if (!linux) console.log('listen.spec: SO_REUSEPORT sockets are checked on Linux 
     expect(listeningSockets(port)).toBe(LISTENING_SOCKETS);
   });
 
-  it('accepts a burst of connections in a few turns of the event loop, not one turn each', async () => {
+  it('accepts a burst of connections in a few ticks of the event loop, not one tick each', async () => {
     const server: HttpServer = app.app.getHttpServer();
     const burst = 48;
     let accepted = 0;
@@ -40,16 +41,16 @@ if (!linux) console.log('listen.spec: SO_REUSEPORT sockets are checked on Linux 
     server.on('connection', onConnection);
     const clients: Socket[] = [];
     try {
-      // Every handshake completes in the kernel before the server's next turn: all wait to be accepted.
+      // Every handshake completes in the kernel before the server's next tick: all wait to be accepted.
       for (let i = 0; i < burst; i++) clients.push(connect(port, '127.0.0.1').on('error', () => undefined));
-      let turns = 0;
-      while (accepted < burst && turns < 10 * burst) {
+      let ticks = 0;
+      while (accepted < burst && ticks < 10 * burst) {
         await new Promise((resolve) => setImmediate(resolve));
-        turns++;
+        ticks++;
       }
       expect(accepted).toBe(burst);
-      // One socket accepts one connection a turn (libuv#3696): that would be ≥ 48 turns.
-      expect(turns).toBeLessThan(burst / 2);
+      // One socket accepts one connection a tick (libuv#3696): that would be ≥ 48 ticks.
+      expect(ticks).toBeLessThan(burst / 2);
     } finally {
       server.off('connection', onConnection);
       for (const c of clients) c.destroy();

@@ -1,0 +1,84 @@
+/**
+ * The server's tuned numbers, in one place: what each bounds, the measurement that chose it, and
+ * whether it matters. Figures are from `npm run bench`'s 1,000-stream scenario (1,000 ~10 s model
+ * streams started over 5 s on one process, two cores) unless said otherwise; the history is in
+ * `git log -p -- docs/decisions/010-group-commit-and-a-light-event-log.md` (items cited as "010 #n").
+ * Run to run, the loop delay p99 there moves by about ±5 ms: a change smaller than that is noise.
+ *
+ * Matter (moving them moved a figure beyond the noise): MODEL_READS_PER_TICK, RUN_STARTS_PER_TICK,
+ * LISTENING_SOCKETS, DATABASE_POOL_SIZE. The rest bound memory or the size of one piece of work
+ * and were not tuned by measurement; their value is a reasonable bound, not an optimum.
+ */
+
+/**
+ * Model answers whose chunks are handed on in one tick of the event loop (ReadTicks). Matters.
+ * Without a bound a tick read nearly all 1,000 sockets (34–45 ms at the median) and the loop delay
+ * p99 was 78–91 ms; bounded at 4, 8, 16, 32, 64 a tick: 49, 35–56 (eleven runs), 41–53, 68, 47–52
+ * ms (010 #19, measured with the socket's native stop; since issue 29 the body is paused instead,
+ * to be measured again).
+ */
+export const MODEL_READS_PER_TICK = 8;
+
+/**
+ * Run starts let through per tick (TickGate in RunService.start). Matters while many runs start at
+ * once: ticks went from 21–35 ms to 4.8–7.7 ms at the median while the 1,000 started, loop delay p99
+ * 27.5–31.4 ms against 29.8–40.6 in seven back-to-back pairs; 2 or 4 a tick: 29.7–32.7 ms, no
+ * better (010 #22). One a tick is still thousands a second while ticks are short.
+ */
+export const RUN_STARTS_PER_TICK = 1;
+
+/**
+ * Sinks whose streams are woken per tick (StreamWakes), so that one group write of hundreds of runs
+ * does not make all their socket writes in one tick. Loop delay p99 45–53 ms after it against 51–56
+ * before (010 #11, full runs): at the edge of the noise; 64 was not compared with other values.
+ */
+export const STREAM_WAKES_PER_TICK = 64;
+
+/**
+ * Sockets listening on the port (SO_REUSEPORT), each accepting one connection per tick (libuv
+ * #3696). Matters when many clients arrive at once: with one socket a busy server accepted ~30
+ * connections a second and 1,000 clients over 5 s waited up to 13 s; with eight all 1,000 are open
+ * at once (010 #14). Eight was not compared with other counts.
+ */
+export const LISTENING_SOCKETS = 8;
+
+/**
+ * Connections in the database pool. Matters, as admission control: while the 1,000 start, queries
+ * queue for a connection; 20 gave first text p50 5.0 s and loop delay p99 120 ms, 40 gave 4.1 s and
+ * 142 ms, ten 8.5–9.1 s and 88–91 ms on the same day; five or six, within the noise (010).
+ */
+export const DATABASE_POOL_SIZE = 10;
+
+/**
+ * At most one write of a run's text and tool output this often (FlushSchedule). 250 ms gave the
+ * same loop delay (p99 93.8 and 89.7 ms against 100.5 and 84.3) for somewhat less CPU per run
+ * (20.6–21.1 against 22.9–25.3 ms); 100 stays because a reader would see the text move in coarser
+ * steps (010). How often a client sees text, more than a performance knob.
+ */
+export const FLUSH_DELAY_MS = 100;
+
+/** A sink writes at once, without waiting for FLUSH_DELAY_MS, past this many unstored events. A bound on one write. */
+export const FLUSH_MAX_EVENTS = 256;
+
+/** A sink writes at once past this much unstored text (UTF-16 units): one row stays small. A bound. */
+export const FLUSH_MAX_TEXT_CHARS = 64 * 1024;
+
+/**
+ * Stored events a sink keeps in memory for this process's streams; a stream further behind reads
+ * the log. A bound on memory per run (trimmed in chunks of this size), not measured.
+ */
+export const SINK_WINDOW_EVENTS = 256;
+
+/**
+ * Chunks an answer's reader may hold unread before its body is paused (BodyChunks). A bound on
+ * memory per answer: reads at 1,000 streams found 0–3 chunks waiting most of the time, at most 16
+ * (010 #18); not measured as a knob.
+ */
+export const BODY_HIGH_WATER_CHUNKS = 16;
+
+/**
+ * Arguments longer than this are not watched for an early start (EarlyReads): a read's are a path
+ * and a few numbers, and parsing a long argument text at each fragment would cost more than the
+ * read saves. A bound, not measured.
+ */
+export const EARLY_READ_ARGUMENTS_MAX_CHARS = 4096;
