@@ -3,6 +3,7 @@ import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { ModelError, type ModelRequest } from '../llm/model-provider';
 import { ModelProviders } from '../llm/model-providers';
+import { qualifiedModel } from '../llm/model-prices';
 import { SentModelCall } from '../llm/sent-model-call';
 import { MetricsService } from '../metrics/metrics.service';
 import type { RunError } from '../persistence/entities/run.entity';
@@ -16,6 +17,7 @@ import { RunStore, type RunRow } from '../store/run-store.service';
 import { isRunReleased, isStoreUnavailable } from '../store/store-errors';
 import { ToolStepService } from './tool-step.service';
 import { RunTools } from './run-tools.service';
+import { RunAccounting } from './run-accounting';
 
 /**
  * How a stretch of driving a run ended. `released`: this process let the run go without ending it
@@ -23,7 +25,13 @@ import { RunTools } from './run-tools.service';
  * process fails it once the lease has expired.
  */
 export type DriveOutcome =
-  'completed' | 'max_iterations' | 'requires_action' | 'cancelled' | 'failed' | 'released';
+  | 'completed'
+  | 'max_iterations'
+  | 'requires_action'
+  | 'cancelled'
+  | 'budget_exceeded'
+  | 'failed'
+  | 'released';
 
 /** What a model call of a run is made of: the run's model and progress, its conversation and tools. */
 export type ModelCallSource = Pick<RunHandle, 'conversation' | 'firstMessageSeq' | 'toolset'> & {
@@ -48,6 +56,7 @@ export class RunOrchestrator {
     private readonly store: RunStore,
     private readonly conversation: ConversationStore,
     private readonly metrics: MetricsService,
+    private readonly accounting: RunAccounting,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -64,6 +73,11 @@ export class RunOrchestrator {
       if (h.resumesStep) await this.runOpenStep(h);
       for (;;) {
         h.signal.throwIfAborted();
+        // A call sent ahead went out after a check (the start's, or none applied); any other is checked now.
+        if (!sent && (await this.accounting.exceeded(h))) {
+          await this.accounting.endOverBudget(h);
+          return 'budget_exceeded';
+        }
         const { turn, early } = await this.callModel(h, sent);
         // Once the step has what it took, the reads it did not take stop.
         const { step, next } = await this.takeStep(h, turn, early).finally(() => early.stop());
@@ -138,6 +152,18 @@ export class RunOrchestrator {
           case 'finish':
             this.metrics.modelCall('ok', performance.now() - started, firstTokenMs);
             this.metrics.tokensUsed(event.usage.promptTokens, event.usage.completionTokens);
+            const priced = this.accounting.price(h.run.model, event.usage, event.model);
+            const text = h.streamingText;
+            h.trace.modelCall({
+              provider: priced.provider,
+              requestModel: h.run.model,
+              responseModel: event.model ?? h.run.model,
+              startedAt: epochOf(started),
+              finishReason: event.finishReason,
+              inputTokens: event.usage.promptTokens,
+              outputTokens: event.usage.completionTokens,
+              output: () => ({ text, toolCalls: event.toolCalls }),
+            });
             return {
               turn: {
                 text: h.streamingText,
@@ -145,6 +171,7 @@ export class RunOrchestrator {
                 usage: event.usage,
                 toolCalls: event.toolCalls,
                 omittedMessages: stream.omittedMessages,
+                modelCall: this.accounting.modelCall(h, h.run.iterations + 1, event.usage, priced),
               },
               early,
             };
@@ -153,6 +180,13 @@ export class RunOrchestrator {
       throw new ModelError('UPSTREAM_CONNECTION', 'The model stream ended without finishing.', true);
     } catch (err) {
       early.stop();
+      h.trace.modelCall({
+        provider: qualifiedModel(h.run.model).provider,
+        requestModel: h.run.model,
+        responseModel: h.run.model,
+        startedAt: epochOf(started),
+        error: err instanceof ModelError ? err.code : h.signal.aborted ? 'aborted' : 'internal',
+      });
       this.metrics.modelCall(
         h.signal.aborted ? 'aborted' : 'error',
         performance.now() - started,
@@ -198,7 +232,9 @@ export class RunOrchestrator {
     let next: SentModelCall | undefined;
     const sent = execution?.results.then(
       (results) => {
-        if (!h.signal.aborted) next = this.sendModelCall(afterStep(h, before, step, results), h.signal);
+        // Under a limit the next call waits for its check, which must see this step stored.
+        if (!h.signal.aborted && !this.accounting.limited(h))
+          next = this.sendModelCall(afterStep(h, before, step, results), h.signal);
       },
       () => undefined, // the same failure is `settled`'s
     );
@@ -211,7 +247,7 @@ export class RunOrchestrator {
     }
     h.stepStored(step);
     for (const c of calls) {
-      if (c.settlement) this.steps.countOutcome(c.name, c.executor, c.settlement.errorCode ?? 'ok', 0);
+      if (c.settlement) this.steps.settledAtPlan(h, { ...c, settlement: c.settlement });
     }
     await settled;
     await sent;
@@ -226,6 +262,7 @@ export class RunOrchestrator {
       this.conversation.insertMessagesSql(sessionId, runId, step.messages),
     ];
     if (step.calls.length > 0) writes.push(this.conversation.insertToolCallsSql(step.calls));
+    writes.push(...this.accounting.stepWrites(step.modelCall));
     return h.sink.commitWrites(step.events, writes, step.run);
   }
 
@@ -272,6 +309,11 @@ export class RunOrchestrator {
       return 'released';
     }
   }
+}
+
+/** The wall-clock time of a `performance.now()` instant. */
+function epochOf(performanceMs: number): number {
+  return Date.now() - (performance.now() - performanceMs);
 }
 
 function shutdownError(): RunError {

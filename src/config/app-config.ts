@@ -1,6 +1,14 @@
 import { isAbsolute, resolve } from 'node:path';
 import { buildCommandEnv } from './command-env';
 import { loadMcpServers, McpConfigProblem, type McpServerConfig } from './mcp-config';
+import {
+  parseBudgets,
+  parseModelPrices,
+  parseTracing,
+  type Budgets,
+  type ModelPrice,
+  type TracingConfig,
+} from './team-config';
 
 export type SessionMode = 'safe' | 'write' | 'exec';
 export type ToolPolicy = 'allow' | 'confirm' | 'deny';
@@ -70,6 +78,14 @@ export interface AppConfig {
   ssePingMs: number;
   /** How long a process's claim on a running run lasts without renewal; a dead process's runs end after it. */
   runLeaseMs: number;
+  /** BUDGETS: spending limits per key and window. */
+  budgets: Budgets;
+  /** MODEL_PRICES: USD per million tokens by `provider/model`, over the built-in table. */
+  modelPrices: Readonly<Record<string, ModelPrice>>;
+  /** ADMIN_KEYS: key names that may read every key's usage. */
+  adminKeys: ReadonlySet<string>;
+  /** OTLP trace export (the OTEL_* variables); null when no endpoint is set. */
+  tracing: TracingConfig | null;
 }
 
 export class ConfigError extends Error {
@@ -162,6 +178,10 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     shutdownGraceMs: read.ms('SHUTDOWN_GRACE_MS', 10_000),
     ssePingMs: read.ms('SSE_PING_MS', 15_000),
     runLeaseMs: read.ms('RUN_LEASE_MS', 30_000),
+    budgets: parseBudgets(env.BUDGETS),
+    modelPrices: parseModelPrices(env.MODEL_PRICES),
+    adminKeys: new Set(read.list('ADMIN_KEYS', /^[^\s,:]+$/, 'comma-separated key names')),
+    tracing: parseTracing(env),
   };
 }
 

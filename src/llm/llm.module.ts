@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { MODEL_PROVIDER, type ModelProvider } from './model-provider';
+import { ModelPrices } from './model-prices';
 import { ModelProviders } from './model-providers';
 import { OpenAiProvider } from './openai.provider';
 
@@ -11,6 +12,7 @@ import { OpenAiProvider } from './openai.provider';
  */
 @Module({
   providers: [
+    ModelPrices,
     {
       provide: MODEL_PROVIDER,
       useFactory: (config: AppConfig) => new OpenAiProvider(config),
@@ -23,6 +25,6 @@ import { OpenAiProvider } from './openai.provider';
       inject: [MODEL_PROVIDER, APP_CONFIG],
     },
   ],
-  exports: [MODEL_PROVIDER, ModelProviders],
+  exports: [MODEL_PROVIDER, ModelProviders, ModelPrices],
 })
 export class LlmModule {}

@@ -29,6 +29,7 @@ import { isRunReleased } from '../store/store-errors';
 import { SessionStore } from '../store/session-store.service';
 import { Toolset } from '../tools/toolset';
 import type { SentModelCall } from '../llm/sent-model-call';
+import { RunTracing } from '../observability/run-tracing';
 
 /**
  * Starts that begin their work in one turn of the event loop. A start sets off a burst of work (its
@@ -64,6 +65,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
     private readonly notifications: PgNotifications,
     private readonly metrics: MetricsService,
     private readonly draining: Draining,
+    private readonly tracing: RunTracing,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -108,6 +110,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
       leasedAt,
       toolset,
       firstCall,
+      trace,
     } = started.opened;
     this.launch(
       this.newHandle(
@@ -122,6 +125,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
           nextMessageSeq,
           resumesStep: false, // a new run has no calls yet
           controller: firstCall?.controller,
+          trace,
         },
         leasedAt,
         [firstEvent],
@@ -212,12 +216,17 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
     this.hub.attach(h.sink);
     this.metrics.activeRuns.inc();
     // Every line about a run carries its ids; prompts and tool output stay out of the logs.
-    const ids = { runId: h.run.id, sessionId: h.session.id };
+    const ids = {
+      runId: h.run.id,
+      sessionId: h.session.id,
+      ...(h.trace.traceId === null ? {} : { trace_id: h.trace.traceId }),
+    };
     this.logger.log({ ...ids, model: h.run.model, iteration: h.run.iterations, msg: 'driving run' });
     void this.orchestrator
       .drive(h, firstCall)
       .then(
         (outcome) => {
+          h.trace.end(outcome);
           if (outcome === 'released') {
             this.logger.warn({
               ...ids,
@@ -235,11 +244,13 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
           if (outcome !== 'requires_action')
             this.metrics.runFinished(outcome, Date.now() - h.run.createdAt.getTime());
         },
-        (err: unknown) =>
+        (err: unknown) => {
+          h.trace.end('failed', 'internal');
           this.logger.error({
             ...ids,
             msg: `run could not be ended cleanly: ${err instanceof Error ? err.message : String(err)}`,
-          }),
+          });
+        },
       )
       .then(() => h.sink.close())
       .catch((err: unknown) =>
@@ -286,6 +297,8 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
         firstMessageSeq: firstSeq,
         nextMessageSeq: session.nextMessageSeq,
         resumesStep: true,
+        // The same trace as the run's first stretch, on whichever process drives it now.
+        trace: this.tracing.startRun({ runId, sessionId: run.sessionId, model: run.model }, run.traceParent),
       },
       claimedAt,
     );

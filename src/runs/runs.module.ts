@@ -9,11 +9,12 @@ import { RunService } from './run.service';
 import { RunStarts } from './run-starts.service';
 import { RunSupervisor } from './run-supervisor.service';
 import { ToolCallDecisions } from './tool-call-decisions.service';
+import { UsageReports } from './usage-reports.service';
 
 /** The durable life of runs: start, take up, settle waiting calls, cancel, supervise, end. */
 @Module({
   imports: [AgentModule, EventsModule, SessionsModule, StoreModule, ToolsModule],
-  providers: [RunService, RunStarts, FirstCallsAhead, ToolCallDecisions, RunSupervisor],
-  exports: [RunService, ToolCallDecisions],
+  providers: [RunService, RunStarts, FirstCallsAhead, ToolCallDecisions, RunSupervisor, UsageReports],
+  exports: [RunService, ToolCallDecisions, UsageReports],
 })
 export class RunsModule {}

@@ -14,7 +14,7 @@ import {
   waitingFinish,
 } from '../../src/frontends/ai-sdk/ui-message-projection';
 
-const usage = { promptTokens: 3, completionTokens: 4 };
+const usage = { promptTokens: 3, completionTokens: 4, costUsd: null };
 
 function log(...bodies: RunEventBody[]): RunEvent[] {
   return bodies.map((b, i) => ({ ...b, runId: 'run-1', seq: i + 1 }));
