@@ -242,12 +242,9 @@ export class ToolStepService {
   }
 
   /** Counts and traces a call settled when its step was planned (refused, invalid…): it ran for no time. */
-  settledAtPlan(
-    h: RunHandle,
-    call: { callId: string; name: string; executor: 'server' | 'client'; settlement: ToolCallSettlement },
-  ): void {
+  settledAtPlan(h: RunHandle, call: PlannedCall & { settlement: ToolCallSettlement }): void {
     this.countOutcome(call.name, call.executor, call.settlement.errorCode ?? 'ok', 0);
-    traceCall(h, { ...call, rawArguments: '', approval: null, createdAt: new Date() }, call.settlement);
+    traceCall(h, { ...call, approval: null, createdAt: new Date() }, call.settlement);
   }
 
   private uniqueCallId(h: RunHandle, upstreamId: string): string {

@@ -47,8 +47,8 @@ export interface TracedToolCall {
   waitedFor?: 'approval' | 'client';
   isError: boolean;
   errorCode?: string | null;
-  /** Recorded only when content capture is on. */
-  arguments?: () => unknown;
+  /** The arguments as the model wrote them (JSON text); recorded only when content capture is on. */
+  arguments?: () => string;
   result?: () => string;
 }
 
@@ -225,7 +225,7 @@ class SpanTrace implements RunTrace {
     if (call.waitedSince !== undefined)
       span.addEvent(call.waitedFor === 'client' ? 'client_result' : 'approved', call.ranAt);
     if (this.captureContent) {
-      if (call.arguments) span.setAttribute('gen_ai.tool.call.arguments', JSON.stringify(call.arguments()));
+      if (call.arguments) span.setAttribute('gen_ai.tool.call.arguments', call.arguments());
       if (call.result) span.setAttribute('gen_ai.tool.call.result', call.result());
     }
     if (call.isError) {

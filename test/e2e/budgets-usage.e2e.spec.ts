@@ -6,7 +6,8 @@ import { api, openStream, type StreamEvent } from '../support/sse-client';
 
 const KEYS = { alice: 'sk-alice', bob: 'sk-bob', carol: 'sk-carol', root: 'sk-root' } as const;
 const auth = (secret: string) => ({ authorization: `Bearer ${secret}` });
-const ofType = (events: StreamEvent[], type: string) => events.filter((e) => e.event === type).map((e) => e.data);
+const ofType = (events: StreamEvent[], type: string) =>
+  events.filter((e) => e.event === type).map((e) => e.data);
 
 /** USD per million tokens of the model every run here uses (openai/test-model): exact costs. */
 const PRICES = { 'openai/test-model': { input: 2, output: 10, cacheRead: 0.5 } };
@@ -44,9 +45,10 @@ describe('usage, cost and budgets (e2e)', () => {
     return stream.rest();
   }
 
-  const readme = (id: string) => toolCalls([{ id, name: 'read_file', arguments: { path: 'README.md' } }], {
-    usage: { promptTokens: 1000, completionTokens: 100 },
-  });
+  const readme = (id: string) =>
+    toolCalls([{ id, name: 'read_file', arguments: { path: 'README.md' } }], {
+      usage: { promptTokens: 1000, completionTokens: 100 },
+    });
 
   it('prices every model call from MODEL_PRICES: step_finished, done and the run carry costUsd', async () => {
     upstream.enqueue(readme('c1'), text('Done.', { usage: { promptTokens: 2000, completionTokens: 50 } }));
@@ -76,7 +78,9 @@ describe('usage, cost and budgets (e2e)', () => {
         text: 'Looking. ',
         usage: { promptTokens: 1000, completionTokens: 100 },
       }),
-      toolCalls([{ id: 'k2', name: 'list_files', arguments: {} }], { usage: { promptTokens: 1000, completionTokens: 100 } }),
+      toolCalls([{ id: 'k2', name: 'list_directory', arguments: { path: '.' } }], {
+        usage: { promptTokens: 1000, completionTokens: 100 },
+      }),
     );
     const events = await chat(KEYS.alice, { prompt: 'Loop', maxTokens: 1500 });
 
@@ -90,7 +94,12 @@ describe('usage, cost and budgets (e2e)', () => {
     expect(run.body.status).toBe('budget_exceeded');
     const session = await api(app.url, 'GET', `/v1/sessions/${done.sessionId}`, undefined, auth(KEYS.alice));
     expect(session.body.maxTokens).toBe(1500);
-    const messages = session.body.messages as { role: string; content: string | null; toolCalls?: { id: string }[]; toolCallId?: string }[];
+    const messages = session.body.messages as {
+      role: string;
+      content: string | null;
+      toolCalls?: { id: string }[];
+      toolCallId?: string;
+    }[];
     const asked = messages.flatMap((m) => (m.toolCalls ?? []).map((c) => c.id));
     const answered = messages.filter((m) => m.role === 'tool').map((m) => m.toolCallId);
     expect(answered).toEqual(asked);
@@ -104,9 +113,16 @@ describe('usage, cost and budgets (e2e)', () => {
     upstream.enqueue(text('Two.', { usage: { promptTokens: 1000, completionTokens: 100 } }));
     expect(ofType(await chat(KEYS.bob, { prompt: 'Two' }), 'done')[0].status).toBe('completed');
 
-    const refused = await openStream(`${app.url}/v1/chat`, { body: { prompt: 'Three' }, headers: auth(KEYS.bob) });
+    const refused = await openStream(`${app.url}/v1/chat`, {
+      body: { prompt: 'Three' },
+      headers: auth(KEYS.bob),
+    });
     expect(refused.status).toBe(429);
-    expect(refused.errorBody).toMatchObject({ statusCode: 429, error: 'Too Many Requests', code: 'BUDGET_EXCEEDED' });
+    expect(refused.errorBody).toMatchObject({
+      statusCode: 429,
+      error: 'Too Many Requests',
+      code: 'BUDGET_EXCEEDED',
+    });
     const retryAfter = Number(refused.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(86_400);
@@ -122,25 +138,36 @@ describe('usage, cost and budgets (e2e)', () => {
     upstream.fallback = toolCalls([{ name: 'read_file', arguments: { path: 'README.md' } }], {
       usage: { promptTokens: 90, completionTokens: 10 },
     });
-    const all = await Promise.all(Array.from({ length: runs }, (_, i) => chat(KEYS.carol, { prompt: `race ${i}` })));
+    const all = await Promise.all(
+      Array.from({ length: runs }, (_, i) => chat(KEYS.carol, { prompt: `race ${i}` })),
+    );
 
     const finals = all.map((events) => events[events.length - 1]);
     expect(finals.every((e) => e.event === 'done' && e.data.status === 'budget_exceeded')).toBe(true);
     const calls = upstream.requests.length;
-    const spent = all.reduce((sum, events) => sum + (ofType(events, 'done')[0].usage.promptTokens + ofType(events, 'done')[0].usage.completionTokens), 0);
+    const spent = all.reduce(
+      (sum, events) =>
+        sum +
+        (ofType(events, 'done')[0].usage.promptTokens + ofType(events, 'done')[0].usage.completionTokens),
+      0,
+    );
     expect(spent).toBe(calls * perCall);
     // Ten calls reach the limit; each other run can have had at most one call in flight then.
     expect(calls).toBeGreaterThanOrEqual(10);
     expect(calls).toBeLessThanOrEqual(10 + runs - 1);
     expect(spent).toBeLessThanOrEqual(1000 + (runs - 1) * perCall);
     // Spent: the next start is refused at once.
-    const refused = await openStream(`${app.url}/v1/chat`, { body: { prompt: 'more' }, headers: auth(KEYS.carol) });
+    const refused = await openStream(`${app.url}/v1/chat`, {
+      body: { prompt: 'more' },
+      headers: auth(KEYS.carol),
+    });
     expect(refused.status).toBe(429);
     expect(upstream.requests.length).toBe(calls);
   });
 
   describe('GET /v1/usage', () => {
-    const usage = (secret: string, query: string) => api(app.url, 'GET', `/v1/usage?${query}`, undefined, auth(secret));
+    const usage = (secret: string, query: string) =>
+      api(app.url, 'GET', `/v1/usage?${query}`, undefined, auth(secret));
     const from = new Date(Date.now() - 3600_000).toISOString();
 
     it("answers the caller's own use by day, model and session, and every key's only to an admin", async () => {
@@ -150,7 +177,9 @@ describe('usage, cost and budgets (e2e)', () => {
       // alice: the priced run (3000/150), the maxTokens run (2000/200), the run after bob's refusal.
       expect(priced).toMatchObject({ runs: 3, cacheReadTokens: 0 });
       expect(priced.promptTokens).toBe(3000 + 2000 + 10);
-      expect(mine.body.data.find((r: { model: string }) => r.model === 'openai/no-such-priced-model-x')).toEqual({
+      expect(
+        mine.body.data.find((r: { model: string }) => r.model === 'openai/no-such-priced-model-x'),
+      ).toEqual({
         model: 'openai/no-such-priced-model-x',
         runs: 1,
         promptTokens: 10,
@@ -166,7 +195,9 @@ describe('usage, cost and budgets (e2e)', () => {
 
       const bySession = await usage(KEYS.bob, `from=${from}&groupBy=session`);
       expect(bySession.body.data).toHaveLength(2);
-      expect(bySession.body.data[0]).toEqual(expect.objectContaining({ sessionId: expect.any(String), runs: 1 }));
+      expect(bySession.body.data[0]).toEqual(
+        expect.objectContaining({ sessionId: expect.any(String), runs: 1 }),
+      );
       expect(bySession.body.data.reduce((s: number, r: { costUsd: number }) => s + r.costUsd, 0)).toBeCloseTo(
         2 * cost(1000, 100),
         12,
