@@ -165,6 +165,25 @@ describe('usage, cost and budgets (e2e)', () => {
     expect(upstream.requests.length).toBe(calls);
   });
 
+  it('counts tokens and cost per provider and configured model in /metrics, any other model as other', async () => {
+    const metrics = await (await fetch(`${app.url}/metrics`)).text();
+    const value = (line: string) =>
+      Number(
+        metrics
+          .split('\n')
+          .find((l) => l.startsWith(line))
+          ?.slice(line.length + 1),
+      );
+    expect(
+      value('loopwright_model_tokens_total{provider="openai",model="openai/test-model",kind="prompt"}'),
+    ).toBeGreaterThanOrEqual(3000);
+    expect(
+      value('loopwright_model_cost_usd_total{provider="openai",model="openai/test-model"}'),
+    ).toBeGreaterThan(0);
+    expect(value('loopwright_model_tokens_total{provider="openai",model="other",kind="prompt"}')).toBe(10);
+    expect(metrics).not.toContain('no-such-priced-model-x');
+  });
+
   describe('GET /v1/usage', () => {
     const usage = (secret: string, query: string) =>
       api(app.url, 'GET', `/v1/usage?${query}`, undefined, auth(secret));
