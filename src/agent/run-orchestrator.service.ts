@@ -284,6 +284,7 @@ export class RunOrchestrator {
       this.logger.warn({
         runId: h.run.id,
         sessionId: h.session.id,
+        ...(h.trace.traceId === null ? {} : { trace_id: h.trace.traceId }),
         code: outcome.error.code,
         msg: `run failed: ${cause}`,
       });
@@ -302,6 +303,7 @@ export class RunOrchestrator {
         h.lastAssistantMessageId,
       );
       await h.sink.commit(finalization.events, (tx) => finalization.apply(this.store, this.conversation, tx));
+      if (outcome.status === 'failed') h.trace.end('failed', outcome.error.code);
       return outcome.status;
     } catch (endErr) {
       if (!isRunReleased(endErr) && !isStoreUnavailable(endErr)) throw endErr;

@@ -43,8 +43,9 @@ export interface TracedToolCall {
   ranAt: number;
   /** When it began waiting for a person or the client (its record's time), if it waited. */
   waitedSince?: number;
-  /** What it waited for. */
+  /** What it waited for, and how the wait ended (the span's event at `ranAt`). */
   waitedFor?: 'approval' | 'client';
+  settledBy?: 'approved' | 'rejected' | 'client_result' | 'expired';
   isError: boolean;
   errorCode?: string | null;
   /** The arguments as the model wrote them (JSON text); recorded only when content capture is on. */
@@ -144,6 +145,16 @@ export class RunTracing implements OnApplicationShutdown {
     return new SpanTrace(this.tracer, span, this.propagator, this.captureContent);
   }
 
+  /**
+   * The span of a call settled outside any drive (a client's result, a rejection, an expiry), in the
+   * trace of its run (`traceParent`, as stored on the run): its span covers the wait.
+   */
+  settledCall(traceParent: string | null, call: TracedToolCall): void {
+    if (this.tracer === null || traceParent === null) return;
+    const parent = this.propagator.extract(ROOT_CONTEXT, { traceparent: traceParent }, CARRIER);
+    toolSpan(this.tracer, parent, call, this.captureContent);
+  }
+
   async onApplicationShutdown(): Promise<void> {
     // Sends what is queued, within the export timeout; a dead collector only costs that, once, at exit.
     await this.provider
@@ -158,6 +169,7 @@ class SpanTrace implements RunTrace {
   readonly traceParent: string;
   readonly traceId: string;
   private readonly context: Context;
+  private ended = false;
 
   constructor(
     private readonly tracer: Tracer,
@@ -202,40 +214,13 @@ class SpanTrace implements RunTrace {
   }
 
   toolCall(call: TracedToolCall): void {
-    const span = this.tracer.startSpan(
-      `execute_tool ${call.name}`,
-      {
-        kind: SpanKind.INTERNAL,
-        // A call that waited for a person or the client: its span covers the wait.
-        startTime: call.waitedSince ?? call.ranAt,
-        attributes: {
-          'gen_ai.operation.name': 'execute_tool',
-          'gen_ai.tool.name': call.name,
-          'gen_ai.tool.call.id': call.callId,
-          ...(call.waitedSince === undefined
-            ? {}
-            : {
-                'loopwright.tool.waited_ms': Math.max(0, call.ranAt - call.waitedSince),
-                'loopwright.tool.waited_for': call.waitedFor ?? 'approval',
-              }),
-        },
-      },
-      this.context,
-    );
-    if (call.waitedSince !== undefined)
-      span.addEvent(call.waitedFor === 'client' ? 'client_result' : 'approved', call.ranAt);
-    if (this.captureContent) {
-      if (call.arguments) span.setAttribute('gen_ai.tool.call.arguments', call.arguments());
-      if (call.result) span.setAttribute('gen_ai.tool.call.result', call.result());
-    }
-    if (call.isError) {
-      span.setAttribute(ATTR_ERROR_TYPE, call.errorCode ?? 'tool_error');
-      span.setStatus({ code: SpanStatusCode.ERROR, message: call.errorCode ?? 'tool_error' });
-    }
-    span.end();
+    toolSpan(this.tracer, this.context, call, this.captureContent);
   }
 
   end(status: string, error?: string): void {
+    // The first end counts: the loop ends a failed run's trace with its error code before the caller sees the outcome.
+    if (this.ended) return;
+    this.ended = true;
     this.span.setAttribute('loopwright.run.status', status);
     if (status === 'failed') {
       this.span.setAttribute(ATTR_ERROR_TYPE, error ?? 'failed');
@@ -248,4 +233,39 @@ class SpanTrace implements RunTrace {
 function exporter(t: TracingConfig): OtlpJsonExporter | OtlpProtoExporter {
   const options = { url: t.tracesUrl, headers: { ...t.headers }, timeoutMillis: t.timeoutMs };
   return t.protocol === 'http/json' ? new OtlpJsonExporter(options) : new OtlpProtoExporter(options);
+}
+
+/** An `execute_tool` span under `parent`; one that waited for a person or the client starts when the wait did. */
+function toolSpan(tracer: Tracer, parent: Context, call: TracedToolCall, captureContent: boolean): void {
+  const span = tracer.startSpan(
+    `execute_tool ${call.name}`,
+    {
+      kind: SpanKind.INTERNAL,
+      // A call that waited for a person or the client: its span covers the wait.
+      startTime: call.waitedSince ?? call.ranAt,
+      attributes: {
+        'gen_ai.operation.name': 'execute_tool',
+        'gen_ai.tool.name': call.name,
+        'gen_ai.tool.call.id': call.callId,
+        ...(call.waitedSince === undefined
+          ? {}
+          : {
+              'loopwright.tool.waited_ms': Math.max(0, call.ranAt - call.waitedSince),
+              'loopwright.tool.waited_for': call.waitedFor ?? 'approval',
+            }),
+      },
+    },
+    parent,
+  );
+  if (call.waitedSince !== undefined)
+    span.addEvent(call.settledBy ?? (call.waitedFor === 'client' ? 'client_result' : 'approved'), call.ranAt);
+  if (captureContent) {
+    if (call.arguments) span.setAttribute('gen_ai.tool.call.arguments', call.arguments());
+    if (call.result) span.setAttribute('gen_ai.tool.call.result', call.result());
+  }
+  if (call.isError) {
+    span.setAttribute(ATTR_ERROR_TYPE, call.errorCode ?? 'tool_error');
+    span.setStatus({ code: SpanStatusCode.ERROR, message: call.errorCode ?? 'tool_error' });
+  }
+  span.end();
 }

@@ -8,6 +8,7 @@ import { serializeEvents, type RunEventBody } from '../events/run-events';
 import { RunStore } from '../store/run-store.service';
 import { RunService, runNotFound } from './run.service';
 import { errorSettlement, resultEvent } from '../agent/tool-results';
+import { RunTracing, type TracedToolCall } from '../observability/run-tracing';
 
 export type Decision =
   | { kind: 'approval'; approve: boolean; reason?: string; arguments?: Record<string, unknown> }
@@ -26,6 +27,7 @@ export class ToolCallDecisions {
     private readonly runs: RunService,
     private readonly registry: ToolRegistry,
     private readonly metrics: MetricsService,
+    private readonly tracing: RunTracing,
   ) {}
 
   /** Decides a call waiting for a person or the client; the process that decides the last one continues the run. */
@@ -58,7 +60,9 @@ export class ToolCallDecisions {
     decision: Decision | { kind: 'expire' },
     owner: string | null,
   ): Promise<boolean> {
-    return this.store.transaction(async (tx) => {
+    // A call settled here (not run by the loop) is traced once its settlement has committed.
+    let traced: { traceParent: string | null; call: TracedToolCall } | null = null;
+    const claimed = await this.store.transaction(async (tx) => {
       const run = await this.store.lockRun(tx, runId);
       if (!run || (owner !== null && run.owner !== owner)) throw runNotFound(runId);
       const call = await this.conversation.findToolCall(tx, runId, callId);
@@ -125,6 +129,26 @@ export class ToolCallDecisions {
             : undefined;
         await this.conversation.settleToolCall(tx, call, settlement, { approval });
         events.push(resultEvent(call.callId, call.name, settlement));
+        traced = {
+          traceParent: run.traceParent,
+          call: {
+            name: call.name,
+            callId: call.callId,
+            ranAt: Date.now(),
+            waitedSince: call.createdAt.getTime(),
+            waitedFor: waitingFor === 'result' ? 'client' : 'approval',
+            settledBy:
+              decision.kind === 'expire'
+                ? 'expired'
+                : decision.kind === 'result'
+                  ? 'client_result'
+                  : 'rejected',
+            isError: settlement.isError,
+            errorCode: settlement.errorCode,
+            arguments: () => call.rawArguments,
+            result: () => settlement.result,
+          },
+        };
         this.metrics.toolCall(
           this.registry.metricName(call.name, call.executor),
           settlement.errorCode ?? 'ok',
@@ -137,6 +161,9 @@ export class ToolCallDecisions {
       await this.store.appendEvents(tx, runId, serializeEvents(runId, run.lastSeq, events));
       return claimed;
     });
+    const settled = traced as { traceParent: string | null; call: TracedToolCall } | null;
+    if (settled) this.tracing.settledCall(settled.traceParent, settled.call);
+    return claimed;
   }
 
   private checkEditedArguments(toolName: string, args: Record<string, unknown>): void {

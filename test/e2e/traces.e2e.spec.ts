@@ -1,4 +1,4 @@
-import { FakeUpstream, text, toolCalls } from '../support/fake-upstream';
+import { FakeUpstream, status, text, toolCalls } from '../support/fake-upstream';
 import { startApp, type TestApp } from '../support/app';
 import { eventually } from '../support/eventually';
 import { OtlpReceiver } from '../support/otlp-receiver';
@@ -116,6 +116,59 @@ describe('OpenTelemetry traces of runs, exported by the SDK over OTLP (e2e)', ()
       expect(read.status.code).toBe(2);
       // Content stays out unless OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true.
       expect(JSON.stringify(collector.spans)).not.toContain('secret words');
+    });
+
+    it("shows a client tool's wait in its span, and a failed run's span as an error", async () => {
+      upstream.enqueue(
+        toolCalls([{ id: 'where-1', name: 'get_location', arguments: {} }]),
+        text('In Paris.'),
+      );
+      const stream = await openStream(`${app.url}/v1/chat`, {
+        body: {
+          prompt: 'Where am I?',
+          clientTools: [
+            { type: 'function', function: { name: 'get_location', parameters: { type: 'object' } } },
+          ],
+        },
+      });
+      const head = await stream.until('tool_call_start');
+      const runId = head[0].data.runId as string;
+      const posted = await api(app.url, 'POST', `/v1/runs/${runId}/tool-calls/where-1/result`, {
+        content: 'Paris',
+      });
+      expect(posted.status).toBe(202);
+      expect((await stream.rest()).pop()?.data.status).toBe('completed');
+
+      upstream.enqueue(status(400, { error: { message: 'bad request', type: 'invalid_request_error' } }));
+      const failed = await (await openStream(`${app.url}/v1/chat`, { body: { prompt: 'Fail' } })).rest();
+      const failedRunId = failed[0].data.runId as string;
+      expect(failed.pop()?.event).toBe('error');
+
+      const runSpans = (id: string) =>
+        collector.named('invoke_agent').filter((s) => s.attributes['loopwright.run.id'] === id);
+      await eventually(
+        () => collector.named('execute_tool get_location').length === 1 && runSpans(failedRunId).length === 1,
+      );
+      const client = collector.named('execute_tool get_location')[0];
+      expect(client.attributes).toMatchObject({
+        'gen_ai.tool.call.id': 'where-1',
+        'loopwright.tool.waited_for': 'client',
+      });
+      expect(client.events.map((e) => e.name)).toEqual(['client_result']);
+      const [firstStretch] = runSpans(runId).sort((a, b) =>
+        a.startTimeUnixNano.localeCompare(b.startTimeUnixNano),
+      );
+      expect(client.parentSpanId).toBe(firstStretch.spanId);
+      const failedSpan = runSpans(failedRunId)[0];
+      expect(failedSpan.status.code).toBe(2);
+      expect(failedSpan.attributes).toMatchObject({
+        'loopwright.run.status': 'failed',
+        'error.type': 'UPSTREAM_BAD_REQUEST',
+      });
+      const failedChat = collector.spans.find(
+        (s) => s.parentSpanId === failedSpan.spanId && s.name.startsWith('chat'),
+      );
+      expect(failedChat?.attributes['error.type']).toBe('UPSTREAM_BAD_REQUEST');
     });
   });
 
