@@ -2,6 +2,8 @@ import { FakeUpstream, status, text, toolCalls } from '../support/fake-upstream'
 import { startApp, type TestApp } from '../support/app';
 import { eventually } from '../support/eventually';
 import { OtlpReceiver } from '../support/otlp-receiver';
+import { createTestDatabase } from '../support/database';
+import { spawnServer } from '../support/server-process';
 import { api, openStream } from '../support/sse-client';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -195,6 +197,37 @@ describe('OpenTelemetry traces of runs, exported by the SDK over OTLP (e2e)', ()
       ).toContain('"path"');
     } finally {
       await app.close();
+      await collector.close();
+    }
+  });
+
+  it("puts the run's trace_id on its log lines (the production entry, its own process)", async () => {
+    const collector = await OtlpReceiver.start();
+    const server = await spawnServer({
+      OPENAI_BASE_URL: upstream.baseUrl,
+      DATABASE_URL: await createTestDatabase(),
+      LOG_LEVEL: 'info',
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    });
+    try {
+      upstream.enqueue(text('Logged.'));
+      const events = await (
+        await openStream(`${server.url}/v1/chat`, {
+          body: { prompt: 'Hi' },
+          headers: { traceparent: `00-${TRACE_ID}-${PARENT_SPAN}-01` },
+        })
+      ).rest();
+      const runId = events[0].data.runId as string;
+      await eventually(() => server.output().includes('run paused or ended'));
+      const lines = server
+        .output()
+        .split('\n')
+        .filter((l) => l.includes(runId));
+      expect(lines.length).toBeGreaterThanOrEqual(2);
+      for (const line of lines) expect(JSON.parse(line)).toMatchObject({ runId, trace_id: TRACE_ID });
+    } finally {
+      await server.kill('SIGTERM');
       await collector.close();
     }
   });
