@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
-import { ModelError, type ModelRequest } from '../llm/model-provider';
+import { ModelError, type ModelRequest, type ModelStreamEvent } from '../llm/model-provider';
 import { ModelProviders } from '../llm/model-providers';
 import { qualifiedModel } from '../llm/model-prices';
 import { SentModelCall } from '../llm/sent-model-call';
@@ -152,29 +152,7 @@ export class RunOrchestrator {
           case 'finish':
             this.metrics.modelCall('ok', performance.now() - started, firstTokenMs);
             this.metrics.tokensUsed(event.usage.promptTokens, event.usage.completionTokens);
-            const priced = this.accounting.price(h.run.model, event.usage, event.model);
-            const text = h.streamingText;
-            h.trace.modelCall({
-              provider: priced.provider,
-              requestModel: h.run.model,
-              responseModel: event.model ?? h.run.model,
-              startedAt: epochOf(started),
-              finishReason: event.finishReason,
-              inputTokens: event.usage.promptTokens,
-              outputTokens: event.usage.completionTokens,
-              output: () => ({ text, toolCalls: event.toolCalls }),
-            });
-            return {
-              turn: {
-                text: h.streamingText,
-                finishReason: event.finishReason,
-                usage: event.usage,
-                toolCalls: event.toolCalls,
-                omittedMessages: stream.omittedMessages,
-                modelCall: this.accounting.modelCall(h, h.run.iterations + 1, event.usage, priced),
-              },
-              early,
-            };
+            return { turn: this.finishedTurn(h, event, started, stream.omittedMessages), early };
         }
       }
       throw new ModelError('UPSTREAM_CONNECTION', 'The model stream ended without finishing.', true);
@@ -194,6 +172,35 @@ export class RunOrchestrator {
       );
       throw err;
     }
+  }
+
+  /** The model's answer as the step takes it, priced (its usage row) and traced. */
+  private finishedTurn(
+    h: RunHandle,
+    finish: Extract<ModelStreamEvent, { type: 'finish' }>,
+    started: number,
+    omittedMessages: number,
+  ): ModelTurn {
+    const priced = this.accounting.price(h.run.model, finish.usage, finish.model);
+    const text = h.streamingText;
+    h.trace.modelCall({
+      provider: priced.provider,
+      requestModel: h.run.model,
+      responseModel: finish.model ?? h.run.model,
+      startedAt: epochOf(started),
+      finishReason: finish.finishReason,
+      inputTokens: finish.usage.promptTokens,
+      outputTokens: finish.usage.completionTokens,
+      output: () => ({ text, toolCalls: finish.toolCalls }),
+    });
+    return {
+      text,
+      finishReason: finish.finishReason,
+      usage: finish.usage,
+      toolCalls: finish.toolCalls,
+      omittedMessages,
+      modelCall: this.accounting.modelCall(h, h.run.iterations + 1, finish.usage, priced),
+    };
   }
 
   /**

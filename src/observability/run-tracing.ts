@@ -142,7 +142,7 @@ export class RunTracing implements OnApplicationShutdown {
       },
       parentContext,
     );
-    return new SpanTrace(this.tracer, span, this.propagator, this.captureContent);
+    return new SpanTrace(this.tracer, span, this.captureContent);
   }
 
   /**
@@ -174,14 +174,13 @@ class SpanTrace implements RunTrace {
   constructor(
     private readonly tracer: Tracer,
     private readonly span: Span,
-    propagator: W3CTraceContextPropagator,
     private readonly captureContent: boolean,
   ) {
     this.context = trace.setSpan(ROOT_CONTEXT, span);
-    const carrier: Record<string, string> = {};
-    propagator.inject(this.context, carrier, { set: (c, k, v) => (c[k] = v) });
-    this.traceParent = carrier.traceparent;
-    this.traceId = span.spanContext().traceId;
+    const { traceId, spanId, traceFlags } = span.spanContext();
+    // W3C Trace Context, version 00: what the propagator reads back when the run is driven again.
+    this.traceParent = `00-${traceId}-${spanId}-${traceFlags.toString(16).padStart(2, '0')}`;
+    this.traceId = traceId;
   }
 
   modelCall(call: TracedModelCall): void {
