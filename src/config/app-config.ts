@@ -116,6 +116,27 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
   const toolTimeoutMs = read.ms('TOOL_TIMEOUT_MS', 30_000);
   const mcpServers = read.mcpServers('MCP_CONFIG', env, toolTimeoutMs, cwd);
   const toolPolicy = read.toolPolicy('TOOL_POLICY', new Set(mcpServers.map((s) => s.name)));
+  const budgets = parseBudgets(env.BUDGETS);
+  const adminKeys = new Set(read.list('ADMIN_KEYS', /^[^\s,:]+$/, 'comma-separated key names'));
+  // A key name that names no key of API_KEYS is a typo that would silently limit or allow nobody.
+  // Without API_KEYS everything belongs to the one key `local` (auth/request-owner's LOCAL_OWNER).
+  const keyNames = new Set(apiKeys?.values() ?? ['local']);
+  const unknownBudget = [...budgets.byKey.keys()].find((k) => !keyNames.has(k));
+  if (unknownBudget !== undefined) {
+    throw new ConfigError(
+      'BUDGETS',
+      `entries for key names of API_KEYS (or *); ${unknownBudget} is none`,
+      env.BUDGETS ?? '',
+    );
+  }
+  const unknownAdmin = [...adminKeys].find((k) => !keyNames.has(k));
+  if (unknownAdmin !== undefined) {
+    throw new ConfigError(
+      'ADMIN_KEYS',
+      `key names of API_KEYS; ${unknownAdmin} is none`,
+      env.ADMIN_KEYS ?? '',
+    );
+  }
   if (apiKeys === null && !isLoopbackHost(host)) {
     throw new ConfigError(
       'HOST',
@@ -178,9 +199,9 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     shutdownGraceMs: read.ms('SHUTDOWN_GRACE_MS', 10_000),
     ssePingMs: read.ms('SSE_PING_MS', 15_000),
     runLeaseMs: read.ms('RUN_LEASE_MS', 30_000),
-    budgets: parseBudgets(env.BUDGETS),
+    budgets,
     modelPrices: parseModelPrices(env.MODEL_PRICES),
-    adminKeys: new Set(read.list('ADMIN_KEYS', /^[^\s,:]+$/, 'comma-separated key names')),
+    adminKeys,
     tracing: parseTracing(env),
   };
 }

@@ -3,8 +3,19 @@ import { secondsUntilRollover } from '../../src/agent/budget-guard';
 import { ModelPrices, priced, qualifiedModel } from '../../src/llm/model-prices';
 
 describe('BUDGETS, MODEL_PRICES, ADMIN_KEYS and OTEL_* at start-up', () => {
+  it('refuses budgets and admins for key names API_KEYS does not have', () => {
+    const keys = { API_KEYS: 'alice:a,bob:b' };
+    expect(() => loadConfig({ ...keys, BUDGETS: 'alcie=1usd/day' })).toThrow(/^BUDGETS=.*alcie is none/);
+    expect(() => loadConfig({ ...keys, ADMIN_KEYS: 'root' })).toThrow(/^ADMIN_KEYS=.*root is none/);
+    expect(
+      loadConfig({ ...keys, BUDGETS: 'bob=1usd/day,*=2usd/day', ADMIN_KEYS: 'alice' }).adminKeys,
+    ).toEqual(new Set(['alice']));
+    expect(loadConfig({ BUDGETS: 'local=1usd/day' }).budgets.byKey.has('local')).toBe(true);
+  });
+
   it('reads budgets per key and window, with * for every other key', () => {
     const { budgets } = loadConfig({
+      API_KEYS: 'alice:a,bob:b',
       BUDGETS: 'alice=5usd/day,bob=2000000tokens/day,alice=100000tokens/hour,*=1.5usd/month',
     });
     expect(budgets.byKey.get('alice')).toEqual([
@@ -32,6 +43,8 @@ describe('BUDGETS, MODEL_PRICES, ADMIN_KEYS and OTEL_* at start-up', () => {
     ['MODEL_PRICES', '{"openai/gpt-4o":{"input":"1","output":2}}'],
     ['OTEL_EXPORTER_OTLP_ENDPOINT', 'collector:4318'],
     ['ADMIN_KEYS', 'a b'],
+    // Without API_KEYS the only key is `local`.
+    ['ADMIN_KEYS', 'alice'],
   ])('stops on %s=%s with a message naming the variable', (variable, value) => {
     expect(() => loadConfig({ [variable]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [variable]: value })).toThrow(new RegExp(`^${variable}=.*accepts`));
