@@ -68,6 +68,9 @@ export interface RunTrace {
   end(status: string, error?: string): void;
 }
 
+/** The longest an exit waits for the last spans to reach the collector. */
+const SHUTDOWN_FLUSH_MS = 2000;
+
 /** The trace of a run while tracing is off: every point does nothing. */
 export const NO_TRACE: RunTrace = {
   traceParent: null,
@@ -156,12 +159,22 @@ export class RunTracing implements OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
-    // Sends what is queued, within the export timeout; a dead collector only costs that, once, at exit.
-    await this.provider
-      ?.shutdown()
-      .catch((err: unknown) =>
-        this.logger.warn({ msg: `traces not flushed: ${err instanceof Error ? err.message : String(err)}` }),
-      );
+    if (this.provider === null) return;
+    // Sends what is queued; a dead collector holds the exit up for SHUTDOWN_FLUSH_MS at most.
+    let timer: NodeJS.Timeout | undefined;
+    const flushed = this.provider.shutdown().then(
+      () => true,
+      (err: unknown) => {
+        this.logger.warn({ msg: `traces not flushed: ${err instanceof Error ? err.message : String(err)}` });
+        return true;
+      },
+    );
+    const late = new Promise<boolean>(
+      (resolve) => (timer = setTimeout(() => resolve(false), SHUTDOWN_FLUSH_MS)),
+    );
+    if (!(await Promise.race([flushed, late])))
+      this.logger.warn({ msg: 'traces not flushed: the collector did not answer' });
+    clearTimeout(timer);
   }
 }
 

@@ -340,8 +340,10 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
    */
   private writeFailed(runId: string, err: unknown): void {
     const message = err instanceof Error ? err.message : String(err);
+    const traceId = this.handles.get(runId)?.trace.traceId ?? null;
     this.logger.error({
       runId,
+      ...(traceId === null ? {} : { trace_id: traceId }),
       msg: isRunReleased(err) ? `letting the run go: ${message}` : `could not store events: ${message}`,
     });
     this.handles.get(runId)?.writeFailed(err);
