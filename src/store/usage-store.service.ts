@@ -125,23 +125,13 @@ export class UsageStore {
 
   /** Usage over [from, to), grouped; one key's (a range scan of ix_model_calls_owner_created) or every key's. */
   async usage(query: UsageQuery): Promise<UsageRow[]> {
-    const group = GROUP_EXPRESSIONS[query.groupBy];
-    const params: unknown[] = [query.from, query.to];
-    if (query.owner !== null) params.push(query.owner);
+    const { sql, params } = this.usageSql(query);
     const rows: (Omit<UsageRow, 'runs' | 'promptTokens' | 'completionTokens' | 'cacheReadTokens'> & {
       runs: string;
       promptTokens: string;
       completionTokens: string;
       cacheReadTokens: string;
-    })[] = await this.db.query(
-      `SELECT ${group} AS "group", count(DISTINCT run_id) AS runs, sum(prompt_tokens) AS "promptTokens",
-              sum(completion_tokens) AS "completionTokens", sum(cache_read_tokens) AS "cacheReadTokens",
-              sum(cost_usd) AS "costUsd"
-         FROM model_calls
-        WHERE created_at >= $1 AND created_at < $2 ${query.owner === null ? '' : 'AND owner = $3'}
-        GROUP BY 1 ORDER BY 1`,
-      params,
-    );
+    })[] = await this.db.query(sql, params);
     return rows.map((r) => ({
       group: r.group,
       runs: Number(r.runs),
@@ -150,5 +140,20 @@ export class UsageStore {
       cacheReadTokens: Number(r.cacheReadTokens),
       costUsd: r.costUsd,
     }));
+  }
+
+  /** The statement of `usage` (its plan is checked against a year of calls in the tests). */
+  usageSql(query: UsageQuery): SqlStatement {
+    const params: unknown[] = [query.from, query.to];
+    if (query.owner !== null) params.push(query.owner);
+    return {
+      sql: `SELECT ${GROUP_EXPRESSIONS[query.groupBy]} AS "group", count(DISTINCT run_id) AS runs,
+                   sum(prompt_tokens) AS "promptTokens", sum(completion_tokens) AS "completionTokens",
+                   sum(cache_read_tokens) AS "cacheReadTokens", sum(cost_usd) AS "costUsd"
+              FROM model_calls
+             WHERE created_at >= $1 AND created_at < $2 ${query.owner === null ? '' : 'AND owner = $3'}
+             GROUP BY 1 ORDER BY 1`,
+      params,
+    };
   }
 }
