@@ -29,7 +29,7 @@ describe('the usage report over a year of calls', () => {
     const to = new Date();
     const from = new Date(to.getTime() - 30 * 24 * 3600 * 1000);
     const { sql, params } = store.usageSql({ owner: 'key-7', from, to, groupBy: 'day' });
-    const plan = (await db.query(`EXPLAIN (FORMAT JSON) ${sql}`, params)) as { 'QUERY PLAN': unknown }[];
+    const plan: { 'QUERY PLAN': unknown }[] = await db.query(`EXPLAIN (FORMAT JSON) ${sql}`, params);
     const text = JSON.stringify(plan[0]['QUERY PLAN']);
     expect(text).toContain('ix_model_calls_owner_created');
     expect(text).not.toContain('"Seq Scan"');
