@@ -106,6 +106,28 @@ describe('usage, cost and budgets (e2e)', () => {
     expect(messages.some((m) => m.role === 'assistant' && m.content === 'Looking. ')).toBe(true);
   });
 
+  it("stops a run at the session's maxCostUsd the same way, and validates both limits", async () => {
+    upstream.fallback = readme('again');
+    const events = await chat(KEYS.alice, { prompt: 'Spend', maxCostUsd: cost(1000, 100) * 1.5 });
+    expect(upstream.requests).toHaveLength(2);
+    expect(ofType(events, 'done')[0]).toMatchObject({ status: 'budget_exceeded', iterations: 2 });
+    expect(ofType(events, 'done')[0].usage.costUsd).toBeCloseTo(2 * cost(1000, 100), 12);
+
+    for (const bad of [
+      { maxCostUsd: 0 },
+      { maxCostUsd: '1' },
+      { maxTokens: 0 },
+      { maxTokens: 1.5 },
+      { maxTokens: '5' },
+    ]) {
+      const refused = await openStream(`${app.url}/v1/chat`, {
+        body: { prompt: 'x', ...bad },
+        headers: auth(KEYS.alice),
+      });
+      expect({ bad, status: refused.status }).toEqual({ bad, status: 400 });
+    }
+  });
+
   it('refuses a start with 429, Retry-After and BUDGET_EXCEEDED once the key spent its window', async () => {
     // bob's day holds one and a half calls: the first run spends one, the second passes the limit.
     upstream.enqueue(text('One.', { usage: { promptTokens: 1000, completionTokens: 100 } }));
@@ -193,9 +215,9 @@ describe('usage, cost and budgets (e2e)', () => {
       const mine = await usage(KEYS.alice, `from=${from}&groupBy=model`);
       expect(mine.status).toBe(200);
       const priced = mine.body.data.find((r: { model: string }) => r.model === 'openai/test-model');
-      // alice: the priced run (3000/150), the maxTokens run (2000/200), the run after bob's refusal.
-      expect(priced).toMatchObject({ runs: 3, cacheReadTokens: 0 });
-      expect(priced.promptTokens).toBe(3000 + 2000 + 10);
+      // alice: the priced run (3000/150), the maxTokens and maxCostUsd runs (2000/200 each), the run after bob's refusal.
+      expect(priced).toMatchObject({ runs: 4, cacheReadTokens: 0 });
+      expect(priced.promptTokens).toBe(3000 + 2000 + 2000 + 10);
       expect(
         mine.body.data.find((r: { model: string }) => r.model === 'openai/no-such-priced-model-x'),
       ).toEqual({
@@ -210,7 +232,7 @@ describe('usage, cost and budgets (e2e)', () => {
       const byDay = await usage(KEYS.alice, `from=${from}&groupBy=day`);
       expect(byDay.body.data).toHaveLength(1);
       expect(byDay.body.data[0].day).toBe(new Date().toISOString().slice(0, 10));
-      expect(byDay.body.data[0].runs).toBe(4);
+      expect(byDay.body.data[0].runs).toBe(5);
 
       const bySession = await usage(KEYS.bob, `from=${from}&groupBy=session`);
       expect(bySession.body.data).toHaveLength(2);
@@ -226,7 +248,7 @@ describe('usage, cost and budgets (e2e)', () => {
       const byKey = await usage(KEYS.root, `from=${from}&groupBy=key`);
       expect(byKey.status).toBe(200);
       expect(byKey.body.data.map((r: { key: string }) => r.key)).toEqual(['alice', 'bob', 'carol']);
-      expect((await usage(KEYS.root, 'groupBy=day')).body.data[0].runs).toBeGreaterThan(4);
+      expect((await usage(KEYS.root, 'groupBy=day')).body.data[0].runs).toBeGreaterThan(5);
     });
 
     it('refuses a bad time or grouping with 400, and an empty range answers no rows', async () => {
