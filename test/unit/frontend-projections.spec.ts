@@ -155,6 +155,26 @@ describe('the AI SDK UI message projection', () => {
     expect(end).toEqual([expect.objectContaining({ type: 'finish', finishReason: 'interrupted' })]);
   });
 
+  it('finishes a budget_exceeded run like one at the iteration cap, in both protocols', () => {
+    for (const status of ['max_iterations', 'budget_exceeded'] as const) {
+      const done = log({ type: 'done', sessionId: 's-1', status, iterations: 3, usage, messageId: 'm' })[0];
+      expect(projectUiEvent(newUiProjection('run-1', 's-1'), done)).toEqual([
+        expect.objectContaining({
+          type: 'finish',
+          finishReason: 'other',
+          messageMetadata: expect.objectContaining({ status }),
+        }),
+      ]);
+      const ids = { threadId: 't-1', inputRunId: 'in-1', runId: 'run-1', sessionId: 's-1' };
+      expect(projectAgUiEvent(newAgUiProjection(ids), done)).toEqual([
+        expect.objectContaining({
+          type: EventType.RUN_FINISHED,
+          result: expect.objectContaining({ status }),
+        }),
+      ]);
+    }
+  });
+
   it("translates the upstream's finish reasons into the SDK's set", () => {
     expect(['stop', 'length', 'content_filter', 'tool_calls', 'weird'].map(sdkFinishReason)).toEqual([
       'stop',
