@@ -27,6 +27,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -39,6 +40,8 @@ const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(BENCH_DIR, '..');
 const SERVER_ENTRY = join(ROOT, 'dist', 'main.js');
 const QUICK = process.argv.includes('--quick');
+/** `--only=tracing`: just the tracing scenario (per-run CPU with traces exported and without). */
+const ONLY = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length) ?? null;
 const scale = (n, min = 1) => (QUICK ? Math.max(min, Math.ceil(n / 10)) : n);
 
 // ---------------------------------------------------------------------------------------------
@@ -86,6 +89,15 @@ const CAPACITY = {
   rampMs: 5_000,
   maxMs: 60_000,
   runTimeoutMs: 120_000,
+};
+/**
+ * Issue 33: the per-run CPU of tracing. The no-delay run at c=16 on two fresh processes, one
+ * without OTEL_EXPORTER_OTLP_ENDPOINT (no SDK at all), one exporting every span over OTLP
+ * (http/protobuf, the default) to a sink in this process that answers 200 and counts.
+ */
+const TRACING = {
+  warmup: { concurrency: 8, runs: scale(64, 8), maxMs: 15_000 },
+  level: { concurrency: 16, runs: scale(320, 16), maxMs: 20_000 },
 };
 // Issue 12's targets: capacity (c=256 total p50 ≤ 1.2× and runs/s ≥ 0.8× the floor's; 1,000 streams
 // all complete within 1 GiB peak RSS and 50 ms event-loop delay p99), latency (≤ 5 ms added p50 time
@@ -561,6 +573,85 @@ async function approvalScenario(label, streamServer, approveServer, pgPid) {
   };
 }
 
+/** An OTLP/HTTP collector that accepts and discards: what tracing costs the server, not a backend. */
+async function startOtlpSink() {
+  const stats = { requests: 0, bytes: 0 };
+  const server = createHttpServer((req, res) => {
+    req.on('data', (chunk) => (stats.bytes += chunk.length));
+    req.on('end', () => {
+      stats.requests++;
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+    });
+  });
+  await new Promise((done) => server.listen(0, '127.0.0.1', done));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    stats,
+    close: () => new Promise((done) => server.close(done)),
+  };
+}
+
+/** The no-delay runs at c=16 with tracing off, then on, each on a fresh process and database. */
+async function tracingScenario({ adminUrl, upstreamUrl, workspace, work, pgPid, log }) {
+  const sink = await startOtlpSink();
+  const rows = [];
+  const mode = MODES.find((m) => m.name === 'no-delay');
+  for (const [label, env] of [
+    ['tracing off', {}],
+    ['tracing on (OTLP)', { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url }],
+  ]) {
+    const db = await createDatabase(adminUrl, 'bench_tracing');
+    const server = await startLoopwright(`loopwright (${label})`, {
+      databaseUrl: db,
+      upstreamUrl,
+      workspace,
+      cwd: work,
+      env,
+    });
+    log(`tracing · ${label}: warm-up, then c=${TRACING.level.concurrency}, ${TRACING.level.runs} runs`);
+    await clientJob({
+      op: 'load',
+      url: `${server.baseUrl}/v1/chat`,
+      model: mode.model,
+      ...TRACING.warmup,
+      runTimeoutMs: mode.runTimeoutMs,
+      expectText: answerText(ANSWER_DELTAS),
+    });
+    const requestsBefore = sink.stats.requests;
+    const r = await loadScenario(server, mode, TRACING.level, pgPid);
+    await sleep(1500); // one more export interval: the spans of these runs reach the sink
+    rows.push({ label, ...r, exports: sink.stats.requests - requestsBefore });
+    log(
+      `  ${r.runs} ok, ${r.errors} errors, cpu/run ${fmt(r.cpuMsPerRun, 2)} ms, ttft p50 ${fmt(r.ttftP50)} ms`,
+    );
+    await stopChild(server.entry);
+    await dropDatabase(adminUrl, 'bench_tracing');
+  }
+  await sink.close();
+  return rows;
+}
+
+function tracingTable(rows) {
+  const [off, on] = rows;
+  return [
+    table(
+      ['tracing', 'runs', 'err', 'cpu/run', 'pg cpu/run', 'ttft p50', 'total p50', 'OTLP exports'],
+      rows.map((r) => [
+        r.label,
+        r.runs,
+        r.errors,
+        fmt(r.cpuMsPerRun, 2),
+        fmt(r.pgCpuMsPerRun, 2),
+        fmt(r.ttftP50),
+        fmt(r.totalP50),
+        r.exports,
+      ]),
+    ),
+    `(no-delay runs at c=16; each on a fresh process; traces on: every span exported to a local sink. ` +
+      `Added server CPU per run: ${fmt(on.cpuMsPerRun - off.cpuMsPerRun, 2)} ms = ${fmt(on.cpuMsPerRun / off.cpuMsPerRun, 2)}×)`,
+  ].join('\n');
+}
+
 // ---------------------------------------------------------------------------------------------
 // Output.
 const fmt = (v, digits = 1) => (Number.isFinite(v) ? v.toFixed(digits) : '–');
@@ -720,6 +811,11 @@ function report(results, meta) {
       `WARNING: other processes used up to ${fmt(busiest, 2)} of ${meta.cores} cores during the bench: latencies and throughput are disturbed; run again on a quiet machine.`,
     );
   }
+  if (results.tracing) {
+    out.push('Tracing (issue 33): per-run cost with traces exported over OTLP and without');
+    out.push(tracingTable(results.tracing));
+    out.push('');
+  }
   out.push('Against the targets:');
   out.push(
     `  capacity, delay mode c=256: total p50 ${fmt(s.c256.loopwrightTotalP50)} vs floor ${fmt(s.c256.floorTotalP50)} ms = ${fmt(s.c256.totalRatio, 2)}× (target ≤ ${TARGETS.totalRatio256}×): ${verdict(s.c256.totalRatio <= TARGETS.totalRatio256, s.c256.totalRatio)}; ` +
@@ -853,6 +949,20 @@ async function main() {
 
   const results = { load: [], approvals: [], capacity: null, capacityFloor: null };
 
+  if (ONLY === 'tracing') {
+    results.tracing = await tracingScenario({ adminUrl, upstreamUrl, workspace, work, pgPid, log });
+    console.log(`\nLoopwright benchmark, tracing only  ${startedAt}${QUICK ? '  (--quick)' : ''}\n`);
+    console.log(tracingTable(results.tracing));
+    const outDir = join(BENCH_DIR, 'results');
+    mkdirSync(outDir, { recursive: true });
+    writeFileSync(
+      join(outDir, 'tracing.json'),
+      `${JSON.stringify({ startedAt, quick: QUICK, tracing: results.tracing }, null, 2)}\n`,
+    );
+    return;
+  }
+  if (ONLY !== null) throw new Error(`--only=${ONLY}: the only scenario that runs alone is tracing`);
+
   // Loopwright and the floor.
   log('starting Loopwright and the floor');
   const mainDb = await createDatabase(adminUrl, 'bench_main');
@@ -931,6 +1041,8 @@ async function main() {
   results.approvals.push(await approvalScenario('across processes (A → B)', a, b, pgPid));
   await Promise.all([stopChild(a.entry), stopChild(b.entry)]);
   await dropDatabase(adminUrl, 'bench_approval');
+
+  results.tracing = await tracingScenario({ adminUrl, upstreamUrl, workspace, work, pgPid, log });
 
   results.summary = summarise(results.load, results.approvals);
   const meta = {

@@ -8,6 +8,7 @@ import { HealthModule } from './health/health.module';
 import { McpModule } from './mcp/mcp.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { LoggingModule } from './observability/logging.module';
+import { TracingModule } from './observability/tracing.module';
 import { PersistenceModule } from './persistence/persistence.module';
 import { PlaygroundModule } from './playground/playground.module';
 
@@ -20,6 +21,7 @@ export class AppModule {
         ConfigModule.forRoot(config),
         DrainingModule,
         LoggingModule,
+        TracingModule,
         PersistenceModule.forRoot(databaseUrl),
         MetricsModule,
         HealthModule,

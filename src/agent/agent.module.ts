@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
 import { LlmModule } from '../llm/llm.module';
+import { BudgetGuard } from './budget-guard';
+import { RunAccounting } from './run-accounting';
 import { StoreModule } from '../store/store.module';
 import { ToolsModule } from '../tools/tools.module';
 import { RunOrchestrator } from './run-orchestrator.service';
@@ -10,7 +12,7 @@ import { ToolStepService } from './tool-step.service';
 /** The loop: call the model, decide and run each step's tool calls, store what happened. */
 @Module({
   imports: [LlmModule, ToolsModule, StoreModule],
-  providers: [RunTools, ToolStepService, RunTakeover, RunOrchestrator],
-  exports: [RunOrchestrator],
+  providers: [RunTools, ToolStepService, RunTakeover, RunOrchestrator, BudgetGuard, RunAccounting],
+  exports: [RunOrchestrator, BudgetGuard],
 })
 export class AgentModule {}

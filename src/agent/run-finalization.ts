@@ -23,7 +23,7 @@ export class RunFinalization {
   constructor(
     private readonly run: Pick<
       RunRow,
-      'id' | 'sessionId' | 'iterations' | 'promptTokens' | 'completionTokens'
+      'id' | 'sessionId' | 'iterations' | 'promptTokens' | 'completionTokens' | 'costUsd'
     >,
     private readonly outcome: FinalOutcome,
     private readonly partialText: string,
@@ -38,7 +38,11 @@ export class RunFinalization {
         : ['EXECUTION_ERROR', `The run failed before this call finished: ${outcome.error.message}`];
     this.callSettlement = errorSettlement(code, why);
     this.events = openCalls.map((c) => resultEvent(c.callId, c.name, this.callSettlement));
-    const usage = { promptTokens: run.promptTokens, completionTokens: run.completionTokens };
+    const usage = {
+      promptTokens: run.promptTokens,
+      completionTokens: run.completionTokens,
+      costUsd: run.costUsd,
+    };
     this.events.push(
       outcome.status === 'cancelled'
         ? {

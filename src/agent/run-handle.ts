@@ -1,4 +1,4 @@
-import type { Usage } from '../llm/model-provider';
+import type { PricedUsage } from '../events/run-events';
 import type { RunEventSink } from '../events/run-event-sink';
 import type { RunLease } from '../events/run-lease';
 import { isRunReleased, LeaseLost, type StoreUnavailable } from '../store/store-errors';
@@ -7,6 +7,7 @@ import type { RunRow } from '../store/run-store.service';
 import type { SessionRow } from '../store/session-store.service';
 import type { Toolset } from '../tools/toolset';
 import type { TakeOverReason } from './run-takeover';
+import { NO_TRACE, type RunTrace } from '../observability/run-tracing';
 
 export type StopReason = 'cancelled' | 'disconnected';
 
@@ -46,6 +47,8 @@ export interface RunHandleInit {
    * sent with the start), so that stopping the run stops that call too.
    */
   controller?: AbortController;
+  /** This stretch of driving the run as a trace (a no-op without tracing). */
+  trace?: RunTrace;
 }
 
 /**
@@ -63,6 +66,7 @@ export class RunHandle {
   readonly sink: RunEventSink;
   readonly lease: RunLease;
   readonly toolset: Toolset;
+  readonly trace: RunTrace;
   private readonly callIds: Set<string>;
   private readonly callCounts: Map<string, number>;
   readonly firstMessageSeq: number;
@@ -87,6 +91,7 @@ export class RunHandle {
     this.sink = init.sink;
     this.lease = init.lease;
     this.toolset = init.toolset;
+    this.trace = init.trace ?? NO_TRACE;
     this.messages = init.conversation;
     this.callIds = init.callIds;
     this.callCounts = init.callCounts;
@@ -148,13 +153,14 @@ export class RunHandle {
   /** A step was stored: the run's counters, the message positions and the conversation follow it. */
   stepStored(step: {
     iteration: number;
-    usage: Usage;
+    usage: PricedUsage;
     nextMessageSeq: number;
     messages: MessageRow[];
   }): void {
     this.run.iterations = step.iteration;
     this.run.promptTokens = step.usage.promptTokens;
     this.run.completionTokens = step.usage.completionTokens;
+    this.run.costUsd = step.usage.costUsd;
     this.nextSeq = step.nextMessageSeq;
     this.streamingText = '';
     this.addMessages(step.messages);
@@ -164,8 +170,13 @@ export class RunHandle {
     return this.controller.signal;
   }
 
-  get usage(): Usage {
-    return { promptTokens: this.run.promptTokens, completionTokens: this.run.completionTokens };
+  /** The run's usage so far, with its cost (null while no call of it had a price). */
+  get usage(): PricedUsage {
+    return {
+      promptTokens: this.run.promptTokens,
+      completionTokens: this.run.completionTokens,
+      costUsd: this.run.costUsd,
+    };
   }
 
   stop(reason: StopReason): void {

@@ -1,8 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
-import { ModelError, type ModelRequest } from '../llm/model-provider';
+import { ModelError, type ModelRequest, type ModelStreamEvent } from '../llm/model-provider';
 import { ModelProviders } from '../llm/model-providers';
+import { qualifiedModel } from '../llm/model-prices';
 import { SentModelCall } from '../llm/sent-model-call';
 import { MetricsService } from '../metrics/metrics.service';
 import type { RunError } from '../persistence/entities/run.entity';
@@ -17,6 +18,7 @@ import { isRunReleased, isStoreUnavailable } from '../store/store-errors';
 import { ToolStepService } from './tool-step.service';
 import { RunTools } from './run-tools.service';
 import { RunTakeover } from './run-takeover';
+import { RunAccounting } from './run-accounting';
 
 /**
  * How a stretch of driving a run ended. `released`: this process let the run go without ending it
@@ -24,7 +26,13 @@ import { RunTakeover } from './run-takeover';
  * handed it over); another process takes it over once the lease has expired.
  */
 export type DriveOutcome =
-  'completed' | 'max_iterations' | 'requires_action' | 'cancelled' | 'failed' | 'released';
+  | 'completed'
+  | 'max_iterations'
+  | 'requires_action'
+  | 'cancelled'
+  | 'budget_exceeded'
+  | 'failed'
+  | 'released';
 
 /** What a model call of a run is made of: the run's model and progress, its conversation and tools. */
 export type ModelCallSource = Pick<RunHandle, 'conversation' | 'firstMessageSeq' | 'toolset'> & {
@@ -49,6 +57,7 @@ export class RunOrchestrator {
     private readonly store: RunStore,
     private readonly conversation: ConversationStore,
     private readonly metrics: MetricsService,
+    private readonly accounting: RunAccounting,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly takeover: RunTakeover,
   ) {}
@@ -68,6 +77,11 @@ export class RunOrchestrator {
       if (h.resumesStep) await this.runOpenStep(h);
       for (;;) {
         h.signal.throwIfAborted();
+        // A call sent ahead went out after a check (the start's, or none applied); any other is checked now.
+        if (!sent && (await this.accounting.exceeded(h))) {
+          await this.accounting.endOverBudget(h);
+          return 'budget_exceeded';
+        }
         const { turn, early } = await this.callModel(h, sent);
         // Once the step has what it took, the reads it did not take stop.
         const { step, next } = await this.takeStep(h, turn, early).finally(() => early.stop());
@@ -142,21 +156,19 @@ export class RunOrchestrator {
           case 'finish':
             this.metrics.modelCall('ok', performance.now() - started, firstTokenMs);
             this.metrics.tokensUsed(event.usage.promptTokens, event.usage.completionTokens);
-            return {
-              turn: {
-                text: h.streamingText,
-                finishReason: event.finishReason,
-                usage: event.usage,
-                toolCalls: event.toolCalls,
-                omittedMessages: stream.omittedMessages,
-              },
-              early,
-            };
+            return { turn: this.finishedTurn(h, event, started, stream.omittedMessages), early };
         }
       }
       throw new ModelError('UPSTREAM_CONNECTION', 'The model stream ended without finishing.', true);
     } catch (err) {
       early.stop();
+      h.trace.modelCall({
+        provider: qualifiedModel(h.run.model).provider,
+        requestModel: h.run.model,
+        responseModel: h.run.model,
+        startedAt: epochOf(started),
+        error: err instanceof ModelError ? err.code : h.signal.aborted ? 'aborted' : 'internal',
+      });
       this.metrics.modelCall(
         h.signal.aborted ? 'aborted' : 'error',
         performance.now() - started,
@@ -164,6 +176,35 @@ export class RunOrchestrator {
       );
       throw err;
     }
+  }
+
+  /** The model's answer as the step takes it, priced (its usage row) and traced. */
+  private finishedTurn(
+    h: RunHandle,
+    finish: Extract<ModelStreamEvent, { type: 'finish' }>,
+    started: number,
+    omittedMessages: number,
+  ): ModelTurn {
+    const priced = this.accounting.price(h.run.model, finish.usage, finish.model);
+    const text = h.streamingText;
+    h.trace.modelCall({
+      provider: priced.provider,
+      requestModel: h.run.model,
+      responseModel: finish.model ?? h.run.model,
+      startedAt: epochOf(started),
+      finishReason: finish.finishReason,
+      inputTokens: finish.usage.promptTokens,
+      outputTokens: finish.usage.completionTokens,
+      output: () => ({ text, toolCalls: finish.toolCalls }),
+    });
+    return {
+      text,
+      finishReason: finish.finishReason,
+      usage: finish.usage,
+      toolCalls: finish.toolCalls,
+      omittedMessages,
+      modelCall: this.accounting.modelCall(h, h.run.iterations + 1, finish.usage, priced),
+    };
   }
 
   /**
@@ -202,7 +243,9 @@ export class RunOrchestrator {
     let next: SentModelCall | undefined;
     const sent = execution?.results.then(
       (results) => {
-        if (!h.signal.aborted) next = this.sendModelCall(afterStep(h, before, step, results), h.signal);
+        // Under a limit the next call waits for its check, which must see this step stored.
+        if (!h.signal.aborted && !this.accounting.limited(h))
+          next = this.sendModelCall(afterStep(h, before, step, results), h.signal);
       },
       () => undefined, // the same failure is `settled`'s
     );
@@ -215,7 +258,7 @@ export class RunOrchestrator {
     }
     h.stepStored(step);
     for (const c of calls) {
-      if (c.settlement) this.steps.countOutcome(c.name, c.executor, c.settlement.errorCode ?? 'ok', 0);
+      if (c.settlement) this.steps.settledAtPlan(h, { ...c, settlement: c.settlement });
     }
     await settled;
     await sent;
@@ -230,6 +273,7 @@ export class RunOrchestrator {
       this.conversation.insertMessagesSql(sessionId, runId, step.messages),
     ];
     if (step.calls.length > 0) writes.push(this.conversation.insertToolCallsSql(step.calls));
+    writes.push(...this.accounting.stepWrites(step.modelCall));
     return h.sink.commitWrites(step.events, writes, step.run);
   }
 
@@ -251,6 +295,7 @@ export class RunOrchestrator {
       this.logger.warn({
         runId: h.run.id,
         sessionId: h.session.id,
+        ...(h.trace.traceId === null ? {} : { trace_id: h.trace.traceId }),
         code: outcome.error.code,
         msg: `run failed: ${cause}`,
       });
@@ -269,6 +314,7 @@ export class RunOrchestrator {
         h.lastAssistantMessageId,
       );
       await h.sink.commit(finalization.events, (tx) => finalization.apply(this.store, this.conversation, tx));
+      if (outcome.status === 'failed') h.trace.end('failed', outcome.error.code);
       return outcome.status;
     } catch (endErr) {
       if (!isRunReleased(endErr) && !isStoreUnavailable(endErr)) throw endErr;
@@ -278,6 +324,10 @@ export class RunOrchestrator {
   }
 }
 
+/** The wall-clock time of a `performance.now()` instant. */
+function epochOf(performanceMs: number): number {
+  return Date.now() - (performance.now() - performanceMs);
+}
 function toRunError(err: unknown): RunError {
   if (err instanceof ModelError) return { code: err.code, message: err.message, retryable: err.retryable };
   return { code: 'INTERNAL_ERROR', message: 'The run failed on an internal error.', retryable: false };

@@ -57,7 +57,8 @@ export class RunTakeover {
         type: 'step_finished',
         iteration,
         finishReason: 'interrupted',
-        usage: { promptTokens: 0, completionTokens: 0 },
+        // What the cut call used is unknown (its usage comes with its end): none is counted.
+        usage: { promptTokens: 0, completionTokens: 0, costUsd: 0 },
       });
       if (partialText !== '') {
         messages.push({

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { ModelToolCall, Usage } from '../llm/model-provider';
 import type { StoredToolCall } from '../persistence/entities/message.entity';
-import type { RunEventBody } from '../events/run-events';
+import type { PricedUsage, RunEventBody } from '../events/run-events';
+import type { NewModelCall } from '../store/usage-store.service';
 import type { MessageRow, NewToolCall, ToolCallRow } from '../store/conversation-store.service';
 import type { RunChanges, RunRow } from '../store/run-store.service';
 import { resultEvent, toolMessage } from './tool-results';
@@ -14,6 +15,8 @@ export interface ModelTurn {
   usage: Usage;
   toolCalls: ModelToolCall[];
   omittedMessages: number;
+  /** This call's row of usage (model, tokens, cost), stored with the step. */
+  modelCall: NewModelCall;
 }
 
 /**
@@ -63,7 +66,7 @@ export interface StepRecord {
   outcome: StepOutcome;
   iteration: number;
   /** The run's usage with this step's. */
-  usage: Usage;
+  usage: PricedUsage;
   events: RunEventBody[];
   /** The answer, then the immediate (error) results at their reserved positions. */
   messages: MessageRow[];
@@ -74,12 +77,14 @@ export interface StepRecord {
   nextMessageSeq: number;
   /** The calls that run right after the commit, as the loop will read them. */
   runnable: ToolCallRow[];
+  /** The model call's usage row. */
+  modelCall: NewModelCall;
 }
 
 export interface StepInput {
   run: Pick<
     RunRow,
-    'id' | 'sessionId' | 'iterations' | 'maxIterations' | 'promptTokens' | 'completionTokens'
+    'id' | 'sessionId' | 'iterations' | 'maxIterations' | 'promptTokens' | 'completionTokens' | 'costUsd'
   >;
   turn: ModelTurn;
   calls: readonly PlannedCall[];
@@ -100,9 +105,12 @@ export function buildStepRecord(input: StepInput): StepRecord {
   const newId = input.newId ?? randomUUID;
   const iteration = run.iterations + 1;
   const outcome = stepOutcome(calls, iteration >= run.maxIterations);
-  const usage: Usage = {
+  const callCost = turn.modelCall.costUsd;
+  const usage: PricedUsage = {
     promptTokens: run.promptTokens + turn.usage.promptTokens,
     completionTokens: run.completionTokens + turn.usage.completionTokens,
+    // Unknown only while no call of the run had a price.
+    costUsd: callCost === null ? run.costUsd : (run.costUsd ?? 0) + callCost,
   };
   const assistantId = newId();
   // An answer of nothing (a call cut before its first word, an upstream that said nothing) is not
@@ -115,7 +123,7 @@ export function buildStepRecord(input: StepInput): StepRecord {
       type: 'step_finished',
       iteration,
       finishReason: turn.finishReason,
-      usage: turn.usage,
+      usage: { ...turn.usage, costUsd: callCost },
       ...(turn.omittedMessages > 0 ? { omittedMessages: turn.omittedMessages } : {}),
     },
   ];
@@ -189,6 +197,7 @@ export function buildStepRecord(input: StepInput): StepRecord {
       iterations: iteration,
       promptTokens: usage.promptTokens,
       completionTokens: usage.completionTokens,
+      costUsd: usage.costUsd,
       ...(outcome === 'continue'
         ? {}
         : outcome === 'requires_action'
@@ -196,6 +205,7 @@ export function buildStepRecord(input: StepInput): StepRecord {
           : { status: outcome, finalMessageId: empty ? null : assistantId, finished: true }),
     },
     nextMessageSeq: empty ? seq : seq + 1 + calls.length,
+    modelCall: turn.modelCall,
     runnable: newCalls
       .filter((c) => c.status === 'running')
       .map((c) => ({

@@ -238,11 +238,18 @@ export class ToolStepService {
     );
     h.addMessages([message]);
     this.countOutcome(call.name, call.executor, settlement.errorCode ?? 'ok', settlement.durationMs);
+    traceCall(h, call, settlement);
   }
 
   /** Counts a call's outcome in the metrics, under a label from a closed set (never a name the model invented). */
   countOutcome(name: string, executor: 'server' | 'client', outcome: string, durationMs: number): void {
     this.metrics.toolCall(this.registry.metricName(name, executor), outcome, durationMs);
+  }
+
+  /** Counts and traces a call settled when its step was planned (refused, invalid…): it ran for no time. */
+  settledAtPlan(h: RunHandle, call: PlannedCall & { settlement: ToolCallSettlement }): void {
+    this.countOutcome(call.name, call.executor, call.settlement.errorCode ?? 'ok', 0);
+    traceCall(h, { ...call, approval: null, createdAt: new Date() }, call.settlement);
   }
 
   /**
@@ -256,4 +263,26 @@ export class ToolStepService {
     h.useCallId(id);
     return id;
   }
+}
+
+/**
+ * The call's `execute_tool` span, once it has its result. A call a person approved waited from its
+ * record until it ran: its span starts at the record, so the wait shows.
+ */
+function traceCall(
+  h: RunHandle,
+  call: Pick<ToolCallRow, 'callId' | 'name' | 'rawArguments' | 'approval' | 'createdAt'>,
+  s: ToolCallSettlement,
+): void {
+  const ranAt = Date.now() - s.durationMs;
+  h.trace.toolCall({
+    name: call.name,
+    callId: call.callId,
+    ranAt,
+    ...(call.approval ? { waitedSince: call.createdAt.getTime(), waitedFor: 'approval' as const } : {}),
+    isError: s.isError,
+    errorCode: s.errorCode,
+    arguments: () => call.rawArguments,
+    result: () => s.result,
+  });
 }

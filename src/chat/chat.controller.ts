@@ -27,6 +27,7 @@ export class ChatController {
     @Body() body: CreateChatDto,
     @Headers('idempotency-key') key: string | undefined,
     @Headers('last-event-id') lastEventId: string | undefined,
+    @Headers('traceparent') traceParent: string | undefined,
     @Res() reply: FastifyReply,
   ) {
     const { prompt, sessionId, ...options } = body;
@@ -34,7 +35,7 @@ export class ChatController {
     const retried = idempotency ? resumePoint(lastEventId, undefined) : 0;
     return this.streams.startAndStream(
       owner,
-      { prompt, sessionId, session: options, idempotency },
+      { prompt, sessionId, session: options, idempotency, traceParent },
       reply,
       retried,
     );
@@ -51,13 +52,14 @@ export class ChatController {
     @Body() body: CreateMessageDto,
     @Headers('idempotency-key') key: string | undefined,
     @Headers('last-event-id') lastEventId: string | undefined,
+    @Headers('traceparent') traceParent: string | undefined,
     @Res() reply: FastifyReply,
   ) {
     const idempotency = idempotent(key, `messages:${sessionId}`, body);
     const retried = idempotency ? resumePoint(lastEventId, undefined) : 0;
     return this.streams.startAndStream(
       owner,
-      { prompt: body.content, sessionId, idempotency },
+      { prompt: body.content, sessionId, idempotency, traceParent },
       reply,
       retried,
     );

@@ -1,6 +1,8 @@
 import type { MessageRow, ToolCallRow } from '../store/conversation-store.service';
 import type { RunRow } from '../store/run-store.service';
 import type { SessionRow } from '../store/session-store.service';
+import type { UsageGrouping, UsageRow } from '../store/usage-store.service';
+import type { UsageEntryResponse } from './dto/usage.response';
 import type { RunResponse } from './dto/run.response';
 import type { MessageResponse, SessionResponse } from './dto/session.response';
 
@@ -16,6 +18,8 @@ export function sessionView(s: SessionRow): SessionResponse {
     tools: s.tools,
     clientTools: s.clientTools,
     maxIterations: s.maxIterations,
+    maxTokens: s.maxTokens,
+    maxCostUsd: s.maxCostUsd,
     createdAt: s.createdAt,
     updatedAt: s.updatedAt,
   };
@@ -42,7 +46,7 @@ export function runView(r: RunRow & { pendingToolCalls: ToolCallRow[] }): RunRes
     model: r.model,
     iterations: r.iterations,
     maxIterations: r.maxIterations,
-    usage: { promptTokens: r.promptTokens, completionTokens: r.completionTokens },
+    usage: { promptTokens: r.promptTokens, completionTokens: r.completionTokens, costUsd: r.costUsd },
     pendingToolCalls: r.pendingToolCalls.map((c) => ({
       toolCallId: c.callId,
       name: c.name,
@@ -55,5 +59,18 @@ export function runView(r: RunRow & { pendingToolCalls: ToolCallRow[] }): RunRes
     error: r.error,
     createdAt: r.createdAt,
     finishedAt: r.finishedAt,
+  };
+}
+
+const USAGE_GROUP_FIELDS = { day: 'day', model: 'model', session: 'sessionId', key: 'key' } as const;
+
+export function usageView(grouping: UsageGrouping, r: UsageRow): UsageEntryResponse {
+  return {
+    [USAGE_GROUP_FIELDS[grouping]]: r.group,
+    runs: r.runs,
+    promptTokens: r.promptTokens,
+    completionTokens: r.completionTokens,
+    cacheReadTokens: r.cacheReadTokens,
+    costUsd: r.costUsd,
   };
 }

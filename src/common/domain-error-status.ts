@@ -17,6 +17,7 @@ export function domainErrorStatus(code: ErrorCode): HttpStatus {
       return HttpStatus.UNPROCESSABLE_ENTITY;
     case ErrorCode.RateLimited:
     case ErrorCode.TooManyActiveRuns:
+    case ErrorCode.BudgetExceeded:
       return HttpStatus.TOO_MANY_REQUESTS;
     case ErrorCode.ServerBusy:
     case ErrorCode.ShuttingDown:

@@ -9,6 +9,7 @@ export enum ErrorCode {
   IdempotencyKeyReused = 'IDEMPOTENCY_KEY_REUSED',
   RateLimited = 'RATE_LIMITED',
   TooManyActiveRuns = 'TOO_MANY_ACTIVE_RUNS',
+  BudgetExceeded = 'BUDGET_EXCEEDED',
   ServerBusy = 'SERVER_BUSY',
   ShuttingDown = 'SHUTTING_DOWN',
 }

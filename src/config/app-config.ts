@@ -1,6 +1,14 @@
 import { isAbsolute, resolve } from 'node:path';
 import { buildCommandEnv } from './command-env';
 import { loadMcpServers, McpConfigProblem, type McpServerConfig } from './mcp-config';
+import {
+  parseBudgets,
+  parseModelPrices,
+  parseTracing,
+  type Budgets,
+  type ModelPrice,
+  type TracingConfig,
+} from './team-config';
 
 export type SessionMode = 'safe' | 'write' | 'exec';
 export type ToolPolicy = 'allow' | 'confirm' | 'deny';
@@ -72,6 +80,14 @@ export interface AppConfig {
   runLeaseMs: number;
   /** How often one run may be taken over after losing its process; the next loss fails it (RUN_ABANDONED). */
   runMaxResumes: number;
+  /** BUDGETS: spending limits per key and window. */
+  budgets: Budgets;
+  /** MODEL_PRICES: USD per million tokens by `provider/model`, over the built-in table. */
+  modelPrices: Readonly<Record<string, ModelPrice>>;
+  /** ADMIN_KEYS: key names that may read every key's usage. */
+  adminKeys: ReadonlySet<string>;
+  /** OTLP trace export (the OTEL_* variables); null when no endpoint is set. */
+  tracing: TracingConfig | null;
 }
 
 export class ConfigError extends Error {
@@ -102,6 +118,27 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
   const toolTimeoutMs = read.ms('TOOL_TIMEOUT_MS', 30_000);
   const mcpServers = read.mcpServers('MCP_CONFIG', env, toolTimeoutMs, cwd);
   const toolPolicy = read.toolPolicy('TOOL_POLICY', new Set(mcpServers.map((s) => s.name)));
+  const budgets = parseBudgets(env.BUDGETS);
+  const adminKeys = new Set(read.list('ADMIN_KEYS', /^[^\s,:]+$/, 'comma-separated key names'));
+  // A key name that names no key of API_KEYS is a typo that would silently limit or allow nobody.
+  // Without API_KEYS everything belongs to the one key `local` (auth/request-owner's LOCAL_OWNER).
+  const keyNames = new Set(apiKeys?.values() ?? ['local']);
+  const unknownBudget = [...budgets.byKey.keys()].find((k) => !keyNames.has(k));
+  if (unknownBudget !== undefined) {
+    throw new ConfigError(
+      'BUDGETS',
+      `entries for key names of API_KEYS (or *); ${unknownBudget} is none`,
+      env.BUDGETS ?? '',
+    );
+  }
+  const unknownAdmin = [...adminKeys].find((k) => !keyNames.has(k));
+  if (unknownAdmin !== undefined) {
+    throw new ConfigError(
+      'ADMIN_KEYS',
+      `key names of API_KEYS; ${unknownAdmin} is none`,
+      env.ADMIN_KEYS ?? '',
+    );
+  }
   if (apiKeys === null && !isLoopbackHost(host)) {
     throw new ConfigError(
       'HOST',
@@ -165,6 +202,10 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     ssePingMs: read.ms('SSE_PING_MS', 15_000),
     runLeaseMs: read.ms('RUN_LEASE_MS', 10_000),
     runMaxResumes: read.int('RUN_MAX_RESUMES', 3, 0, 1_000_000),
+    budgets,
+    modelPrices: parseModelPrices(env.MODEL_PRICES),
+    adminKeys,
+    tracing: parseTracing(env),
   };
 }
 

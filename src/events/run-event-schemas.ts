@@ -53,8 +53,16 @@ const toolCallId = string('Unique within the run, never empty');
 export const RUN_EVENT_SCHEMAS: Readonly<Record<string, SchemaObject>> = {
   Usage: {
     type: 'object',
-    required: ['promptTokens', 'completionTokens'],
-    properties: { promptTokens: integer(), completionTokens: integer() },
+    required: ['promptTokens', 'completionTokens', 'costUsd'],
+    properties: {
+      promptTokens: integer(),
+      completionTokens: integer(),
+      costUsd: {
+        type: 'number',
+        nullable: true,
+        description: 'USD (MODEL_PRICES or the built-in price table); null when no model call had a price',
+      },
+    },
   },
   RunStartedEvent: event('run_started', 'First event of every run', {
     sessionId: { type: 'string', format: 'uuid' },
@@ -107,7 +115,7 @@ export const RUN_EVENT_SCHEMAS: Readonly<Record<string, SchemaObject>> = {
   ),
   DoneEvent: event('done', 'Last event of a run that ended normally', {
     sessionId: { type: 'string', format: 'uuid' },
-    status: { type: 'string', enum: ['completed', 'max_iterations', 'cancelled'] },
+    status: { type: 'string', enum: ['completed', 'max_iterations', 'cancelled', 'budget_exceeded'] },
     iterations: integer(),
     usage: ref('Usage'),
     messageId: { type: 'string', nullable: true, description: 'The stored final assistant message' },
@@ -145,6 +153,11 @@ export const RUN_EVENT_SCHEMAS: Readonly<Record<string, SchemaObject>> = {
       message: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
       error: string(),
       runId: { type: 'string', format: 'uuid', description: 'With 409 and 422: the run in the way' },
+      code: {
+        type: 'string',
+        enum: ['BUDGET_EXCEEDED'],
+        description: "With 429: BUDGET_EXCEEDED when the key's budget in the current window is spent",
+      },
     },
     additionalProperties: true,
   },

@@ -3,6 +3,9 @@ import type { EventRecord } from '../store/run-store.service';
 
 export type { Usage };
 
+/** Usage as events and runs report it: with its cost in USD, null when no model call had a price. */
+export type PricedUsage = Usage & { costUsd: number | null };
+
 /**
  * The event stream's vocabulary (docs/API.md, "The event stream"). Every event a run emits is
  * one of these; `seq` is assigned by the run's event sink, 1, 2, 3 … within the run.
@@ -36,16 +39,16 @@ export type RunEventBody =
       type: 'step_finished';
       iteration: number;
       finishReason: string;
-      usage: Usage;
+      usage: PricedUsage;
       /** Messages of the session's history left out of this model call to stay within the budget. */
       omittedMessages?: number;
     }
   | {
       type: 'done';
       sessionId: string;
-      status: 'completed' | 'max_iterations' | 'cancelled';
+      status: 'completed' | 'max_iterations' | 'cancelled' | 'budget_exceeded';
       iterations: number;
-      usage: Usage;
+      usage: PricedUsage;
       messageId: string | null;
     }
   | { type: 'error'; code: string; message: string; retryable: boolean }

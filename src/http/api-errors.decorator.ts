@@ -8,7 +8,7 @@ const DESCRIPTIONS = {
   404: 'No such session, run or call — or not the caller’s',
   409: 'The session has an active run (its id is `runId`), or the call is not waiting for this',
   422: 'This Idempotency-Key came with another body (the first request’s run is `runId`)',
-  429: 'Rate limited, or too many active runs for this key (see Retry-After)',
+  429: "Rate limited, too many active runs for this key, or the key's budget spent (`code` BUDGET_EXCEEDED; see Retry-After)",
   503: 'The server is shutting down or at its limit of runs or streams (see Retry-After)',
 } as const;
 

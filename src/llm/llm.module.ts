@@ -3,6 +3,7 @@ import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { MODEL_READS_PER_TICK } from '../common/tuning';
 import { MODEL_PROVIDER, type ModelProvider } from './model-provider';
+import { ModelPrices } from './model-prices';
 import { ModelProviders } from './model-providers';
 import { OpenAiProvider } from './openai.provider';
 import { ReadTicks } from './read-ticks';
@@ -15,6 +16,7 @@ import { ReadTicks } from './read-ticks';
   providers: [
     // One queue of model reads for the process: every provider reading bodies shares it.
     { provide: ReadTicks, useFactory: () => new ReadTicks(MODEL_READS_PER_TICK) },
+    ModelPrices,
     {
       provide: MODEL_PROVIDER,
       useFactory: (config: AppConfig, reads: ReadTicks) => new OpenAiProvider(config, reads),
@@ -27,6 +29,6 @@ import { ReadTicks } from './read-ticks';
       inject: [MODEL_PROVIDER, APP_CONFIG],
     },
   ],
-  exports: [MODEL_PROVIDER, ModelProviders],
+  exports: [MODEL_PROVIDER, ModelProviders, ModelPrices],
 })
 export class LlmModule {}

@@ -60,7 +60,14 @@ export type ModelStreamEvent =
   | { type: 'text'; delta: string }
   | { type: 'reasoning'; delta: string }
   | { type: 'tool_call_delta'; index: number; id?: string; name?: string; argumentsDelta?: string }
-  | { type: 'finish'; finishReason: string; usage: Usage; toolCalls: ModelToolCall[] };
+  | {
+      type: 'finish';
+      finishReason: string;
+      usage: Usage;
+      toolCalls: ModelToolCall[];
+      /** The `provider/model` that answered, when not the one asked for (a fallback). */
+      model?: string;
+    };
 
 /** Why a model call failed; `retryable` follows the contract (429, 5xx and network failures). */
 export class ModelError extends Error {

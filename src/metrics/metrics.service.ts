@@ -75,6 +75,18 @@ export class MetricsService {
     labelNames: ['kind'] as const,
     registers: [this.registry],
   });
+  private readonly modelTokens = new Counter({
+    name: 'loopwright_model_tokens_total',
+    help: 'Tokens of model calls by provider, model (configured ones; others are "other") and kind.',
+    labelNames: ['provider', 'model', 'kind'] as const,
+    registers: [this.registry],
+  });
+  private readonly modelCost = new Counter({
+    name: 'loopwright_model_cost_usd_total',
+    help: 'USD of priced model calls by provider and model (configured ones; others are "other").',
+    labelNames: ['provider', 'model'] as const,
+    registers: [this.registry],
+  });
   readonly activeRuns = new Gauge({
     name: 'loopwright_active_runs',
     help: 'Runs this process is driving right now.',
@@ -117,6 +129,20 @@ export class MetricsService {
 
   toolCall(tool: string, outcome: string, durationMs: number): void {
     this.toolCalls.observe({ tool, outcome }, durationMs / 1000);
+  }
+
+  /** `provider` and `model` come from bounded sets (the caller maps anything else to `other`). */
+  modelUsage(
+    provider: string,
+    model: string,
+    tokens: { prompt: number; completion: number; cacheRead: number },
+    costUsd: number | null,
+  ): void {
+    if (tokens.prompt > 0) this.modelTokens.inc({ provider, model, kind: 'prompt' }, tokens.prompt);
+    if (tokens.completion > 0)
+      this.modelTokens.inc({ provider, model, kind: 'completion' }, tokens.completion);
+    if (tokens.cacheRead > 0) this.modelTokens.inc({ provider, model, kind: 'cache_read' }, tokens.cacheRead);
+    if (costUsd !== null && costUsd > 0) this.modelCost.inc({ provider, model }, costUsd);
   }
 
   tokensUsed(prompt: number, completion: number): void {

@@ -6,6 +6,8 @@ import { DomainError, ErrorCode } from '../common/domain-error';
 import { Draining } from '../common/draining';
 import { serializeEvent, type SerializedEvent } from '../events/run-events';
 import { RunOrchestrator } from '../agent/run-orchestrator.service';
+import { BudgetGuard, type BudgetExceeded } from '../agent/budget-guard';
+import { RunTracing, type RunTrace } from '../observability/run-tracing';
 import { ToolRegistry } from '../tools/tool-registry.service';
 import { Toolset } from '../tools/toolset';
 import {
@@ -46,6 +48,8 @@ export type StartRun = (
 ) & {
   /** The request's Idempotency-Key: when an earlier request claimed it, its run is the answer. */
   idempotency?: Omit<IdempotencyClaim, 'owner'>;
+  /** The request's W3C `traceparent`: the run's trace goes on under it. */
+  traceParent?: string;
 };
 
 /** The run a start request is answered with: the one it started, or the one its key's first request did. */
@@ -72,6 +76,8 @@ export interface OpenedRun {
   toolset: Toolset;
   /** The run's first model call, when it went out with the start; its controller is the run's. */
   firstCall?: FirstCall;
+  /** The run's trace (its first `invoke_agent` span). */
+  trace: RunTrace;
 }
 
 /**
@@ -96,6 +102,8 @@ export class RunStarts {
     private readonly callsAhead: FirstCallsAhead,
     private readonly registry: ToolRegistry,
     private readonly draining: Draining,
+    private readonly budgets: BudgetGuard,
+    private readonly tracing: RunTracing,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.unlockedStarts =
@@ -132,11 +140,13 @@ export class RunStarts {
       if (held) return { earlier: replayOf(held) };
       throw err;
     }
-    // A replay of an Idempotency-Key starts nothing, so it sends nothing ahead.
+    // A replay of an Idempotency-Key starts nothing, so it sends nothing ahead; nor does a key under
+    // BUDGETS: its first call waits for the loop's check (BudgetGuard).
     const ahead =
-      input.idempotency || this.refusal(localRuns)
+      input.idempotency || this.refusal(localRuns) || this.budgets.keyLimits(owner).length > 0
         ? undefined
         : this.callsAhead.send(plan.start, plan.session, plan.toolset);
+    let trace: RunTrace | undefined;
     const stored = async (tx?: Queryable): Promise<{ earlier: StartedRun } | { opened: OpenedRun }> => {
       // First, so that a request refused below leaves the key unused (the transaction rolls back).
       if (input.idempotency && tx) {
@@ -145,16 +155,26 @@ export class RunStarts {
       }
       const refusal = this.refusal(localRuns);
       if (refusal) throw refusal;
+      const over = await this.budgets.keyExceeded(owner);
+      if (over) throw budgetExceeded(over);
+      trace = this.tracing.startRun(
+        { runId: plan.start.run.id, sessionId: plan.start.run.sessionId, model: plan.start.run.model },
+        input.traceParent,
+      );
+      plan.start.run.traceParent = trace.traceParent;
       const leasedAt = Date.now();
       const outcome = await this.startWithinLimits(plan.start, tx);
       this.callsAhead.startAdmitted(owner, outcome.counts);
       const opened = await this.opened(plan, outcome, leasedAt, tx);
-      return { opened: { ...opened, firstCall: await this.callsAhead.keep(ahead, opened.conversation) } };
+      return {
+        opened: { ...opened, trace, firstCall: await this.callsAhead.keep(ahead, opened.conversation) },
+      };
     };
     try {
       return input.idempotency ? await this.store.transaction((tx) => stored(tx)) : await stored();
     } catch (err) {
       this.callsAhead.startFailed(owner, ahead, err);
+      trace?.end('refused');
       // Another request started a run on this session between our look and our insert.
       if (!isUniqueViolation(err)) throw err;
       const running = await this.store.activeRunOfSession(this.store.queryable, plan.start.run.sessionId);
@@ -212,6 +232,7 @@ export class RunStarts {
             this.config.maxIterations,
           ),
           leaseOwner: processId,
+          traceParent: null,
         },
         firstEvent,
         answers,
@@ -254,7 +275,7 @@ export class RunStarts {
     outcome: Extract<StartOutcome, { admitted: true }>,
     leasedAt: number,
     tx: Queryable | undefined,
-  ): Promise<Omit<OpenedRun, 'firstCall'>> {
+  ): Promise<Omit<OpenedRun, 'firstCall' | 'trace'>> {
     const { start } = plan;
     const { run, answers } = start;
     if (outcome.promptSeq === null) {
@@ -339,6 +360,16 @@ interface StartPlan {
   firstEvent: SerializedEvent;
 }
 
+/** The 429 of a key whose budget in the current window is spent; it may start again once the window rolls over. */
+function budgetExceeded(over: BudgetExceeded): DomainError {
+  return new DomainError(
+    ErrorCode.BudgetExceeded,
+    `This key's budget is spent: ${over.limit}`,
+    { code: ErrorCode.BudgetExceeded },
+    over.retryAfterSeconds ?? undefined,
+  );
+}
+
 function sessionBusy(sessionId: string, runId: string): DomainError {
   return new DomainError(ErrorCode.SessionBusy, `Session ${sessionId} already has an active run`, { runId });
 }
@@ -375,6 +406,7 @@ function newRunRow(row: NewRun): RunRow {
     iterations: 0,
     promptTokens: 0,
     completionTokens: 0,
+    costUsd: null,
     error: null,
     lastSeq: 1,
     finalMessageId: null,

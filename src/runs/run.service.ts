@@ -32,6 +32,7 @@ import { isRunReleased, LeaseLost } from '../store/store-errors';
 import { SessionStore } from '../store/session-store.service';
 import { Toolset } from '../tools/toolset';
 import type { SentModelCall } from '../llm/sent-model-call';
+import { RunTracing } from '../observability/run-tracing';
 
 /**
  * The life of runs around the loop: starting one, taking one up again (after a wait, on any
@@ -59,6 +60,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
     private readonly notifications: PgNotifications,
     private readonly metrics: MetricsService,
     private readonly draining: Draining,
+    private readonly tracing: RunTracing,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -139,6 +141,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
       leasedAt,
       toolset,
       firstCall,
+      trace,
     } = started.opened;
     this.launch(
       this.newHandle(
@@ -153,6 +156,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
           nextMessageSeq,
           resumesStep: false, // a new run has no calls yet
           controller: firstCall?.controller,
+          trace,
         },
         leasedAt,
         [firstEvent],
@@ -236,12 +240,17 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
     this.hub.attach(h.sink);
     this.metrics.activeRuns.inc();
     // Every line about a run carries its ids; prompts and tool output stay out of the logs.
-    const ids = { runId: h.run.id, sessionId: h.session.id };
+    const ids = {
+      runId: h.run.id,
+      sessionId: h.session.id,
+      ...(h.trace.traceId === null ? {} : { trace_id: h.trace.traceId }),
+    };
     this.logger.log({ ...ids, model: h.run.model, iteration: h.run.iterations, msg: 'driving run' });
     void this.orchestrator
       .drive(h, firstCall)
       .then(
         (outcome) => {
+          h.trace.end(outcome);
           if (outcome === 'released') {
             this.logger.warn({
               ...ids,
@@ -259,11 +268,13 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
           if (outcome !== 'requires_action')
             this.metrics.runFinished(outcome, Date.now() - h.run.createdAt.getTime());
         },
-        (err: unknown) =>
+        (err: unknown) => {
+          h.trace.end('failed', 'internal');
           this.logger.error({
             ...ids,
             msg: `run could not be ended cleanly: ${err instanceof Error ? err.message : String(err)}`,
-          }),
+          });
+        },
       )
       .then(() => h.sink.close())
       .catch((err: unknown) =>
@@ -324,6 +335,8 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
         nextMessageSeq: session.nextMessageSeq,
         resumesStep: true,
         takeOver,
+        // The same trace as the run's first stretch, on whichever process drives it now.
+        trace: this.tracing.startRun({ runId, sessionId: run.sessionId, model: run.model }, run.traceParent),
       },
       claimedAt,
     );
@@ -366,8 +379,10 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
    */
   private writeFailed(runId: string, err: unknown): void {
     const message = err instanceof Error ? err.message : String(err);
+    const traceId = this.handles.get(runId)?.trace.traceId ?? null;
     this.logger.error({
       runId,
+      ...(traceId === null ? {} : { trace_id: traceId }),
       msg: isRunReleased(err) ? `letting the run go: ${message}` : `could not store events: ${message}`,
     });
     this.handles.get(runId)?.writeFailed(err);

@@ -12,6 +12,7 @@ import { serializeEvents } from '../events/run-events';
 import { RunStore, type Queryable, type RunRow } from '../store/run-store.service';
 import { RunService, runNotFound } from './run.service';
 import { errorSettlement, resultEvent } from '../agent/tool-results';
+import { RunTracing, type TracedToolCall } from '../observability/run-tracing';
 
 export type Decision =
   | { kind: 'approval'; approve: boolean; reason?: string; arguments?: Record<string, unknown> }
@@ -21,6 +22,9 @@ export type Decision =
 interface Settled {
   call: ToolCallRow;
   settlement: ToolCallSettlement;
+  /** What the call had waited for, and what ended the wait (for its span). */
+  waitedFor: NonNullable<TracedToolCall['waitedFor']>;
+  settledBy: NonNullable<TracedToolCall['settledBy']>;
 }
 
 /** A decision on the call a run knows as `toolCallId`. */
@@ -39,6 +43,7 @@ export class ToolCallDecisions {
     private readonly runs: RunService,
     private readonly registry: ToolRegistry,
     private readonly metrics: MetricsService,
+    private readonly tracing: RunTracing,
   ) {}
 
   /** Decides a call waiting for a person or the client; the process that decides the last one continues the run. */
@@ -90,9 +95,12 @@ export class ToolCallDecisions {
     owner: string | null,
   ): Promise<boolean> {
     const settled: Settled[] = [];
+    // The run's trace, for the spans of the calls settled here (not run by the loop).
+    let traceParent: string | null = null;
     const claimed = await this.store.transaction(async (tx) => {
       const run = await this.store.lockRun(tx, runId);
       if (!run || (owner !== null && run.owner !== owner)) throw runNotFound(runId);
+      traceParent = run.traceParent;
       let applied = 0;
       for (const { toolCallId, ...decision } of decisions) {
         if (await this.settleOne(tx, run, toolCallId, decision, settled)) applied++;
@@ -105,13 +113,25 @@ export class ToolCallDecisions {
       await this.store.appendEvents(tx, runId, serializeEvents(runId, run.lastSeq, events));
       return claimed;
     });
-    // Counted once committed: a refused request settled nothing.
-    for (const { call, settlement } of settled) {
+    // Counted and traced once committed: a refused request settled nothing.
+    for (const { call, settlement, waitedFor, settledBy } of settled) {
       this.metrics.toolCall(
         this.registry.metricName(call.name, call.executor),
         settlement.errorCode ?? 'ok',
         settlement.durationMs,
       );
+      this.tracing.settledCall(traceParent, {
+        name: call.name,
+        callId: call.callId,
+        ranAt: Date.now(),
+        waitedSince: call.createdAt.getTime(),
+        waitedFor,
+        settledBy,
+        isError: settlement.isError,
+        errorCode: settlement.errorCode,
+        arguments: () => call.rawArguments,
+        result: () => settlement.result,
+      });
     }
     return claimed;
   }
@@ -192,7 +212,12 @@ export class ToolCallDecisions {
         ? { approved: false, reason: decision.reason ?? null, editedArguments: null, decidedAt }
         : undefined;
     await this.conversation.settleToolCall(tx, call, settlement, { approval });
-    settled.push({ call, settlement });
+    settled.push({
+      call,
+      settlement,
+      waitedFor: waitingFor === 'result' ? 'client' : 'approval',
+      settledBy: decision.kind === 'expire' ? 'expired' : decision.kind === 'result' ? 'client_result' : 'rejected',
+    });
     return true;
   }
 

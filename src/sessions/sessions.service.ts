@@ -25,6 +25,8 @@ export interface SessionOptions {
   tools?: string[];
   clientTools?: ClientToolDefinition[];
   maxIterations?: number;
+  maxTokens?: number;
+  maxCostUsd?: number;
 }
 
 export interface SessionPage {
@@ -192,6 +194,8 @@ export class SessionsService {
       tools: o.tools ?? null,
       clientTools: o.clientTools ?? [],
       maxIterations: o.maxIterations ?? null,
+      maxTokens: o.maxTokens ?? null,
+      maxCostUsd: o.maxCostUsd ?? null,
     };
   }
 }

@@ -5,6 +5,7 @@ import type { EventRecord, Queryable } from './run-store.service';
 import {
   SESSION_COLUMNS,
   SESSION_OPTION_COLUMNS,
+  SESSION_OPTION_COUNT,
   sessionOptionPlaceholders,
   sessionOptionValues,
   type NewSession,
@@ -19,6 +20,8 @@ export interface NewRun {
   model: string;
   maxIterations: number;
   leaseOwner: string;
+  /** The `traceparent` of the run's first span (RunTracing); null without tracing. */
+  traceParent: string | null;
 }
 
 /** A message a start stores, its id chosen by the caller. */
@@ -81,9 +84,9 @@ const ADMISSION_CTES = `counts AS (
  * What every start writes besides what it answers, once for each row of `gate` (one, or none): the
  * run (leased), its first event, and the key's start in run_starts (the minute's older ones pruned).
  */
-const newRunCtes = (gate: string) => `run AS (
-         INSERT INTO runs (id, session_id, owner, status, model, max_iterations, lease_owner, lease_expires_at, last_seq)
-         SELECT $1::uuid, $2::uuid, $3, 'running', $4, $5::int, $6, now() + $7::int * interval '1 millisecond', $9::int
+const newRunCtes = (gate: string, traceParent: string) => `run AS (
+         INSERT INTO runs (id, session_id, owner, status, model, max_iterations, lease_owner, lease_expires_at, last_seq, trace_parent)
+         SELECT $1::uuid, $2::uuid, $3, 'running', $4, $5::int, $6, now() + $7::int * interval '1 millisecond', $9::int, ${traceParent}
            FROM ${gate}
        ), ev AS (
          INSERT INTO run_events (run_id, seq, type, payload) SELECT $1::uuid, $9::int, $10, $8::json FROM ${gate}
@@ -120,7 +123,7 @@ export class RunStartStore {
   async start(q: Queryable, start: RunStart, margin: number): Promise<StartOutcome> {
     const { sql, params } = this.statement(start);
     const rows: (KeyRunCounts & Partial<SessionRow> & { seq: number | null; stored: boolean })[] =
-      await q.query(sql, [...this.params(start, margin), ...params]);
+      await q.query(sql, [...this.params(start, margin), ...params, start.run.traceParent]);
     const row = rows[0];
     const counts = {
       lastMinute: Number(row.lastMinute),
@@ -144,6 +147,10 @@ export class RunStartStore {
 
   private statement(start: RunStart): { sql: string; params: unknown[] } {
     const answers = start.answers;
+    // The parameters after the new session's options.
+    const after = 14 + SESSION_OPTION_COUNT;
+    // The run's traceparent is the statement's last parameter.
+    const trace = (count: number) => `$${14 + count}::text`;
     switch (answers.kind) {
       case 'new-session':
         return {
@@ -153,11 +160,11 @@ export class RunStartStore {
                   SELECT $2::uuid, $3, ${sessionOptionPlaceholders(14)}, 3 FROM admitted
                   RETURNING ${SESSION_COLUMNS}
                 ), sys AS (
-                  INSERT INTO messages (id, session_id, seq, role, content) SELECT $21::uuid, $2::uuid, 1, 'system', $22 FROM s
+                  INSERT INTO messages (id, session_id, seq, role, content) SELECT $${after}::uuid, $2::uuid, 1, 'system', $${after + 1} FROM s
                 ), msg AS (
                   INSERT INTO messages (id, session_id, run_id, seq, role, content)
-                  SELECT $23::uuid, $2::uuid, $1::uuid, 2, 'user', $24 FROM s
-                ), ${newRunCtes('s')}
+                  SELECT $${after + 2}::uuid, $2::uuid, $1::uuid, 2, 'user', $${after + 3} FROM s
+                ), ${newRunCtes('s', trace(SESSION_OPTION_COUNT + 4))}
                 SELECT ${COUNTS}, s.id IS NOT NULL AS stored, 2 AS seq, s.* FROM counts c LEFT JOIN s ON true`,
           params: [
             ...sessionOptionValues(answers.session),
@@ -175,7 +182,7 @@ export class RunStartStore {
                 ), msg AS (
                   INSERT INTO messages (id, session_id, run_id, seq, role, content)
                   SELECT $14::uuid, $2::uuid, $1::uuid, pos.seq, 'user', $15 FROM pos
-                ), ${newRunCtes('pos')}
+                ), ${newRunCtes('pos', trace(2))}
                 SELECT ${COUNTS}, EXISTS (SELECT 1 FROM admitted) AS stored, (SELECT seq FROM pos) AS seq FROM counts c`,
           params: [answers.prompt.id, answers.prompt.content],
         };
@@ -191,7 +198,7 @@ export class RunStartStore {
                 ), superseded AS (
                   UPDATE runs SET superseded_by = $1::uuid, updated_at = now()
                    WHERE session_id = $2::uuid AND superseded_by IS NULL AND created_at >= (SELECT created_at FROM go)
-                ), ${newRunCtes('go')}
+                ), ${newRunCtes('go', trace(0))}
                 SELECT ${COUNTS}, EXISTS (SELECT 1 FROM admitted) AS stored, (SELECT seq FROM go) AS seq FROM counts c`,
           params: [],
         };

@@ -40,6 +40,10 @@ export interface RunRow {
   iterations: number;
   promptTokens: number;
   completionTokens: number;
+  /** USD of the run's priced model calls; null while none had a price. */
+  costUsd: number | null;
+  /** The `traceparent` of the run's first span, for whoever drives it next; null without tracing. */
+  traceParent: string | null;
   error: RunError | null;
   lastSeq: number;
   finalMessageId: string | null;
@@ -56,6 +60,7 @@ export type RunChanges = Partial<{
   iterations: number;
   promptTokens: number;
   completionTokens: number;
+  costUsd: number | null;
   error: RunError | null;
   finalMessageId: string | null;
   leaseOwner: string | null;
@@ -69,7 +74,8 @@ export interface SqlStatement {
 }
 
 const RUN_COLUMNS = `id, session_id AS "sessionId", owner, status, model, max_iterations AS "maxIterations",
-  iterations, prompt_tokens AS "promptTokens", completion_tokens AS "completionTokens", error,
+  iterations, prompt_tokens AS "promptTokens", completion_tokens AS "completionTokens",
+  cost_usd AS "costUsd", trace_parent AS "traceParent", error,
   last_seq AS "lastSeq", final_message_id AS "finalMessageId", lease_owner AS "leaseOwner",
   (lease_expires_at IS NULL OR lease_expires_at < now()) AS "leaseExpired",
   cancel_requested AS "cancelRequested", created_at AS "createdAt", finished_at AS "finishedAt"`;
@@ -226,6 +232,7 @@ export class RunStore {
     if (fields.iterations !== undefined) set('iterations', fields.iterations);
     if (fields.promptTokens !== undefined) set('prompt_tokens', fields.promptTokens);
     if (fields.completionTokens !== undefined) set('completion_tokens', fields.completionTokens);
+    if (fields.costUsd !== undefined) set('cost_usd', fields.costUsd);
     if (fields.error !== undefined) set('error', fields.error === null ? null : JSON.stringify(fields.error));
     if (fields.finalMessageId !== undefined) set('final_message_id', fields.finalMessageId);
     if (fields.leaseOwner !== undefined) {

@@ -15,6 +15,9 @@ export interface SessionRow {
   tools: string[] | null;
   clientTools: ClientToolDefinition[];
   maxIterations: number | null;
+  /** The most tokens (prompt + completion) and USD each run of the session may use; null = no limit. */
+  maxTokens: number | null;
+  maxCostUsd: number | null;
   /** Where the session's next message goes (internal). */
   nextMessageSeq: number;
   createdAt: Date;
@@ -28,12 +31,15 @@ export type NewSession = Omit<SessionRow, 'createdAt' | 'updatedAt' | 'nextMessa
 
 /** The columns of a new session's options, for `INSERT INTO sessions (…, ${SESSION_OPTION_COLUMNS}, …)`. */
 export const SESSION_OPTION_COLUMNS =
-  'title, system_prompt, model, mode, tools, client_tools, max_iterations';
+  'title, system_prompt, model, mode, tools, client_tools, max_iterations, max_tokens, max_cost_usd';
+
+/** How many parameters SESSION_OPTION_COLUMNS take: the next placeholder after them is `$first + this`. */
+export const SESSION_OPTION_COUNT = 9;
 
 /** The placeholders of SESSION_OPTION_COLUMNS, from `$first` on, with their casts. */
 export function sessionOptionPlaceholders(first: number): string {
   const $ = (i: number) => `$${first + i}`;
-  return `${$(0)}, ${$(1)}, ${$(2)}, ${$(3)}, ${$(4)}::jsonb, ${$(5)}::jsonb, ${$(6)}::int`;
+  return `${$(0)}, ${$(1)}, ${$(2)}, ${$(3)}, ${$(4)}::jsonb, ${$(5)}::jsonb, ${$(6)}::int, ${$(7)}::int, ${$(8)}::float8`;
 }
 
 /** The values of SESSION_OPTION_COLUMNS for `s`, in their order. */
@@ -46,12 +52,14 @@ export function sessionOptionValues(s: NewSession): unknown[] {
     s.tools === null ? null : JSON.stringify(s.tools),
     JSON.stringify(s.clientTools),
     s.maxIterations,
+    s.maxTokens,
+    s.maxCostUsd,
   ];
 }
 
 /** A session row's columns, named as SessionRow names them. */
 export const SESSION_COLUMNS = `id, owner, title, system_prompt AS "systemPrompt", model, mode, tools, client_tools AS "clientTools",
-  max_iterations AS "maxIterations", next_message_seq AS "nextMessageSeq", created_at AS "createdAt", updated_at AS "updatedAt"`;
+  max_iterations AS "maxIterations", max_tokens AS "maxTokens", max_cost_usd AS "maxCostUsd", next_message_seq AS "nextMessageSeq", created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /** Sessions in PostgreSQL. Every read takes the owner: another key's session does not exist. */
 @Injectable()
@@ -62,10 +70,11 @@ export class SessionStore {
     const rows: SessionRow[] = await tx.query(
       `WITH s AS (
          INSERT INTO sessions (id, owner, ${SESSION_OPTION_COLUMNS}, next_message_seq, chat_id)
-         VALUES ($1, $2, ${sessionOptionPlaceholders(3)}, 2, $11)
+         VALUES ($1, $2, ${sessionOptionPlaceholders(3)}, 2, $${3 + SESSION_OPTION_COUNT + 1})
          RETURNING ${SESSION_COLUMNS}
        ), m AS (
-         INSERT INTO messages (id, session_id, seq, role, content) SELECT gen_random_uuid(), id, 1, 'system', $10 FROM s
+         INSERT INTO messages (id, session_id, seq, role, content)
+         SELECT gen_random_uuid(), id, 1, 'system', $${3 + SESSION_OPTION_COUNT} FROM s
        )
        SELECT * FROM s`,
       [s.id, s.owner, ...sessionOptionValues(s), systemMessage, s.chatId ?? null],

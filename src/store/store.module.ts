@@ -4,10 +4,11 @@ import { IdempotencyStore } from './idempotency-store.service';
 import { RunStartStore } from './run-start-store.service';
 import { RunStore } from './run-store.service';
 import { SessionStore } from './session-store.service';
+import { UsageStore } from './usage-store.service';
 
 /** Every SQL statement of the durable core: one store per aggregate, nothing else writes SQL. */
 @Module({
-  providers: [RunStore, RunStartStore, ConversationStore, SessionStore, IdempotencyStore],
-  exports: [RunStore, RunStartStore, ConversationStore, SessionStore, IdempotencyStore],
+  providers: [RunStore, RunStartStore, ConversationStore, SessionStore, IdempotencyStore, UsageStore],
+  exports: [RunStore, RunStartStore, ConversationStore, SessionStore, IdempotencyStore, UsageStore],
 })
 export class StoreModule {}

@@ -16,7 +16,7 @@ const step: RunEventBody = {
   type: 'step_finished',
   iteration: 1,
   finishReason: 'stop',
-  usage: { promptTokens: 1, completionTokens: 1 },
+  usage: { promptTokens: 1, completionTokens: 1, costUsd: null },
 };
 const parsed = (events: { seq: number; type: string; data: string }[]) =>
   events.map((e) => ({ seq: e.seq, type: e.type, body: JSON.parse(e.data) as unknown }));
@@ -233,7 +233,7 @@ describe('RunEventSink on a real PostgreSQL: events are shown only once stored',
           sessionId: 's',
           status: 'completed',
           iterations: 1,
-          usage: step.usage,
+          usage: { promptTokens: 1, completionTokens: 1, costUsd: null },
           messageId: null,
         },
       ],

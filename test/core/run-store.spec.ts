@@ -134,7 +134,7 @@ describe('RunStore on a real PostgreSQL', () => {
         type: 'step_finished',
         iteration: 1,
         finishReason: 'stop',
-        usage: { promptTokens: 1, completionTokens: 1 },
+        usage: { promptTokens: 1, completionTokens: 1, costUsd: null },
       },
       { type: 'text', delta: 'new ' },
       { type: 'text', delta: 'text' },

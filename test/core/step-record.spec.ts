@@ -9,6 +9,7 @@ const run = {
   maxIterations: 5,
   promptTokens: 100,
   completionTokens: 10,
+  costUsd: 0.5,
 };
 const turn = (text: string): ModelTurn => ({
   text,
@@ -16,6 +17,21 @@ const turn = (text: string): ModelTurn => ({
   usage: { promptTokens: 7, completionTokens: 3 },
   toolCalls: [],
   omittedMessages: 0,
+  modelCall: {
+    id: 'call-row',
+    runId: 'run-1',
+    sessionId: 'session-1',
+    owner: 'tester',
+    iteration: 1,
+    provider: 'openai',
+    model: 'openai/m',
+    promptTokens: 7,
+    completionTokens: 3,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    reasoningTokens: 0,
+    costUsd: 0.25,
+  },
 });
 function planned(position: number, status: PlannedCall['status'], name = 'read_file'): PlannedCall {
   return {
@@ -55,17 +71,24 @@ describe('the step, decided by pure functions', () => {
     expect(stepOutcome([planned(0, 'pending'), planned(1, 'error')], false)).toBe('continue');
   });
 
-  it('records an answer as the run completed: step_finished then done, with the summed usage', () => {
+  it('records an answer as the run completed: step_finished then done, with the summed usage and cost', () => {
     const step = build([]);
     expect(step.outcome).toBe('completed');
     expect(step.events.map((e) => e.type)).toEqual(['step_finished', 'done']);
+    expect(step.events[0]).toMatchObject({ usage: { promptTokens: 7, completionTokens: 3, costUsd: 0.25 } });
     expect(step.events[1]).toMatchObject({
       status: 'completed',
       iterations: 1,
-      usage: { promptTokens: 107, completionTokens: 13 },
+      usage: { promptTokens: 107, completionTokens: 13, costUsd: 0.75 },
       messageId: step.assistantId,
     });
-    expect(step.run).toMatchObject({ status: 'completed', finished: true, finalMessageId: step.assistantId });
+    expect(step.run).toMatchObject({
+      status: 'completed',
+      finished: true,
+      finalMessageId: step.assistantId,
+      costUsd: 0.75,
+    });
+    expect(step.modelCall).toMatchObject({ model: 'openai/m', costUsd: 0.25 });
     expect(step.messages).toEqual([
       expect.objectContaining({ seq: 10, role: 'assistant', content: 'The answer.' }),
     ]);
@@ -89,7 +112,7 @@ describe('the step, decided by pure functions', () => {
     expect(step.nextMessageSeq).toBe(13);
     expect(step.calls.map((c) => c.status)).toEqual(['running', 'error']);
     expect(step.runnable.map((c) => [c.callId, c.messageSeq])).toEqual([['call-0', 11]]);
-    expect(step.run).toEqual({ iterations: 1, promptTokens: 107, completionTokens: 13 });
+    expect(step.run).toEqual({ iterations: 1, promptTokens: 107, completionTokens: 13, costUsd: 0.75 });
   });
 
   it('hands a waiting step to people: approval asked, lease released, nothing runs now', () => {

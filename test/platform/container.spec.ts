@@ -58,16 +58,16 @@ if (COMPOSE_PROGRAMS.length === 0)
 async function composeConfig(
   program: (typeof COMPOSE_PROGRAMS)[number],
   env: string,
+  files: readonly string[] = ['docker-compose.yml'],
 ): Promise<{ code: number; output: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'loopwright-compose-'));
-  copyFileSync(join(root, 'docker-compose.yml'), join(dir, 'docker-compose.yml'));
+  for (const file of files) copyFileSync(join(root, file), join(dir, file));
   writeFileSync(join(dir, '.env'), env);
   const args = [
     ...program.args,
     '--project-directory',
     dir,
-    '-f',
-    join(dir, 'docker-compose.yml'),
+    ...files.flatMap((file) => ['-f', join(dir, file)]),
     'config',
     '--quiet',
   ];
@@ -319,6 +319,30 @@ describe('docker-compose.yml', () => {
       const noKeys = await composeConfig(program, 'POSTGRES_PASSWORD=pw\n');
       expect(noKeys.code).not.toBe(0);
       expect(noKeys.output).toContain('set API_KEYS in .env');
+    });
+  }
+});
+
+describe('docker-compose.team.yml', () => {
+  const team = parse(read('docker-compose.team.yml')) as {
+    services: Record<string, { environment?: Record<string, string>; depends_on?: Record<string, unknown> }>;
+  };
+
+  it('adds a trace collector that the server exports to over OTLP/HTTP', () => {
+    expect(Object.keys(team.services)).toEqual(['jaeger', 'loopwright']);
+    expect(team.services.loopwright.environment?.OTEL_EXPORTER_OTLP_ENDPOINT).toBe('http://jaeger:4318');
+    expect(Object.keys(team.services.loopwright.depends_on ?? {})).toEqual(['jaeger']);
+    expect(Object.keys(team)).not.toContain('name');
+  });
+
+  for (const program of COMPOSE_PROGRAMS) {
+    it(`is accepted by ${program.name} over docker-compose.yml`, async () => {
+      const both = await composeConfig(
+        program,
+        'API_KEYS=ci:secret\nPOSTGRES_PASSWORD=pw\nOPENAI_API_KEY=sk-test\nBUDGETS=ci=1usd/day\n',
+        ['docker-compose.yml', 'docker-compose.team.yml'],
+      );
+      expect(both).toEqual({ code: 0, output: '' });
     });
   }
 });

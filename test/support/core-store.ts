@@ -56,6 +56,8 @@ export async function insertRunningRun(
       tools: null,
       clientTools: [],
       maxIterations: null,
+      maxTokens: null,
+      maxCostUsd: null,
     },
     'You are a test.',
   );
@@ -63,7 +65,15 @@ export async function insertRunningRun(
   const started = await store.starts.start(
     store.db.manager,
     {
-      run: { id: runId, sessionId, owner: 'tester', model: 'm', maxIterations: 5, leaseOwner },
+      run: {
+        id: runId,
+        sessionId,
+        owner: 'tester',
+        model: 'm',
+        maxIterations: 5,
+        leaseOwner,
+        traceParent: null,
+      },
       firstEvent,
       answers: { kind: 'prompt', prompt: { id: randomUUID(), content: 'hello' } },
     },

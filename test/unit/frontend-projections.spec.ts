@@ -14,7 +14,7 @@ import {
   waitingFinish,
 } from '../../src/frontends/ai-sdk/ui-message-projection';
 
-const usage = { promptTokens: 3, completionTokens: 4 };
+const usage = { promptTokens: 3, completionTokens: 4, costUsd: null };
 
 /** A run taken over mid-answer: the cut step finished as interrupted, then the next model call. */
 const takenOver = [
@@ -24,7 +24,7 @@ const takenOver = [
     type: 'step_finished',
     iteration: 1,
     finishReason: 'interrupted',
-    usage: { promptTokens: 0, completionTokens: 0 },
+    usage: { promptTokens: 0, completionTokens: 0, costUsd: 0 },
   },
   { type: 'run_resumed', reason: 'process_lost', iteration: 2 },
   { type: 'text', delta: 'answer.' },
@@ -169,6 +169,26 @@ describe('the AI SDK UI message projection', () => {
       log({ type: 'done', sessionId: 's-1', status: 'cancelled', iterations: 0, usage, messageId: null })[0],
     );
     expect(end).toEqual([expect.objectContaining({ type: 'finish', finishReason: 'interrupted' })]);
+  });
+
+  it('finishes a budget_exceeded run like one at the iteration cap, in both protocols', () => {
+    for (const status of ['max_iterations', 'budget_exceeded'] as const) {
+      const done = log({ type: 'done', sessionId: 's-1', status, iterations: 3, usage, messageId: 'm' })[0];
+      expect(projectUiEvent(newUiProjection('run-1', 's-1'), done)).toEqual([
+        expect.objectContaining({
+          type: 'finish',
+          finishReason: 'other',
+          messageMetadata: expect.objectContaining({ status }),
+        }),
+      ]);
+      const ids = { threadId: 't-1', inputRunId: 'in-1', runId: 'run-1', sessionId: 's-1' };
+      expect(projectAgUiEvent(newAgUiProjection(ids), done)).toEqual([
+        expect.objectContaining({
+          type: EventType.RUN_FINISHED,
+          result: expect.objectContaining({ status }),
+        }),
+      ]);
+    }
   });
 
   it("translates the upstream's finish reasons into the SDK's set", () => {

@@ -34,7 +34,7 @@ const CLIENT_TOOLS = [
     },
   },
 ];
-const FINISHED = new Set(['completed', 'max_iterations', 'cancelled', 'failed']);
+const FINISHED = new Set(['completed', 'max_iterations', 'cancelled', 'budget_exceeded', 'failed']);
 const RESUME_DELAY_MS = 1000;
 
 interface Props {

@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import type { RunStatus } from '../../persistence/entities/run.entity';
 import { ApiModelArguments } from './session.response';
 
 export class UsageResponse {
@@ -7,6 +8,14 @@ export class UsageResponse {
 
   @ApiProperty()
   completionTokens!: number;
+
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    description:
+      'USD of the priced model calls (MODEL_PRICES or the built-in table); null when none had a price',
+  })
+  costUsd!: number | null;
 }
 
 export class RunErrorResponse {
@@ -54,8 +63,18 @@ export class RunResponse {
   @ApiProperty({ format: 'uuid' })
   sessionId!: string;
 
-  @ApiProperty({ enum: ['running', 'requires_action', 'completed', 'max_iterations', 'cancelled', 'failed'] })
-  status!: 'running' | 'requires_action' | 'completed' | 'max_iterations' | 'cancelled' | 'failed';
+  @ApiProperty({
+    enum: [
+      'running',
+      'requires_action',
+      'completed',
+      'max_iterations',
+      'cancelled',
+      'budget_exceeded',
+      'failed',
+    ],
+  })
+  status!: RunStatus;
 
   @ApiProperty()
   model!: string;

@@ -4,6 +4,9 @@ import {
   IsArray,
   IsIn,
   IsInt,
+  IsNumber,
+  IsPositive,
+  Max,
   IsObject,
   IsOptional,
   IsString,
@@ -101,4 +104,26 @@ export class SessionOptionsDto {
   @IsInt()
   @Min(1)
   maxIterations?: number;
+
+  @ApiPropertyOptional({
+    minimum: 1,
+    description:
+      'The most tokens (prompt + completion) each run may use; its next model call is not made once reached',
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(2_147_483_647)
+  maxTokens?: number;
+
+  @ApiPropertyOptional({
+    exclusiveMinimum: true,
+    minimum: 0,
+    description:
+      'The most USD each run may spend (priced models only); its next model call is not made once reached',
+  })
+  @IsOptional()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @IsPositive()
+  maxCostUsd?: number;
 }

@@ -36,6 +36,16 @@ export class SessionResponse {
   @ApiProperty({ type: Number, nullable: true, description: 'null: MAX_ITERATIONS' })
   maxIterations!: number | null;
 
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    description: 'Tokens (prompt + completion) one run may use; null: no limit',
+  })
+  maxTokens!: number | null;
+
+  @ApiProperty({ type: Number, nullable: true, description: 'USD one run may spend; null: no limit' })
+  maxCostUsd!: number | null;
+
   @ApiProperty({ type: String, format: 'date-time' })
   createdAt!: Date;
 

@@ -1,4 +1,6 @@
 import { IdempotencyKeyEntity } from './idempotency-key.entity';
+import { KeySpendEntity } from './key-spend.entity';
+import { ModelCallEntity } from './model-call.entity';
 import { MessageEntity } from './message.entity';
 import { RunEventEntity } from './run-event.entity';
 import { RunEntity } from './run.entity';
@@ -14,4 +16,6 @@ export const ENTITIES = [
   RunEventEntity,
   RunStartEntity,
   IdempotencyKeyEntity,
+  ModelCallEntity,
+  KeySpendEntity,
 ];

@@ -11,7 +11,7 @@ import {
 import { SessionEntity } from './session.entity';
 
 export type RunStatus =
-  'running' | 'requires_action' | 'completed' | 'max_iterations' | 'cancelled' | 'failed';
+  'running' | 'requires_action' | 'completed' | 'max_iterations' | 'cancelled' | 'budget_exceeded' | 'failed';
 
 export const ACTIVE_RUN_STATUSES: readonly RunStatus[] = ['running', 'requires_action'];
 
@@ -63,6 +63,17 @@ export class RunEntity {
 
   @Column({ name: 'completion_tokens', type: 'int', default: 0 })
   completionTokens!: number;
+
+  /** USD of the run's priced model calls; null while none had a price. */
+  @Column({ name: 'cost_usd', type: 'double precision', nullable: true })
+  costUsd!: number | null;
+
+  /**
+   * The W3C `traceparent` of the run's first `invoke_agent` span: whoever drives the run later (after
+   * a wait, or a take-over) continues the same trace under it. Null when tracing is off.
+   */
+  @Column({ name: 'trace_parent', type: 'text', nullable: true })
+  traceParent!: string | null;
 
   @Column({ type: 'jsonb', nullable: true })
   error!: RunError | null;

@@ -42,6 +42,14 @@ export class SessionEntity {
   @Column({ name: 'max_iterations', type: 'int', nullable: true })
   maxIterations!: number | null;
 
+  /** The most tokens (prompt + completion) one run of the session may use; null = no limit. */
+  @Column({ name: 'max_tokens', type: 'int', nullable: true })
+  maxTokens!: number | null;
+
+  /** The most USD one run of the session may spend; null = no limit. */
+  @Column({ name: 'max_cost_usd', type: 'double precision', nullable: true })
+  maxCostUsd!: number | null;
+
   /** The next message's position in the session; messages are ordered by it. */
   @Column({ name: 'next_message_seq', type: 'int', default: 1 })
   nextMessageSeq!: number;

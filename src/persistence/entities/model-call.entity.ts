@@ -1,0 +1,57 @@
+import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm';
+
+/**
+ * One model call's usage and cost, written in the statement that stores its step. Kept apart from
+ * `runs` (no foreign key, no cascade): deleting a session does not erase what its key spent.
+ */
+@Entity({ name: 'model_calls' })
+// GET /v1/usage reads one key's calls over a time range: a range scan of this index, however long the history.
+@Index('ix_model_calls_owner_created', ['owner', 'createdAt'])
+// An admin's usage over every key reads a time range alone.
+@Index('ix_model_calls_created', ['createdAt'])
+export class ModelCallEntity {
+  @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'pk_model_calls' })
+  id!: string;
+
+  @Column({ name: 'run_id', type: 'uuid' })
+  runId!: string;
+
+  @Column({ name: 'session_id', type: 'uuid' })
+  sessionId!: string;
+
+  /** The key that ran it. */
+  @Column({ type: 'text' })
+  owner!: string;
+
+  @Column({ type: 'int' })
+  iteration!: number;
+
+  @Column({ type: 'text' })
+  provider!: string;
+
+  /** `provider/model`: the model that answered. */
+  @Column({ type: 'text' })
+  model!: string;
+
+  @Column({ name: 'prompt_tokens', type: 'int' })
+  promptTokens!: number;
+
+  @Column({ name: 'completion_tokens', type: 'int' })
+  completionTokens!: number;
+
+  @Column({ name: 'cache_read_tokens', type: 'int', default: 0 })
+  cacheReadTokens!: number;
+
+  @Column({ name: 'cache_write_tokens', type: 'int', default: 0 })
+  cacheWriteTokens!: number;
+
+  @Column({ name: 'reasoning_tokens', type: 'int', default: 0 })
+  reasoningTokens!: number;
+
+  /** USD; null when the model has no price. */
+  @Column({ name: 'cost_usd', type: 'double precision', nullable: true })
+  costUsd!: number | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt!: Date;
+}
