@@ -12,6 +12,7 @@ import { RunFinalization, type FinalOutcome } from './run-finalization';
 import { RunStopped, type RunHandle } from './run-handle';
 import { buildStepRecord, type ModelTurn, type StepRecord } from './step-record';
 import { ConversationStore, type MessageRow } from '../store/conversation-store.service';
+import type { SessionRow } from '../store/session-store.service';
 import { RunStore, type RunRow } from '../store/run-store.service';
 import { isRunReleased, isStoreUnavailable } from '../store/store-errors';
 import { ToolStepService } from './tool-step.service';
@@ -28,6 +29,7 @@ export type DriveOutcome =
 /** What a model call of a run is made of: the run's model and progress, its conversation and tools. */
 export type ModelCallSource = Pick<RunHandle, 'conversation' | 'firstMessageSeq' | 'toolset'> & {
   run: Pick<RunRow, 'model' | 'iterations' | 'maxIterations'>;
+  session: { reasoning?: SessionRow['reasoning'] };
 };
 
 /**
@@ -98,14 +100,16 @@ export class RunOrchestrator {
       { maxMessages: this.config.historyMaxMessages, maxTokens: this.config.historyMaxTokens },
       r.firstMessageSeq,
     );
-    const { provider, model } = this.models.resolve(r.run.model);
     const request: ModelRequest = {
-      model,
+      model: r.run.model,
       messages,
       tools,
       toolChoice: tools.length > 0 && lastCall ? 'none' : undefined,
+      reasoning: r.session.reasoning ?? this.config.llm.reasoning,
+      maxOutputTokens: this.config.llm.maxOutputTokens,
     };
-    return new SentModelCall(provider, request, signal, omitted);
+    // ModelProviders picks the provider (or a fallback) and holds the call to its limits.
+    return new SentModelCall(this.models, request, signal, omitted);
   }
 
   /**
@@ -117,6 +121,7 @@ export class RunOrchestrator {
     sent?: SentModelCall,
   ): Promise<{ turn: ModelTurn; early: EarlyReads }> {
     h.streamingText = '';
+    let reasoning = '';
     // A silent upstream is the provider's to time out (LLM_IDLE_TIMEOUT_MS): it throws UPSTREAM_TIMEOUT.
     const stream = sent ?? this.sendModelCall(h, h.signal);
     const started = stream.sentAt;
@@ -134,6 +139,8 @@ export class RunOrchestrator {
             early.see(event);
             break;
           case 'reasoning':
+            reasoning += event.delta;
+            h.sink.emit({ type: 'reasoning', delta: event.delta });
             break;
           case 'finish':
             this.metrics.modelCall('ok', performance.now() - started, firstTokenMs);
@@ -145,6 +152,9 @@ export class RunOrchestrator {
                 usage: event.usage,
                 toolCalls: event.toolCalls,
                 omittedMessages: stream.omittedMessages,
+                reasoning,
+                providerData: event.providerData,
+                model: event.model,
               },
               early,
             };
@@ -295,6 +305,7 @@ function afterStep(h: RunHandle, before: number, step: StepRecord, results: Mess
   const added = [...step.messages, ...results].sort((a, b) => a.seq - b.seq);
   return {
     run: { model: h.run.model, iterations: step.iteration, maxIterations: h.run.maxIterations },
+    session: h.session,
     conversation: [...h.conversation.slice(0, before), ...added],
     firstMessageSeq: h.firstMessageSeq,
     toolset: h.toolset,

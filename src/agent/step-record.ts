@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ModelToolCall, Usage } from '../llm/model-provider';
+import type { ModelToolCall, ProviderData, Usage } from '../llm/model-provider';
 import type { StoredToolCall } from '../persistence/entities/message.entity';
 import type { RunEventBody } from '../events/run-events';
 import type { MessageRow, NewToolCall, ToolCallRow } from '../store/conversation-store.service';
@@ -14,6 +14,12 @@ export interface ModelTurn {
   usage: Usage;
   toolCalls: ModelToolCall[];
   omittedMessages: number;
+  /** The reasoning the model showed (stored with the answer, never as its content). */
+  reasoning?: string;
+  /** What the answering provider needs back with this answer. */
+  providerData?: ProviderData;
+  /** The `provider/model` that answered. */
+  model?: string;
 }
 
 /**
@@ -113,6 +119,7 @@ export function buildStepRecord(input: StepInput): StepRecord {
       iteration,
       finishReason: turn.finishReason,
       usage: turn.usage,
+      ...(turn.model !== undefined ? { model: turn.model } : {}),
       ...(turn.omittedMessages > 0 ? { omittedMessages: turn.omittedMessages } : {}),
     },
   ];
@@ -148,6 +155,8 @@ export function buildStepRecord(input: StepInput): StepRecord {
     toolCallId: null,
     runId: run.id,
     createdAt: now,
+    reasoning: turn.reasoning ? turn.reasoning : null,
+    providerData: turn.providerData ?? null,
   };
   const answered = calls
     .filter((c) => c.settlement !== null)

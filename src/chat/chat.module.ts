@@ -12,11 +12,12 @@ import { RunsController } from './runs.controller';
 import { SessionsController } from './sessions.controller';
 import { EventStreamService } from './sse/event-stream.service';
 import { ToolsController } from './tools.controller';
+import { ModelsController } from './models.controller';
 
 /** The HTTP API: sessions, prompts as event streams, runs, approvals and client results, tools. */
 @Module({
   imports: [RunsModule, EventsModule, SessionsModule, ToolsModule],
-  controllers: [ChatController, SessionsController, RunsController, ToolsController],
+  controllers: [ChatController, SessionsController, RunsController, ToolsController, ModelsController],
   providers: [
     EventStreamService,
     RunStreamsService,

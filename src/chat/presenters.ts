@@ -16,6 +16,7 @@ export function sessionView(s: SessionRow): SessionResponse {
     tools: s.tools,
     clientTools: s.clientTools,
     maxIterations: s.maxIterations,
+    reasoning: s.reasoning,
     createdAt: s.createdAt,
     updatedAt: s.updatedAt,
   };
@@ -30,6 +31,7 @@ export function messageView(m: MessageRow): MessageResponse {
       ? { toolCalls: m.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })) }
       : {}),
     ...(m.toolCallId ? { toolCallId: m.toolCallId } : {}),
+    ...(m.reasoning ? { reasoning: m.reasoning } : {}),
     createdAt: m.createdAt,
   };
 }

@@ -8,6 +8,7 @@ import type { RunEventType } from './run-events';
 const SCHEMA_NAMES: Readonly<Record<RunEventType, string>> = {
   run_started: 'RunStartedEvent',
   text: 'TextEvent',
+  reasoning: 'ReasoningEvent',
   tool_call_start: 'ToolCallStartEvent',
   tool_approval_required: 'ToolApprovalRequiredEvent',
   tool_call_output: 'ToolCallOutputEvent',
@@ -53,13 +54,22 @@ export const RUN_EVENT_SCHEMAS: Readonly<Record<string, SchemaObject>> = {
   Usage: {
     type: 'object',
     required: ['promptTokens', 'completionTokens'],
-    properties: { promptTokens: integer(), completionTokens: integer() },
+    properties: {
+      promptTokens: integer(),
+      completionTokens: integer(),
+      cacheReadTokens: integer('Prompt tokens read from the prompt cache, where reported'),
+      cacheWriteTokens: integer('Prompt tokens written to the prompt cache, where reported'),
+      reasoningTokens: integer('Completion tokens spent on reasoning, where reported'),
+    },
   },
   RunStartedEvent: event('run_started', 'First event of every run', {
     sessionId: { type: 'string', format: 'uuid' },
     model: string(),
   }),
   TextEvent: event('text', "A piece of the assistant's answer, in order", { delta: string() }),
+  ReasoningEvent: event('reasoning', "A piece of the model's visible reasoning (never part of the answer)", {
+    delta: string(),
+  }),
   ToolCallStartEvent: event('tool_call_start', 'The model asked for a tool and its arguments are complete', {
     toolCallId,
     name: string(),
@@ -98,11 +108,12 @@ export const RUN_EVENT_SCHEMAS: Readonly<Record<string, SchemaObject>> = {
       iteration: integer('1, 2, …'),
       finishReason: string("The upstream's finish_reason as received (stop, tool_calls, length …)"),
       usage: ref('Usage'),
+      model: string('The provider/model that answered (a fallback when one did)'),
       omittedMessages: integer(
         "Messages of the session's history left out of this call to stay within the budget",
       ),
     },
-    ['omittedMessages'],
+    ['model', 'omittedMessages'],
   ),
   DoneEvent: event('done', 'Last event of a run that ended normally', {
     sessionId: { type: 'string', format: 'uuid' },

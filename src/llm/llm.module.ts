@@ -3,23 +3,31 @@ import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { MODEL_PROVIDER, type ModelProvider } from './model-provider';
 import { ModelProviders } from './model-providers';
-import { OpenAiProvider } from './openai.provider';
+import { PROVIDERS } from './providers';
+import { OPENAI } from './providers/openai/openai.definition';
 
 /**
- * The models: the default provider under MODEL_PROVIDER (any OpenAI-compatible Chat Completions
- * endpoint), and ModelProviders, where further providers register under a prefix of the model name.
+ * The models: ModelProviders with every configured provider of providers/index.ts. The `openai`
+ * one is also under MODEL_PROVIDER, so that tests can put a scripted model in its place.
  */
 @Module({
   providers: [
     {
       provide: MODEL_PROVIDER,
-      useFactory: (config: AppConfig) => new OpenAiProvider(config),
+      useFactory: (config: AppConfig) => OPENAI.create(config),
       inject: [APP_CONFIG],
     },
     {
       provide: ModelProviders,
-      useFactory: (fallback: ModelProvider, config: AppConfig) =>
-        new ModelProviders(fallback, config.llm.model),
+      useFactory: (openai: ModelProvider, config: AppConfig) =>
+        new ModelProviders(
+          config,
+          PROVIDERS.flatMap((p) => {
+            const baseUrl = p.baseUrl(config);
+            if (baseUrl === null) return [];
+            return [{ name: p.name, baseUrl, provider: p === OPENAI ? openai : p.create(config) }];
+          }),
+        ),
       inject: [MODEL_PROVIDER, APP_CONFIG],
     },
   ],

@@ -149,8 +149,8 @@ export class RunStartStore {
         return {
           // The system message is the session's first, the prompt its second.
           sql: `WITH ${ADMISSION_CTES}, s AS (
-                  INSERT INTO sessions (id, owner, ${SESSION_OPTION_COLUMNS}, next_message_seq)
-                  SELECT $2::uuid, $3, ${sessionOptionPlaceholders(14)}, 3 FROM admitted
+                  INSERT INTO sessions (id, owner, ${SESSION_OPTION_COLUMNS}, next_message_seq, reasoning)
+                  SELECT $2::uuid, $3, ${sessionOptionPlaceholders(14)}, 3, $25 FROM admitted
                   RETURNING ${SESSION_COLUMNS}
                 ), sys AS (
                   INSERT INTO messages (id, session_id, seq, role, content) SELECT $21::uuid, $2::uuid, 1, 'system', $22 FROM s
@@ -165,6 +165,7 @@ export class RunStartStore {
             answers.system.content,
             answers.prompt.id,
             answers.prompt.content,
+            answers.session.reasoning ?? null,
           ],
         };
       case 'prompt':

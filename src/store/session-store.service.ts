@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import type { SessionMode } from '../config/app-config';
+import type { ReasoningLevel, SessionMode } from '../config/app-config';
 import type { ClientToolDefinition } from '../persistence/entities/session.entity';
 import { returningRows, type Queryable } from './run-store.service';
 
@@ -15,13 +15,16 @@ export interface SessionRow {
   tools: string[] | null;
   clientTools: ClientToolDefinition[];
   maxIterations: number | null;
+  /** How hard its models are asked to reason; null: LLM_REASONING. */
+  reasoning: ReasoningLevel | null;
   /** Where the session's next message goes (internal). */
   nextMessageSeq: number;
   createdAt: Date;
   updatedAt: Date;
 }
 
-export type NewSession = Omit<SessionRow, 'createdAt' | 'updatedAt' | 'nextMessageSeq'> & {
+export type NewSession = Omit<SessionRow, 'createdAt' | 'updatedAt' | 'nextMessageSeq' | 'reasoning'> & {
+  reasoning?: ReasoningLevel | null;
   /** The frontend protocols' chat or thread id naming the session (unique per owner). */
   chatId?: string | null;
 };
@@ -51,7 +54,7 @@ export function sessionOptionValues(s: NewSession): unknown[] {
 
 /** A session row's columns, named as SessionRow names them. */
 export const SESSION_COLUMNS = `id, owner, title, system_prompt AS "systemPrompt", model, mode, tools, client_tools AS "clientTools",
-  max_iterations AS "maxIterations", next_message_seq AS "nextMessageSeq", created_at AS "createdAt", updated_at AS "updatedAt"`;
+  max_iterations AS "maxIterations", reasoning, next_message_seq AS "nextMessageSeq", created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /** Sessions in PostgreSQL. Every read takes the owner: another key's session does not exist. */
 @Injectable()
@@ -61,14 +64,14 @@ export class SessionStore {
   async insert(tx: Queryable, s: NewSession, systemMessage: string): Promise<SessionRow> {
     const rows: SessionRow[] = await tx.query(
       `WITH s AS (
-         INSERT INTO sessions (id, owner, ${SESSION_OPTION_COLUMNS}, next_message_seq, chat_id)
-         VALUES ($1, $2, ${sessionOptionPlaceholders(3)}, 2, $11)
+         INSERT INTO sessions (id, owner, ${SESSION_OPTION_COLUMNS}, next_message_seq, chat_id, reasoning)
+         VALUES ($1, $2, ${sessionOptionPlaceholders(3)}, 2, $11, $12)
          RETURNING ${SESSION_COLUMNS}
        ), m AS (
          INSERT INTO messages (id, session_id, seq, role, content) SELECT gen_random_uuid(), id, 1, 'system', $10 FROM s
        )
        SELECT * FROM s`,
-      [s.id, s.owner, ...sessionOptionValues(s), systemMessage, s.chatId ?? null],
+      [s.id, s.owner, ...sessionOptionValues(s), systemMessage, s.chatId ?? null, s.reasoning ?? null],
     );
     return rows[0];
   }

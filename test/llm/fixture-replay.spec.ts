@@ -1,5 +1,5 @@
 import { readdirSync } from 'node:fs';
-import { OpenAiProvider } from '../../src/llm/openai.provider';
+import { OpenAiProvider } from '../../src/llm/providers/openai/openai.provider';
 import type { ModelToolCall } from '../../src/llm/model-provider';
 import { DEFAULT_FIXTURES_DIR, FakeUpstream, fixture } from '../support/fake-upstream';
 import { collect, type Collected, llmConfig, neverAborted, userRequest, WEATHER_TOOL } from './llm-harness';

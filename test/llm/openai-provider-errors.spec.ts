@@ -1,5 +1,5 @@
 import { ModelError } from '../../src/llm/model-provider';
-import { OpenAiProvider } from '../../src/llm/openai.provider';
+import { OpenAiProvider } from '../../src/llm/providers/openai/openai.provider';
 import { chunksThen, FakeUpstream, hang, raw, status, text } from '../support/fake-upstream';
 import { chatChunk, sseData, SSE_DONE } from '../support/sse-chunks';
 import { collect, llmConfig, neverAborted, userRequest } from './llm-harness';

@@ -1,5 +1,5 @@
 import type { ModelMessage } from '../../src/llm/model-provider';
-import { OpenAiProvider } from '../../src/llm/openai.provider';
+import { OpenAiProvider } from '../../src/llm/providers/openai/openai.provider';
 import { FakeUpstream, text, toolCalls } from '../support/fake-upstream';
 import { collect, llmConfig, neverAborted, userRequest, WEATHER_TOOL } from './llm-harness';
 

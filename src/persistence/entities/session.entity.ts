@@ -42,6 +42,10 @@ export class SessionEntity {
   @Column({ name: 'max_iterations', type: 'int', nullable: true })
   maxIterations!: number | null;
 
+  /** `off`, `low`, `medium`, `high`; null: LLM_REASONING. */
+  @Column({ type: 'text', nullable: true })
+  reasoning!: string | null;
+
   /** The next message's position in the session; messages are ordered by it. */
   @Column({ name: 'next_message_seq', type: 'int', default: 1 })
   nextMessageSeq!: number;
