@@ -2,6 +2,7 @@ import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } fr
 import type { RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages/messages';
 import type { AppConfig } from '../../../config/app-config';
 import { ChunkNormalizer } from '../../chunk-normalizer';
+import { SseParser } from '../../sse-parser';
 import {
   ModelError,
   type ModelCapabilities,
@@ -71,31 +72,45 @@ export class AnthropicProvider implements ModelProvider {
     const thinking = new Map<number, ThinkingBlock>();
     const usage = { cacheRead: 0, cacheWrite: 0 };
     const out: ModelStreamEvent[] = [];
-    let events: AsyncIterable<RawMessageStreamEvent>;
+    const parser = new SseParser((data, name) => {
+      const event = parseEvent(data, name);
+      keepThinking(event, thinking);
+      if (event.type === 'message_start') cacheUsage(event.message.usage, usage);
+      else if (event.type === 'message_delta') cacheUsage(event.usage, usage);
+      normalizer.push(event, out);
+      return normalizer.cut || event.type === 'message_stop';
+    });
+    let body: AsyncIterator<Uint8Array>;
     try {
-      events = await this.client.messages.create(params, { signal });
+      const response = await this.client.messages.create(params, { signal }).asResponse();
+      if (response.body === null) {
+        throw new ModelError('UPSTREAM_MALFORMED', 'the model upstream answered without a body', false);
+      }
+      body = (response.body as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
     } catch (error) {
       throw failure(error, signal);
     }
-    const iterator = events[Symbol.asyncIterator]();
     try {
-      for (;;) {
-        let next: IteratorResult<RawMessageStreamEvent>;
+      while (!parser.done) {
+        let read: IteratorResult<Uint8Array>;
         try {
-          next = await iterator.next();
+          read = await body.next();
         } catch (error) {
           throw failure(error, signal);
         }
         alive();
-        if (next.done) break;
-        const event = next.value;
-        keepThinking(event, thinking);
-        if (event.type === 'message_start') cacheUsage(event.message.usage, usage);
-        else if (event.type === 'message_delta') cacheUsage(event.usage, usage);
-        normalizer.push(event, out);
+        let failed: unknown;
+        try {
+          if (read.done) parser.end();
+          else parser.push(read.value);
+        } catch (error) {
+          failed = error;
+        }
+        // What came before a bad event is still the model's: yield it, then fail.
         for (let i = 0; i < out.length; i++) yield out[i];
         out.length = 0;
-        if (normalizer.cut) break;
+        if (failed !== undefined) throw failed;
+        if (read.done) break;
       }
       if (signal.aborted) throw abortReason(signal);
       if (!normalizer.finished && !normalizer.cut) {
@@ -116,10 +131,33 @@ export class AnthropicProvider implements ModelProvider {
         };
       }
     } finally {
-      // Stopped early (a cut, the consumer, a failure): the SDK's stream aborts its request.
-      await iterator.return?.();
+      // Stopped early (a cut, the consumer, a failure) or done: the body is closed either way.
+      await body.return?.();
     }
   }
+}
+
+/**
+ * One event's data, parsed. The SSE `event:` line is not needed: every data object names its type
+ * (some gateways and recordings drop the `event:` lines). An error event becomes a ModelError.
+ */
+function parseEvent(data: string, name: string): RawMessageStreamEvent {
+  let value: unknown;
+  try {
+    value = JSON.parse(data);
+  } catch {
+    throw new ModelError('UPSTREAM_MALFORMED', 'the model upstream sent an event whose data is not JSON', false);
+  }
+  if (typeof value !== 'object' || value === null) {
+    throw new ModelError('UPSTREAM_MALFORMED', 'the model upstream sent an event that is not an object', false);
+  }
+  const event = value as { type?: unknown; error?: { type?: unknown; message?: unknown } };
+  if (name === 'error' || event.type === 'error') {
+    const kind = typeof event.error?.type === 'string' ? event.error.type : 'error';
+    const message = typeof event.error?.message === 'string' ? event.error.message : kind;
+    throw modelErrorFor(undefined, message, kind);
+  }
+  return value as RawMessageStreamEvent;
 }
 
 /** Collects the thinking blocks of an answer, by their index, exactly as streamed. */
