@@ -348,18 +348,25 @@ export class FakeAnthropic {
     for (const tool of body.tools ?? []) add('tool:', tool);
     for (const block of blocksOf(body.system ?? '')) add('system:', block);
     for (const m of body.messages) for (const block of blocksOf(m.content)) add(`${m.role}:`, block);
+    // A breakpoint writes the prefix up to it; a lookup finds the longest cached prefix ending at
+    // any block boundary up to the last breakpoint (the real API looks back from each breakpoint).
     let prefix = '';
     let read = 0;
     let written = 0;
-    const hashes: { hash: string; size: number }[] = [];
-    for (const part of parts) {
+    const lastBreakpoint = parts.map((p) => p.breakpoint).lastIndexOf(true);
+    const writes: string[] = [];
+    let lastSize = 0;
+    parts.forEach((part, i) => {
       prefix += part.text;
-      if (part.breakpoint) hashes.push({ hash: createHash('sha256').update(prefix).digest('hex'), size: tokens(prefix) });
-    }
-    for (const h of hashes) if (this.cache.has(h.hash)) read = Math.max(read, h.size);
-    const last = hashes[hashes.length - 1];
-    if (last !== undefined) written = Math.max(0, last.size - read);
-    for (const h of hashes) this.cache.add(h.hash);
+      const hash = createHash('sha256').update(prefix).digest('hex');
+      if (i <= lastBreakpoint && this.cache.has(hash)) read = tokens(prefix);
+      if (part.breakpoint) {
+        writes.push(hash);
+        lastSize = tokens(prefix);
+      }
+    });
+    if (lastBreakpoint >= 0) written = Math.max(0, lastSize - read);
+    for (const hash of writes) this.cache.add(hash);
     return {
       input_tokens: Math.max(1, tokens(prefix) - read - written),
       cache_read_input_tokens: read,

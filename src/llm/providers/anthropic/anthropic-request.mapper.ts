@@ -44,7 +44,9 @@ export function toMessageParams(request: ModelRequest, maxTokens: number): Messa
     const tools: Tool[] = request.tools.map((t) => ({
       name: t.name,
       description: t.description,
-      input_schema: { type: 'object', ...t.parameters },
+      // Keys in one order whatever the schema went through (jsonb reorders a stored client tool's):
+      // the cache is matched byte for byte, so a reordered schema would miss it after every wait.
+      input_schema: sortedKeys({ type: 'object', ...t.parameters }) as Tool['input_schema'],
     }));
     tools[tools.length - 1].cache_control = CACHE;
     params.tools = tools;
@@ -114,6 +116,15 @@ function toMessages(conversation: readonly ModelMessage[]): MessageParam[] {
       }
     }
   }
+  return out;
+}
+
+/** `value` with every object's keys in sorted order, recursively. */
+function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (typeof value !== 'object' || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort()) out[key] = sortedKeys((value as Record<string, unknown>)[key]);
   return out;
 }
 
