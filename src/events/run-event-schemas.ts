@@ -8,7 +8,6 @@ import type { RunEventType } from './run-events';
 const SCHEMA_NAMES: Readonly<Record<RunEventType, string>> = {
   run_started: 'RunStartedEvent',
   text: 'TextEvent',
-  reasoning: 'ReasoningEvent',
   tool_call_start: 'ToolCallStartEvent',
   tool_approval_required: 'ToolApprovalRequiredEvent',
   tool_call_output: 'ToolCallOutputEvent',
@@ -16,6 +15,7 @@ const SCHEMA_NAMES: Readonly<Record<RunEventType, string>> = {
   step_finished: 'StepFinishedEvent',
   done: 'DoneEvent',
   error: 'ErrorEvent',
+  reasoning: 'ReasoningEvent',
 };
 
 const ref = (name: string): ReferenceObject => ({ $ref: `#/components/schemas/${name}` });

@@ -242,7 +242,7 @@ describe('model providers (e2e)', () => {
       const third = await (await chat(app, { prompt: 'Sure?', sessionId })).rest();
       expect(third.at(-1)!.data).toMatchObject({ status: 'completed' });
       // Anthropic's thinking blocks are not OpenAI's to see: the Chat Completions history has none.
-      const messages = (openai.requests[0].body as { messages: Record<string, unknown>[] }).messages;
+      const messages = (openai.requests[0].body as unknown as { messages: Record<string, unknown>[] }).messages;
       expect(JSON.stringify(messages)).not.toContain('signature');
       expect(messages.filter((m) => m.role === 'tool')).toHaveLength(2);
       expect((openai.requests[0].body as { reasoning_effort?: string }).reasoning_effort).toBe('high');

@@ -41,6 +41,7 @@ const CONTRACT: [method: string, path: string][] = [
   ['post', '/v1/runs/{id}/tool-calls/{callId}/result'],
   ['post', '/v1/runs/{id}/stream-token'],
   ['get', '/v1/tools'],
+  ['get', '/v1/models'],
   ['get', '/v1/mcp/servers'],
   ['get', '/v1/sessions/{id}/changes'],
   ['get', '/health/live'],
@@ -58,6 +59,7 @@ const EVENT_SCHEMAS = [
   'StepFinishedEvent',
   'DoneEvent',
   'ErrorEvent',
+  'ReasoningEvent',
 ];
 
 describe('the OpenAPI document', () => {
