@@ -7,6 +7,7 @@ import {
   FakeAnthropic,
   type AnthropicBody,
 } from '../support/fake-anthropic';
+import { FakeResponses, responsesCalls, responsesText } from '../support/fake-responses';
 import { FakeUpstream, text, toolCalls } from '../support/fake-upstream';
 import { startApp, type TestApp } from '../support/app';
 import { createTestDatabase } from '../support/database';
@@ -72,6 +73,7 @@ describe('model providers (e2e)', () => {
         default: 'openai/gpt-4.1-mini',
         providers: [
           { name: 'openai', baseUrl: openai.baseUrl },
+          { name: 'openai-responses', baseUrl: openai.baseUrl },
           { name: 'anthropic', baseUrl: anthropic.baseUrl },
         ],
       });
@@ -167,6 +169,7 @@ describe('model providers (e2e)', () => {
       expect(String(res.body.message)).toMatch(/anthropic is not a configured model provider/);
       expect((await api(app.url, 'GET', '/v1/models')).body.providers).toEqual([
         { name: 'openai', baseUrl: openai.baseUrl },
+        { name: 'openai-responses', baseUrl: openai.baseUrl },
       ]);
     } finally {
       await app.close();
@@ -248,6 +251,51 @@ describe('model providers (e2e)', () => {
       expect((openai.requests[0].body as { reasoning_effort?: string }).reasoning_effort).toBe('high');
     } finally {
       await app.close();
+    }
+  });
+
+  it('runs tools, an approval and a client tool on openai-responses/…, sending its reasoning items back', async () => {
+    const responses = await FakeResponses.start();
+    // The Responses API is reached with the openai provider's key and base URL.
+    const app = await startApp({ OPENAI_BASE_URL: responses.baseUrl, LLM_MAX_RETRIES: '0' });
+    try {
+      writeFileSync(join(app.workspace, 'README.md'), '# Demo\n');
+      responses.enqueue(
+        responsesCalls([{ name: 'read_file', arguments: { path: 'README.md' } }], 'Read first.'),
+        responsesCalls([{ name: 'write_file', arguments: { path: 'n.txt', content: 'hi\n' } }], 'Then write.'),
+        responsesCalls([{ name: 'ask_user', arguments: { question: 'Colour?' } }], 'Then ask.'),
+        responsesText('Done: blue.', 'All set.'),
+      );
+      const stream = await chat(app, {
+        prompt: 'Read, write, ask.',
+        model: 'openai-responses/gpt-test',
+        reasoning: 'medium',
+        clientTools: [CLIENT_TOOL],
+      });
+      const first = await stream.until('tool_approval_required');
+      const runId = first[0].data.runId as string;
+      const approval = first.at(-1)!.data;
+      await api(app.url, 'POST', `/v1/runs/${runId}/tool-calls/${approval.toolCallId}/approval`, { approve: true });
+      const second = await stream.until((e) => e.event === 'tool_call_start' && e.data.executor === 'client');
+      const client = second.at(-1)!.data;
+      await api(app.url, 'POST', `/v1/runs/${runId}/tool-calls/${client.toolCallId}/result`, { content: 'blue' });
+      const events = [...first, ...second, ...(await stream.rest())];
+
+      expect(responses.refusals).toEqual([]);
+      expect(events.at(-1)!.data).toMatchObject({ status: 'completed', iterations: 4 });
+      expect(answerOf(events)).toBe('Done: blue.');
+      expect(ofType(events, 'reasoning').map((r) => r.delta).join('')).toBe('Read first.Then write.Then ask.All set.');
+      const steps = ofType(events, 'step_finished');
+      expect(steps.every((s) => s.model === 'openai-responses/gpt-test')).toBe(true);
+      expect(steps.slice(1).every((s) => s.usage.cacheReadTokens > 0 && s.usage.reasoningTokens > 0)).toBe(true);
+      const bodies = responses.requests.map((r) => r.body);
+      expect(bodies.every((b) => b.store === false && b.reasoning?.effort === 'medium')).toBe(true);
+      // Each answer's encrypted reasoning item went back, also after the run waited and was rebuilt from the store.
+      expect(bodies[3].input.filter((i) => i.type === 'reasoning')).toHaveLength(3);
+      expect(bodies[3].input.filter((i) => i.type === 'function_call_output')).toHaveLength(3);
+    } finally {
+      await app.close();
+      await responses.close();
     }
   });
 });
