@@ -230,7 +230,7 @@ describe('model providers (e2e)', () => {
       const second = await (await chat(app, { prompt: 'And now?', sessionId })).rest();
       expect(anthropic.refusals).toEqual([]);
       expect(second.at(-1)!.data).toMatchObject({ status: 'completed' });
-      const sent = anthropic.requests[0].body as AnthropicBody;
+      const sent: AnthropicBody = anthropic.requests[0].body;
       // OpenAI's call and result as tool_use and tool_result, then the new prompt.
       expect(sent.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
       expect(sent.thinking?.type).toBe('enabled');

@@ -99,12 +99,12 @@ export class AnthropicProvider implements ModelProvider {
           throw failure(error, signal);
         }
         alive();
-        let failed: unknown;
+        let failed: Error | undefined;
         try {
           if (read.done) parser.end();
           else parser.push(read.value);
         } catch (error) {
-          failed = error;
+          failed = error instanceof Error ? error : new Error(String(error));
         }
         // What came before a bad event is still the model's: yield it, then fail.
         for (let i = 0; i < out.length; i++) yield out[i];
@@ -204,7 +204,7 @@ function failure(error: unknown, signal: AbortSignal): unknown {
     // An `event: error` inside the stream has no status: overloaded_error, api_error… by its type.
     const body = error.error as { error?: { type?: unknown } } | undefined;
     const kind = typeof body?.error?.type === 'string' ? body.error.type : '';
-    return modelErrorFor(error.status, error.message, kind);
+    return modelErrorFor(error.status as number | undefined, error.message, kind);
   }
   if (error instanceof SyntaxError) {
     return new ModelError('UPSTREAM_MALFORMED', `the model upstream sent a malformed stream: ${error.message}`, false);

@@ -113,47 +113,35 @@ export class OpenAiResponsesProvider implements ModelProvider {
     out: ModelStreamEvent[],
   ): Ending | undefined {
     const delta = (d: Record<string, unknown>) => normalizer.push({ choices: [{ delta: d }] }, out);
-    switch (event.type) {
-      case 'response.output_text.delta':
-      case 'response.refusal.delta':
-        delta({ content: event.delta });
-        return undefined;
-      case 'response.reasoning_summary_text.delta':
-        delta({ reasoning_content: event.delta });
-        return undefined;
-      case 'response.output_item.added':
-        if (event.item.type === 'function_call') {
-          const { call_id, name, arguments: args } = event.item;
-          delta({ tool_calls: [{ index: event.output_index, id: call_id, function: { name, arguments: args } }] });
-        }
-        return undefined;
-      case 'response.function_call_arguments.delta':
-        delta({ tool_calls: [{ index: event.output_index, function: { arguments: event.delta } }] });
-        return undefined;
-      case 'response.output_item.done':
-        // Kept whole, encrypted content and all, to go back unchanged with the next request.
-        if (event.item.type === 'reasoning') reasoningItems.set(event.output_index, event.item);
-        return undefined;
-      case 'response.completed': {
-        const calls = event.response.output.some((item) => item.type === 'function_call');
-        return { finishReason: calls ? 'tool_calls' : 'stop', usage: event.response.usage };
+    // Only these matter; event types added after this was written are ignored.
+    const type = event.type;
+    if (type === 'response.output_text.delta' || type === 'response.refusal.delta') {
+      delta({ content: event.delta });
+    } else if (type === 'response.reasoning_summary_text.delta') {
+      delta({ reasoning_content: event.delta });
+    } else if (type === 'response.output_item.added') {
+      if (event.item.type === 'function_call') {
+        const { call_id, name, arguments: args } = event.item;
+        delta({ tool_calls: [{ index: event.output_index, id: call_id, function: { name, arguments: args } }] });
       }
-      case 'response.incomplete': {
-        const reason = event.response.incomplete_details?.reason;
-        return {
-          finishReason: reason === 'content_filter' ? 'content_filter' : 'length',
-          usage: event.response.usage,
-        };
-      }
-      case 'response.failed': {
-        const error = event.response.error;
-        throw modelErrorFor(undefined, error?.message ?? 'the response failed', String(error?.code ?? ''));
-      }
-      case 'error':
-        throw modelErrorFor(undefined, event.message, String(event.code ?? ''));
-      default:
-        return undefined;
+    } else if (type === 'response.function_call_arguments.delta') {
+      delta({ tool_calls: [{ index: event.output_index, function: { arguments: event.delta } }] });
+    } else if (type === 'response.output_item.done') {
+      // Kept whole, encrypted content and all, to go back unchanged with the next request.
+      if (event.item.type === 'reasoning') reasoningItems.set(event.output_index, event.item);
+    } else if (type === 'response.completed') {
+      const calls = event.response.output.some((item) => item.type === 'function_call');
+      return { finishReason: calls ? 'tool_calls' : 'stop', usage: event.response.usage };
+    } else if (type === 'response.incomplete') {
+      const reason = event.response.incomplete_details?.reason;
+      return { finishReason: reason === 'content_filter' ? 'content_filter' : 'length', usage: event.response.usage };
+    } else if (type === 'response.failed') {
+      const error = event.response.error;
+      throw modelErrorFor(undefined, error?.message ?? 'the response failed', String(error?.code ?? ''));
+    } else if (type === 'error') {
+      throw modelErrorFor(undefined, event.message, String(event.code ?? ''));
     }
+    return undefined;
   }
 }
 
