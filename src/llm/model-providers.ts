@@ -1,11 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { ConfigError, type AppConfig } from '../config/app-config';
-import {
-  ModelError,
-  type ModelProvider,
-  type ModelRequest,
-  type ModelStreamEvent,
-} from './model-provider';
+import { ModelError, type ModelProvider, type ModelRequest, type ModelStreamEvent } from './model-provider';
 import { guardModelStream, type StreamGuardLimits } from './model-stream-guard';
 
 /** A provider as the server knows it: its name (the prefix of its models) and where it sends requests. */
@@ -54,7 +49,8 @@ export class ModelProviders {
     this.allowed = config.llm.models;
     this.limits = { idleTimeoutMs: config.llm.idleTimeoutMs, answerMaxBytes: config.llm.answerMaxBytes };
     const problem = this.providerProblem(this.defaultModel);
-    if (problem) throw new ConfigError('LLM_MODEL', `a model of a configured provider (${problem})`, this.defaultModel);
+    if (problem)
+      throw new ConfigError('LLM_MODEL', `a model of a configured provider (${problem})`, this.defaultModel);
     for (const name of this.fallbackModels) {
       const fallbackProblem = this.providerProblem(name);
       if (fallbackProblem) {
@@ -100,14 +96,24 @@ export class ModelProviders {
     const split = splitModelName(model);
     const found = this.providers.get(split.provider);
     if (!found) {
-      throw new ModelError('MODEL_UNAVAILABLE', `The model ${model} is not served here: ${this.providerProblem(model)}.`, false);
+      throw new ModelError(
+        'MODEL_UNAVAILABLE',
+        `The model ${model} is not served here: ${this.providerProblem(model)}.`,
+        false,
+      );
     }
     return { provider: found.provider, model: split.model, name: `${split.provider}/${split.model}` };
   }
 
   /** Streams `request` (its `model` as `provider/model`) through its provider, or a fallback's. */
-  async *stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ModelStreamEvent, void, undefined> {
-    const candidates = [request.model, ...this.fallbackModels.filter((m) => fullModelName(m) !== fullModelName(request.model))];
+  async *stream(
+    request: ModelRequest,
+    signal: AbortSignal,
+  ): AsyncGenerator<ModelStreamEvent, void, undefined> {
+    const candidates = [
+      request.model,
+      ...this.fallbackModels.filter((m) => fullModelName(m) !== fullModelName(request.model)),
+    ];
     for (let i = 0; ; i++) {
       const target = this.resolve(candidates[i]);
       const events = guardModelStream(
@@ -121,7 +127,11 @@ export class ModelProviders {
       } catch (err) {
         const last = i + 1 >= candidates.length;
         if (last || signal.aborted || !(err instanceof ModelError) || !err.retryable) throw err;
-        this.logger.warn({ model: target.name, next: candidates[i + 1], msg: `model call failed before its first event, falling back: ${err.message}` });
+        this.logger.warn({
+          model: target.name,
+          next: candidates[i + 1],
+          msg: `model call failed before its first event, falling back: ${err.message}`,
+        });
         continue;
       }
       // The first event has come: this provider answers, whatever happens next.

@@ -94,7 +94,11 @@ class IdleClock {
   }
 
   timeoutError(): ModelError {
-    return new ModelError('UPSTREAM_TIMEOUT', `The model sent nothing for ${Math.round(this.ms / 1000)} s.`, true);
+    return new ModelError(
+      'UPSTREAM_TIMEOUT',
+      `The model sent nothing for ${Math.round(this.ms / 1000)} s.`,
+      true,
+    );
   }
 
   private arm(ms: number): NodeJS.Timeout {

@@ -40,7 +40,12 @@ export function mapUpstreamError(error: unknown): ModelError {
 }
 
 function fromApiError(error: APIError): ModelError {
-  return modelErrorFor(error.status, error.message, `${String(error.type)} ${String(error.code)}`, error.code);
+  return modelErrorFor(
+    error.status,
+    error.message,
+    `${String(error.type)} ${String(error.code)}`,
+    error.code,
+  );
 }
 
 /**

@@ -49,7 +49,10 @@ export class SessionsService {
 
   /** The default model and the configured providers (`GET /v1/models`). */
   models(): { default: string; providers: ProviderInfo[] } {
-    return { default: fullModelName(this.modelProviders.defaultModel), providers: this.modelProviders.list() };
+    return {
+      default: fullModelName(this.modelProviders.defaultModel),
+      providers: this.modelProviders.list(),
+    };
   }
 
   async create(
@@ -168,7 +171,8 @@ export class SessionsService {
     if (o.model !== undefined) {
       // A provider that is not configured, or a model outside LLM_MODELS, is never served by another.
       const problem = this.modelProviders.problem(o.model);
-      if (problem !== undefined) throw invalid(`model ${JSON.stringify(o.model)} is not accepted: ${problem}`);
+      if (problem !== undefined)
+        throw invalid(`model ${JSON.stringify(o.model)} is not accepted: ${problem}`);
     }
     const serverTools = new Set(this.registry.enabled().map((t) => t.name));
     for (const name of o.tools ?? []) {

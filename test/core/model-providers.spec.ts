@@ -18,7 +18,11 @@ function providers(env: Record<string, string>, list: Record<string, ScriptedMod
   );
 }
 
-const request = (model: string) => ({ model, messages: [{ role: 'user' as const, content: 'hi' }], tools: [] });
+const request = (model: string) => ({
+  model,
+  messages: [{ role: 'user' as const, content: 'hi' }],
+  tools: [],
+});
 
 describe('ModelProviders', () => {
   it.each([
@@ -54,7 +58,9 @@ describe('ModelProviders', () => {
     const openai = { openai: new ScriptedModel() };
     expect(() => providers({ LLM_MODEL: 'anthropic/claude' }, openai)).toThrow(ConfigError);
     expect(() => providers({ LLM_MODEL: 'anthropic/claude' }, openai)).toThrow(/LLM_MODEL/);
-    expect(() => providers({ LLM_FALLBACK_MODELS: 'gpt-4o,nobody/x' }, openai)).toThrow(/LLM_FALLBACK_MODELS/);
+    expect(() => providers({ LLM_FALLBACK_MODELS: 'gpt-4o,nobody/x' }, openai)).toThrow(
+      /LLM_FALLBACK_MODELS/,
+    );
   });
 
   it('sends a call that fails retryably before its first event to the next fallback, and names who answered', async () => {
@@ -96,7 +102,12 @@ describe('ModelProviders', () => {
     model.enqueue(async function* (): AsyncGenerator<ModelStreamEvent> {
       yield { type: 'text', delta: 'abc€' };
       yield { type: 'text', delta: 'never' };
-      yield { type: 'finish', finishReason: 'tool_calls', usage: { promptTokens: 1, completionTokens: 1 }, toolCalls: [{ id: 'c', name: 'x', arguments: '{}' }] };
+      yield {
+        type: 'finish',
+        finishReason: 'tool_calls',
+        usage: { promptTokens: 1, completionTokens: 1 },
+        toolCalls: [{ id: 'c', name: 'x', arguments: '{}' }],
+      };
     });
     const p = providers({ ANSWER_MAX_BYTES: '5' }, { openai: model });
     const result = await collect(p.stream(request('m'), new AbortController().signal));
@@ -148,6 +159,8 @@ describe('a session whose model names a registered provider (the real loop)', ()
   it('refuses a session naming an unconfigured provider with a 400 naming model', async () => {
     await expect(
       core.runs.start('local', { prompt: 'hi', session: { model: 'anthropic/claude-x', tools: [] } }),
-    ).rejects.toMatchObject({ message: expect.stringMatching(/^model "anthropic\/claude-x" is not accepted/) });
+    ).rejects.toMatchObject({
+      message: expect.stringMatching(/^model "anthropic\/claude-x" is not accepted/),
+    });
   });
 });

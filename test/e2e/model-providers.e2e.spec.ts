@@ -11,9 +11,17 @@ import { FakeResponses, responsesCalls, responsesText } from '../support/fake-re
 import { FakeUpstream, text, toolCalls } from '../support/fake-upstream';
 import { startApp, type TestApp } from '../support/app';
 import { createTestDatabase } from '../support/database';
-import { answerOf, api, eventKinds, openStream, type OpenStream, type StreamEvent } from '../support/sse-client';
+import {
+  answerOf,
+  api,
+  eventKinds,
+  openStream,
+  type OpenStream,
+  type StreamEvent,
+} from '../support/sse-client';
 
-const ofType = (events: StreamEvent[], type: string) => events.filter((e) => e.event === type).map((e) => e.data);
+const ofType = (events: StreamEvent[], type: string) =>
+  events.filter((e) => e.event === type).map((e) => e.data);
 
 const CLIENT_TOOL = {
   type: 'function',
@@ -81,7 +89,9 @@ describe('model providers (e2e)', () => {
 
     it('runs tools, an approval and a client tool on anthropic/…, thinking and reading the cache', async () => {
       anthropic.enqueue(
-        anthropicToolUse([{ name: 'read_file', input: { path: 'README.md' } }], { thinking: 'Read it first.' }),
+        anthropicToolUse([{ name: 'read_file', input: { path: 'README.md' } }], {
+          thinking: 'Read it first.',
+        }),
         anthropicToolUse([{ name: 'write_file', input: { path: 'notes.txt', content: 'hi\n' } }], {
           thinking: 'Now write the note.',
         }),
@@ -99,24 +109,34 @@ describe('model providers (e2e)', () => {
       const approval = first.at(-1)!.data;
       expect(approval.name).toBe('write_file');
       expect(
-        (await api(app.url, 'POST', `/v1/runs/${runId}/tool-calls/${approval.toolCallId}/approval`, { approve: true }))
-          .status,
+        (
+          await api(app.url, 'POST', `/v1/runs/${runId}/tool-calls/${approval.toolCallId}/approval`, {
+            approve: true,
+          })
+        ).status,
       ).toBe(202);
       const second = await stream.until((e) => e.event === 'tool_call_start' && e.data.executor === 'client');
       const client = second.at(-1)!.data;
       expect(
-        (await api(app.url, 'POST', `/v1/runs/${runId}/tool-calls/${client.toolCallId}/result`, { content: 'blue' }))
-          .status,
+        (
+          await api(app.url, 'POST', `/v1/runs/${runId}/tool-calls/${client.toolCallId}/result`, {
+            content: 'blue',
+          })
+        ).status,
       ).toBe(202);
       const events = [...first, ...second, ...(await stream.rest())];
 
       expect(anthropic.refusals).toEqual([]);
       expect(events.at(-1)!.data).toMatchObject({ status: 'completed', iterations: 4 });
       expect(answerOf(events)).toBe('Done: blue.');
-      expect(ofType(events, 'reasoning').map((r) => r.delta).join('')).toBe(
-        'Read it first.Now write the note.Ask them.All set.',
+      expect(
+        ofType(events, 'reasoning')
+          .map((r) => r.delta)
+          .join(''),
+      ).toBe('Read it first.Now write the note.Ask them.All set.');
+      expect(eventKinds(events).indexOf('reasoning')).toBeLessThan(
+        eventKinds(events).indexOf('tool_call_start'),
       );
-      expect(eventKinds(events).indexOf('reasoning')).toBeLessThan(eventKinds(events).indexOf('tool_call_start'));
       const steps = ofType(events, 'step_finished');
       expect(steps.map((s) => s.finishReason)).toEqual(['tool_calls', 'tool_calls', 'tool_calls', 'stop']);
       expect(steps.every((s) => s.model === 'anthropic/claude-test')).toBe(true);
@@ -124,7 +144,9 @@ describe('model providers (e2e)', () => {
       expect(steps[0].usage.cacheReadTokens).toBe(0);
       for (const [i, step] of steps.slice(1).entries()) {
         // All of the call before, up to its newest message — also after the run waited (rebuilt from the store).
-        expect(step.usage.cacheReadTokens).toBe(steps[i].usage.cacheReadTokens + steps[i].usage.cacheWriteTokens);
+        expect(step.usage.cacheReadTokens).toBe(
+          steps[i].usage.cacheReadTokens + steps[i].usage.cacheWriteTokens,
+        );
       }
 
       // What Anthropic got: thinking on, LLM_HEADERS, each thinking block sent back as it came.
@@ -135,15 +157,24 @@ describe('model providers (e2e)', () => {
       const last = bodies[3].messages as { role: string; content: { type: string; thinking?: string }[] }[];
       expect(last.filter((m) => m.role === 'assistant').map((m) => m.content[0])).toEqual([
         { type: 'thinking', thinking: 'Read it first.', signature: anthropic.signature('Read it first.') },
-        { type: 'thinking', thinking: 'Now write the note.', signature: anthropic.signature('Now write the note.') },
+        {
+          type: 'thinking',
+          thinking: 'Now write the note.',
+          signature: anthropic.signature('Now write the note.'),
+        },
         { type: 'thinking', thinking: 'Ask them.', signature: anthropic.signature('Ask them.') },
       ]);
 
       const session = await api(app.url, 'GET', `/v1/sessions/${events[0].data.sessionId as string}`);
-      const answers = (session.body.messages as { role: string; reasoning?: string; content: string | null }[]).filter(
-        (m) => m.role === 'assistant',
-      );
-      expect(answers.map((m) => m.reasoning)).toEqual(['Read it first.', 'Now write the note.', 'Ask them.', 'All set.']);
+      const answers = (
+        session.body.messages as { role: string; reasoning?: string; content: string | null }[]
+      ).filter((m) => m.role === 'assistant');
+      expect(answers.map((m) => m.reasoning)).toEqual([
+        'Read it first.',
+        'Now write the note.',
+        'Ask them.',
+        'All set.',
+      ]);
       expect(answers.at(-1)!.content).toBe('Done: blue.');
       expect(session.body.reasoning).toBe('low');
     });
@@ -177,7 +208,9 @@ describe('model providers (e2e)', () => {
   });
 
   it('falls back to the next model when the call fails retryably before its first event, never after', async () => {
-    const app = await startApp(env({ LLM_MODEL: 'anthropic/claude-test', LLM_FALLBACK_MODELS: 'openai/gpt-fallback' }));
+    const app = await startApp(
+      env({ LLM_MODEL: 'anthropic/claude-test', LLM_FALLBACK_MODELS: 'openai/gpt-fallback' }),
+    );
     try {
       anthropic.enqueue(anthropicStatus(529, 'overloaded_error', 'Overloaded'));
       openai.enqueue(text('From the fallback.'));
@@ -212,7 +245,10 @@ describe('model providers (e2e)', () => {
     let sessionId: string;
     try {
       writeFileSync(join(app.workspace, 'README.md'), 'hello\n');
-      openai.enqueue(toolCalls([{ id: 'call_1', name: 'read_file', arguments: { path: 'README.md' } }]), text('It says hello.'));
+      openai.enqueue(
+        toolCalls([{ id: 'call_1', name: 'read_file', arguments: { path: 'README.md' } }]),
+        text('It says hello.'),
+      );
       const first = await (await chat(app, { prompt: 'Read the README.', reasoning: 'high' })).rest();
       expect(first.at(-1)!.data).toMatchObject({ status: 'completed' });
       sessionId = first[0].data.sessionId as string;
@@ -245,7 +281,8 @@ describe('model providers (e2e)', () => {
       const third = await (await chat(app, { prompt: 'Sure?', sessionId })).rest();
       expect(third.at(-1)!.data).toMatchObject({ status: 'completed' });
       // Anthropic's thinking blocks are not OpenAI's to see: the Chat Completions history has none.
-      const messages = (openai.requests[0].body as unknown as { messages: Record<string, unknown>[] }).messages;
+      const messages = (openai.requests[0].body as unknown as { messages: Record<string, unknown>[] })
+        .messages;
       expect(JSON.stringify(messages)).not.toContain('signature');
       expect(messages.filter((m) => m.role === 'tool')).toHaveLength(2);
       expect((openai.requests[0].body as { reasoning_effort?: string }).reasoning_effort).toBe('high');
@@ -262,7 +299,10 @@ describe('model providers (e2e)', () => {
       writeFileSync(join(app.workspace, 'README.md'), '# Demo\n');
       responses.enqueue(
         responsesCalls([{ name: 'read_file', arguments: { path: 'README.md' } }], 'Read first.'),
-        responsesCalls([{ name: 'write_file', arguments: { path: 'n.txt', content: 'hi\n' } }], 'Then write.'),
+        responsesCalls(
+          [{ name: 'write_file', arguments: { path: 'n.txt', content: 'hi\n' } }],
+          'Then write.',
+        ),
         responsesCalls([{ name: 'ask_user', arguments: { question: 'Colour?' } }], 'Then ask.'),
         responsesText('Done: blue.', 'All set.'),
       );
@@ -275,19 +315,29 @@ describe('model providers (e2e)', () => {
       const first = await stream.until('tool_approval_required');
       const runId = first[0].data.runId as string;
       const approval = first.at(-1)!.data;
-      await api(app.url, 'POST', `/v1/runs/${runId}/tool-calls/${approval.toolCallId}/approval`, { approve: true });
+      await api(app.url, 'POST', `/v1/runs/${runId}/tool-calls/${approval.toolCallId}/approval`, {
+        approve: true,
+      });
       const second = await stream.until((e) => e.event === 'tool_call_start' && e.data.executor === 'client');
       const client = second.at(-1)!.data;
-      await api(app.url, 'POST', `/v1/runs/${runId}/tool-calls/${client.toolCallId}/result`, { content: 'blue' });
+      await api(app.url, 'POST', `/v1/runs/${runId}/tool-calls/${client.toolCallId}/result`, {
+        content: 'blue',
+      });
       const events = [...first, ...second, ...(await stream.rest())];
 
       expect(responses.refusals).toEqual([]);
       expect(events.at(-1)!.data).toMatchObject({ status: 'completed', iterations: 4 });
       expect(answerOf(events)).toBe('Done: blue.');
-      expect(ofType(events, 'reasoning').map((r) => r.delta).join('')).toBe('Read first.Then write.Then ask.All set.');
+      expect(
+        ofType(events, 'reasoning')
+          .map((r) => r.delta)
+          .join(''),
+      ).toBe('Read first.Then write.Then ask.All set.');
       const steps = ofType(events, 'step_finished');
       expect(steps.every((s) => s.model === 'openai-responses/gpt-test')).toBe(true);
-      expect(steps.slice(1).every((s) => s.usage.cacheReadTokens > 0 && s.usage.reasoningTokens > 0)).toBe(true);
+      expect(steps.slice(1).every((s) => s.usage.cacheReadTokens > 0 && s.usage.reasoningTokens > 0)).toBe(
+        true,
+      );
       const bodies = responses.requests.map((r) => r.body);
       expect(bodies.every((b) => b.store === false && b.reasoning?.effort === 'medium')).toBe(true);
       // Each answer's encrypted reasoning item went back, also after the run waited and was rebuilt from the store.

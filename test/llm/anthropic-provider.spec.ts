@@ -57,12 +57,17 @@ describe('AnthropicProvider', () => {
       ],
     ])('%s: text, the tool call and tool_use as tool_calls', async (file, text, call, usage) => {
       fake.enqueue(anthropicFixture(file));
-      const result = await collect(provider().stream(request([{ role: 'user', content: 'go' }]), neverAborted()));
+      const result = await collect(
+        provider().stream(request([{ role: 'user', content: 'go' }]), neverAborted()),
+      );
       expect(result.error).toBeUndefined();
       expect(result.text).toBe(text);
       expect(result.toolCalls).toHaveLength(1);
       expect(result.toolCalls[0]).toMatchObject(call);
-      expect(result.finish).toMatchObject({ finishReason: 'tool_calls', usage: { ...usage, cacheReadTokens: 0, cacheWriteTokens: 0 } });
+      expect(result.finish).toMatchObject({
+        finishReason: 'tool_calls',
+        usage: { ...usage, cacheReadTokens: 0, cacheWriteTokens: 0 },
+      });
     });
   });
 
@@ -97,26 +102,46 @@ describe('AnthropicProvider', () => {
     expect(body.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
     expect(body.messages[2].content).toEqual([
       { type: 'tool_result', tool_use_id: 'toolu_a', content: 'sunny' },
-      { type: 'tool_result', tool_use_id: 'toolu_b', content: 'sunny too', cache_control: { type: 'ephemeral' } },
+      {
+        type: 'tool_result',
+        tool_use_id: 'toolu_b',
+        content: 'sunny too',
+        cache_control: { type: 'ephemeral' },
+      },
     ]);
     expect(body.tools?.[0]).toMatchObject({ name: 'weather', cache_control: { type: 'ephemeral' } });
   });
 
   it('streams parallel tool calls with their arguments, complete on finish', async () => {
-    fake.enqueue(anthropicToolUse([
-      { name: 'weather', input: { location: 'Paris' } },
-      { name: 'weather', input: { location: 'Rome' } },
-    ]));
-    const result = await collect(provider().stream(request([{ role: 'user', content: 'go' }]), neverAborted()));
+    fake.enqueue(
+      anthropicToolUse([
+        { name: 'weather', input: { location: 'Paris' } },
+        { name: 'weather', input: { location: 'Rome' } },
+      ]),
+    );
+    const result = await collect(
+      provider().stream(request([{ role: 'user', content: 'go' }]), neverAborted()),
+    );
     expect(result.events.some((e) => e.type === 'tool_call_delta')).toBe(true);
-    expect(result.toolCalls.map((c) => JSON.parse(c.arguments) as unknown)).toEqual([{ location: 'Paris' }, { location: 'Rome' }]);
+    expect(result.toolCalls.map((c) => JSON.parse(c.arguments) as unknown)).toEqual([
+      { location: 'Paris' },
+      { location: 'Rome' },
+    ]);
     expect(result.finish?.finishReason).toBe('tool_calls');
   });
 
   it('thinks when asked, streams the thinking as reasoning, and sends the signed blocks back unchanged', async () => {
-    fake.enqueue(anthropicToolUse([{ name: 'weather', input: { location: 'Oslo' } }], { thinking: 'The user wants Oslo.', redacted: true }));
+    fake.enqueue(
+      anthropicToolUse([{ name: 'weather', input: { location: 'Oslo' } }], {
+        thinking: 'The user wants Oslo.',
+        redacted: true,
+      }),
+    );
     const first = await collect(
-      provider().stream(request([{ role: 'user', content: 'Oslo?' }], { reasoning: 'medium' }), neverAborted()),
+      provider().stream(
+        request([{ role: 'user', content: 'Oslo?' }], { reasoning: 'medium' }),
+        neverAborted(),
+      ),
     );
     expect(fake.requests[0].body.thinking).toEqual({ type: 'enabled', budget_tokens: 8192 });
     expect(first.reasoning).toBe('The user wants Oslo.');
@@ -124,7 +149,11 @@ describe('AnthropicProvider', () => {
     const data = first.finish?.providerData;
     expect(data?.provider).toBe('anthropic');
     expect(data?.items).toEqual([
-      { type: 'thinking', thinking: 'The user wants Oslo.', signature: fake.signature('The user wants Oslo.') },
+      {
+        type: 'thinking',
+        thinking: 'The user wants Oslo.',
+        signature: fake.signature('The user wants Oslo.'),
+      },
       { type: 'redacted_thinking', data: expect.any(String) as string },
     ]);
 
@@ -149,7 +178,7 @@ describe('AnthropicProvider', () => {
     expect(sentBack.slice(0, 2)).toEqual(data?.items);
   });
 
-  it("continues a tool loop another provider began without thinking, rather than be refused", async () => {
+  it('continues a tool loop another provider began without thinking, rather than be refused', async () => {
     fake.enqueue(anthropicText('Cold.'));
     const result = await collect(
       provider().stream(
@@ -160,7 +189,10 @@ describe('AnthropicProvider', () => {
               role: 'assistant',
               content: null,
               toolCalls: [{ id: 'call_1', name: 'weather', arguments: '{}' }],
-              providerData: { provider: 'openai-responses', items: [{ type: 'reasoning', encrypted_content: 'x' }] },
+              providerData: {
+                provider: 'openai-responses',
+                items: [{ type: 'reasoning', encrypted_content: 'x' }],
+              },
             },
             { role: 'tool', toolCallId: 'call_1', content: '-3 °C' },
           ],
@@ -180,7 +212,9 @@ describe('AnthropicProvider', () => {
     ['stop_sequence', 'stop'],
   ])('maps stop_reason %s to %s', async (stopReason, finishReason) => {
     fake.enqueue({ kind: 'answer', blocks: [{ type: 'text', text: 'x' }], stopReason });
-    const result = await collect(provider().stream(request([{ role: 'user', content: 'go' }]), neverAborted()));
+    const result = await collect(
+      provider().stream(request([{ role: 'user', content: 'go' }]), neverAborted()),
+    );
     expect(result.finish?.finishReason).toBe(finishReason);
   });
 
@@ -190,8 +224,13 @@ describe('AnthropicProvider', () => {
     expect(ok.text).toBe('made it');
     expect(fake.requests).toHaveLength(2);
 
-    fake.enqueue(anthropicStatus(529, 'overloaded_error', 'Overloaded'), anthropicStatus(529, 'overloaded_error', 'Overloaded'));
-    const failed = await collect(provider().stream(request([{ role: 'user', content: 'go' }]), neverAborted()));
+    fake.enqueue(
+      anthropicStatus(529, 'overloaded_error', 'Overloaded'),
+      anthropicStatus(529, 'overloaded_error', 'Overloaded'),
+    );
+    const failed = await collect(
+      provider().stream(request([{ role: 'user', content: 'go' }]), neverAborted()),
+    );
     expect(failed.error).toBeInstanceOf(ModelError);
     expect(failed.error).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', retryable: true, status: 529 });
   });
@@ -201,7 +240,11 @@ describe('AnthropicProvider', () => {
       provider().stream(
         request([
           { role: 'user', content: 'go' },
-          { role: 'assistant', content: null, toolCalls: [{ id: 'toolu_x', name: 'weather', arguments: '{}' }] },
+          {
+            role: 'assistant',
+            content: null,
+            toolCalls: [{ id: 'toolu_x', name: 'weather', arguments: '{}' }],
+          },
           { role: 'user', content: 'never answered the call' },
         ]),
         neverAborted(),

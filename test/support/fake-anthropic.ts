@@ -169,10 +169,12 @@ export class FakeAnthropic {
   private validate(body: AnthropicBody): string | undefined {
     if (typeof body.model !== 'string' || body.model === '') return 'model: Field required';
     if (typeof body.max_tokens !== 'number') return 'max_tokens: Field required';
-    if (!Array.isArray(body.messages) || body.messages.length === 0) return 'messages: at least one message is required';
+    if (!Array.isArray(body.messages) || body.messages.length === 0)
+      return 'messages: at least one message is required';
     if (body.thinking?.type === 'enabled') {
       const budget = body.thinking.budget_tokens ?? 0;
-      if (budget < 1024) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
+      if (budget < 1024)
+        return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
       if (budget >= body.max_tokens) return '`max_tokens` must be greater than `thinking.budget_tokens`.';
     }
     let breakpoints = 0;
@@ -183,7 +185,8 @@ export class FakeAnthropic {
     count(body.tools);
     count(body.system);
     for (const m of body.messages) count(m.content);
-    if (breakpoints > 4) return `A maximum of 4 blocks with cache_control may be provided. Found ${breakpoints}.`;
+    if (breakpoints > 4)
+      return `A maximum of 4 blocks with cache_control may be provided. Found ${breakpoints}.`;
 
     const messages = body.messages.map((m) => ({ role: m.role, content: blocksOf(m.content) }));
     if (messages[0].role !== 'user') return 'messages: first message must use the "user" role';
@@ -193,14 +196,18 @@ export class FakeAnthropic {
         if (b.type === 'text' && (typeof b.text !== 'string' || b.text === '')) {
           return `messages.${i}.content.${j}.text: text content blocks must be non-empty`;
         }
-        if (b.type === 'thinking' && (m.role !== 'assistant' || b.signature !== this.signature(String(b.thinking)))) {
+        if (
+          b.type === 'thinking' &&
+          (m.role !== 'assistant' || b.signature !== this.signature(String(b.thinking)))
+        ) {
           return `messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`;
         }
         if (b.type === 'redacted_thinking' && !this.redacted.has(String(b.data))) {
           return `messages.${i}.content.${j}: Invalid \`data\` in \`redacted_thinking\` block`;
         }
       }
-      const uses = m.role === 'assistant' ? m.content.filter((b) => b.type === 'tool_use').map((b) => String(b.id)) : [];
+      const uses =
+        m.role === 'assistant' ? m.content.filter((b) => b.type === 'tool_use').map((b) => String(b.id)) : [];
       const next = messages[i + 1];
       const results = next?.role === 'user' ? next.content.filter((b) => b.type === 'tool_result') : [];
       if (uses.length > 0) {
@@ -217,7 +224,9 @@ export class FakeAnthropic {
       if (m.role === 'user') {
         const previous = messages[i - 1];
         const asked = new Set(
-          previous?.role === 'assistant' ? previous.content.filter((b) => b.type === 'tool_use').map((b) => String(b.id)) : [],
+          previous?.role === 'assistant'
+            ? previous.content.filter((b) => b.type === 'tool_use').map((b) => String(b.id))
+            : [],
         );
         for (const [j, b] of m.content.entries()) {
           if (b.type === 'tool_result' && !asked.has(String(b.tool_use_id))) {
@@ -263,11 +272,17 @@ export class FakeAnthropic {
     script.blocks.forEach((block, index) => {
       switch (block.type) {
         case 'thinking':
-          send('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } });
+          send('content_block_start', {
+            index,
+            content_block: { type: 'thinking', thinking: '', signature: '' },
+          });
           for (const piece of pieces(block.thinking)) {
             send('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: piece } });
           }
-          send('content_block_delta', { index, delta: { type: 'signature_delta', signature: this.signature(block.thinking) } });
+          send('content_block_delta', {
+            index,
+            delta: { type: 'signature_delta', signature: this.signature(block.thinking) },
+          });
           output += tokens(block.thinking);
           break;
         case 'redacted_thinking': {
@@ -284,8 +299,12 @@ export class FakeAnthropic {
           output += tokens(block.text);
           break;
         case 'tool_use': {
-          const id = block.id ?? `toolu_${createHash('sha256').update(`${this.ids++}`).digest('hex').slice(0, 24)}`;
-          send('content_block_start', { index, content_block: { type: 'tool_use', id, name: block.name, input: {} } });
+          const id =
+            block.id ?? `toolu_${createHash('sha256').update(`${this.ids++}`).digest('hex').slice(0, 24)}`;
+          send('content_block_start', {
+            index,
+            content_block: { type: 'tool_use', id, name: block.name, input: {} },
+          });
           const json = JSON.stringify(block.input);
           send('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: '' } });
           for (const piece of pieces(json)) {
@@ -306,7 +325,10 @@ export class FakeAnthropic {
   }
 
   /** A scripted answer as one JSON message (a request without `stream: true`). */
-  private message(body: AnthropicBody, script: Extract<AnthropicScript, { kind: 'answer' }>): Record<string, unknown> {
+  private message(
+    body: AnthropicBody,
+    script: Extract<AnthropicScript, { kind: 'answer' }>,
+  ): Record<string, unknown> {
     const content = script.blocks.map((block) => {
       switch (block.type) {
         case 'thinking':
@@ -319,7 +341,12 @@ export class FakeAnthropic {
         case 'text':
           return { type: 'text', text: block.text };
         case 'tool_use':
-          return { type: 'tool_use', id: block.id ?? `toolu_${this.ids++}`, name: block.name, input: block.input };
+          return {
+            type: 'tool_use',
+            id: block.id ?? `toolu_${this.ids++}`,
+            name: block.name,
+            input: block.input,
+          };
       }
     });
     return {

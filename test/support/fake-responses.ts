@@ -42,7 +42,11 @@ export type ResponsesScript =
     }
   | { kind: 'status'; status: number; message: string; type: string };
 
-export const responsesText = (text: string, reasoning?: string): ResponsesScript => ({ kind: 'answer', text, reasoning });
+export const responsesText = (text: string, reasoning?: string): ResponsesScript => ({
+  kind: 'answer',
+  text,
+  reasoning,
+});
 export const responsesCalls = (
   calls: { name: string; arguments: Record<string, unknown> }[],
   reasoning?: string,
@@ -103,12 +107,18 @@ export class FakeResponses {
   }
 
   private handle(url: string, headers: IncomingHttpHeaders, raw: string, res: ServerResponse): void {
-    if (!url.startsWith('/v1/responses')) return this.error(res, 404, 'invalid_request_error', `Unknown path ${url}`);
+    if (!url.startsWith('/v1/responses'))
+      return this.error(res, 404, 'invalid_request_error', `Unknown path ${url}`);
     let body: ResponsesBody;
     try {
       body = JSON.parse(raw) as ResponsesBody;
     } catch {
-      return this.error(res, 400, 'invalid_request_error', 'We could not parse the JSON body of your request.');
+      return this.error(
+        res,
+        400,
+        'invalid_request_error',
+        'We could not parse the JSON body of your request.',
+      );
     }
     const input: unknown = body.input;
     if (typeof input === 'string') body.input = [{ role: 'user', content: input }];
@@ -124,13 +134,20 @@ export class FakeResponses {
     res.end(this.frames(body, script).join(''));
   }
 
-  private error(res: ServerResponse, status: number, type: string, message: string, param: string | null = null): void {
+  private error(
+    res: ServerResponse,
+    status: number,
+    type: string,
+    message: string,
+    param: string | null = null,
+  ): void {
     res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': `req_${this.ids++}` });
     res.end(JSON.stringify({ error: { message, type, param, code: null } }));
   }
 
   private validate(body: ResponsesBody): { message: string; param: string } | undefined {
-    if (typeof body.model !== 'string' || body.model === '') return { message: "Missing required parameter: 'model'.", param: 'model' };
+    if (typeof body.model !== 'string' || body.model === '')
+      return { message: "Missing required parameter: 'model'.", param: 'model' };
     if (!Array.isArray(body.input)) return { message: "Invalid type for 'input'.", param: 'input' };
     const calls = new Set<string>();
     const outputs = new Set<string>();
@@ -138,22 +155,32 @@ export class FakeResponses {
       if (item.type === 'function_call') calls.add(String(item.call_id));
       if (item.type === 'function_call_output') {
         if (!calls.has(String(item.call_id))) {
-          return { message: `No tool call found for function call output with call_id ${String(item.call_id)}.`, param: `input.${i}` };
+          return {
+            message: `No tool call found for function call output with call_id ${String(item.call_id)}.`,
+            param: `input.${i}`,
+          };
         }
         outputs.add(String(item.call_id));
       }
       if (item.type === 'reasoning') {
         const summary = ((item.summary ?? []) as { text?: string }[]).map((s) => s.text ?? '').join('');
         if (item.encrypted_content !== this.encrypted(String(item.id), summary)) {
-          return { message: `The encrypted content for item ${String(item.id)} could not be verified.`, param: `input.${i}` };
+          return {
+            message: `The encrypted content for item ${String(item.id)} could not be verified.`,
+            param: `input.${i}`,
+          };
         }
       }
       if (item.type === 'item_reference') {
-        return { message: `Item with id '${String(item.id)}' not found. Items are not persisted when \`store\` is set to false.`, param: `input.${i}` };
+        return {
+          message: `Item with id '${String(item.id)}' not found. Items are not persisted when \`store\` is set to false.`,
+          param: `input.${i}`,
+        };
       }
     }
     for (const id of calls) {
-      if (!outputs.has(id)) return { message: `No tool output found for function call ${id}.`, param: 'input' };
+      if (!outputs.has(id))
+        return { message: `No tool output found for function call ${id}.`, param: 'input' };
     }
     return undefined;
   }
@@ -164,7 +191,16 @@ export class FakeResponses {
     const send = (type: string, data: Record<string, unknown>) =>
       frames.push(`event: ${type}\ndata: ${JSON.stringify({ type, ...data, sequence_number: seq++ })}\n\n`);
     const id = `resp_${this.ids++}`;
-    const base = { id, object: 'response', created_at: 1, model: body.model, status: 'in_progress', output: [] as unknown[], error: null, incomplete_details: null };
+    const base = {
+      id,
+      object: 'response',
+      created_at: 1,
+      model: body.model,
+      status: 'in_progress',
+      output: [] as unknown[],
+      error: null,
+      incomplete_details: null,
+    };
     send('response.created', { response: base });
     send('response.in_progress', { response: base });
     const output: Record<string, unknown>[] = [];
@@ -173,12 +209,30 @@ export class FakeResponses {
     if (script.reasoning !== undefined) {
       const index = output.length;
       const rid = `rs_${this.ids++}`;
-      send('response.output_item.added', { output_index: index, item: { id: rid, type: 'reasoning', summary: [] } });
-      send('response.reasoning_summary_part.added', { item_id: rid, output_index: index, summary_index: 0, part: { type: 'summary_text', text: '' } });
+      send('response.output_item.added', {
+        output_index: index,
+        item: { id: rid, type: 'reasoning', summary: [] },
+      });
+      send('response.reasoning_summary_part.added', {
+        item_id: rid,
+        output_index: index,
+        summary_index: 0,
+        part: { type: 'summary_text', text: '' },
+      });
       for (const piece of pieces(script.reasoning)) {
-        send('response.reasoning_summary_text.delta', { item_id: rid, output_index: index, summary_index: 0, delta: piece });
+        send('response.reasoning_summary_text.delta', {
+          item_id: rid,
+          output_index: index,
+          summary_index: 0,
+          delta: piece,
+        });
       }
-      send('response.reasoning_summary_text.done', { item_id: rid, output_index: index, summary_index: 0, text: script.reasoning });
+      send('response.reasoning_summary_text.done', {
+        item_id: rid,
+        output_index: index,
+        summary_index: 0,
+        text: script.reasoning,
+      });
       const item = {
         id: rid,
         type: 'reasoning',
@@ -192,13 +246,39 @@ export class FakeResponses {
     if (script.text !== undefined) {
       const index = output.length;
       const mid = `msg_${this.ids++}`;
-      send('response.output_item.added', { output_index: index, item: { id: mid, type: 'message', role: 'assistant', status: 'in_progress', content: [] } });
-      send('response.content_part.added', { item_id: mid, output_index: index, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+      send('response.output_item.added', {
+        output_index: index,
+        item: { id: mid, type: 'message', role: 'assistant', status: 'in_progress', content: [] },
+      });
+      send('response.content_part.added', {
+        item_id: mid,
+        output_index: index,
+        content_index: 0,
+        part: { type: 'output_text', text: '', annotations: [] },
+      });
       for (const piece of pieces(script.text)) {
-        send('response.output_text.delta', { item_id: mid, output_index: index, content_index: 0, delta: piece, logprobs: [] });
+        send('response.output_text.delta', {
+          item_id: mid,
+          output_index: index,
+          content_index: 0,
+          delta: piece,
+          logprobs: [],
+        });
       }
-      send('response.output_text.done', { item_id: mid, output_index: index, content_index: 0, text: script.text, logprobs: [] });
-      const item = { id: mid, type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: script.text, annotations: [] }] };
+      send('response.output_text.done', {
+        item_id: mid,
+        output_index: index,
+        content_index: 0,
+        text: script.text,
+        logprobs: [],
+      });
+      const item = {
+        id: mid,
+        type: 'message',
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text: script.text, annotations: [] }],
+      };
       send('response.output_item.done', { output_index: index, item });
       output.push(item);
       outputTokens += tokens(script.text);
@@ -208,12 +288,29 @@ export class FakeResponses {
       const fid = `fc_${this.ids++}`;
       const callId = `call_${this.ids++}`;
       const args = JSON.stringify(call.arguments);
-      send('response.output_item.added', { output_index: index, item: { id: fid, type: 'function_call', status: 'in_progress', call_id: callId, name: call.name, arguments: '' } });
+      send('response.output_item.added', {
+        output_index: index,
+        item: {
+          id: fid,
+          type: 'function_call',
+          status: 'in_progress',
+          call_id: callId,
+          name: call.name,
+          arguments: '',
+        },
+      });
       for (const piece of pieces(args)) {
         send('response.function_call_arguments.delta', { item_id: fid, output_index: index, delta: piece });
       }
       send('response.function_call_arguments.done', { item_id: fid, output_index: index, arguments: args });
-      const item = { id: fid, type: 'function_call', status: 'completed', call_id: callId, name: call.name, arguments: args };
+      const item = {
+        id: fid,
+        type: 'function_call',
+        status: 'completed',
+        call_id: callId,
+        name: call.name,
+        arguments: args,
+      };
       send('response.output_item.done', { output_index: index, item });
       output.push(item);
       outputTokens += tokens(args);
@@ -231,7 +328,13 @@ export class FakeResponses {
     };
     if (script.incomplete) {
       send('response.incomplete', {
-        response: { ...base, status: 'incomplete', incomplete_details: { reason: script.incomplete }, output, usage },
+        response: {
+          ...base,
+          status: 'incomplete',
+          incomplete_details: { reason: script.incomplete },
+          output,
+          usage,
+        },
       });
     } else {
       send('response.completed', { response: { ...base, status: 'completed', output, usage } });

@@ -281,7 +281,12 @@ describe('reasoning in both projections', () => {
   });
 
   it('becomes AG-UI reasoning events, ended before the text message', () => {
-    const s = newAgUiProjection({ threadId: 't', inputRunId: 'client-run', runId: 'run-1', sessionId: 's-1' });
+    const s = newAgUiProjection({
+      threadId: 't',
+      inputRunId: 'client-run',
+      runId: 'run-1',
+      sessionId: 's-1',
+    });
     const events = thinking.flatMap((e) => projectAgUiEvent(s, e));
     expect(events.map((e) => e.type)).toEqual([
       EventType.STEP_STARTED,

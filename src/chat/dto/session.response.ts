@@ -93,7 +93,9 @@ export class MessageResponse {
   @ApiPropertyOptional({ description: 'A tool message: the call it answers' })
   toolCallId?: string;
 
-  @ApiPropertyOptional({ description: "An assistant message: the model's visible reasoning (never its content)" })
+  @ApiPropertyOptional({
+    description: "An assistant message: the model's visible reasoning (never its content)",
+  })
   reasoning?: string;
 
   @ApiProperty({ type: String, format: 'date-time' })

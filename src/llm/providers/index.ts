@@ -9,4 +9,8 @@ export type { ProviderDefinition } from './provider-definition';
  * Every model provider: a folder each, registered here (one line). Only the configured ones are
  * created; a model of another is refused (start-up for LLM_MODEL, a 400 for a session).
  */
-export const PROVIDERS: readonly ProviderDefinition[] = [OPENAI, OPENAI_RESPONSES_PROVIDER, ANTHROPIC_PROVIDER];
+export const PROVIDERS: readonly ProviderDefinition[] = [
+  OPENAI,
+  OPENAI_RESPONSES_PROVIDER,
+  ANTHROPIC_PROVIDER,
+];

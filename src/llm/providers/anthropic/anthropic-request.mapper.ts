@@ -137,7 +137,8 @@ function text(content: string): TextBlockParam {
 function toolInput(args: string): Record<string, unknown> {
   try {
     const value: unknown = JSON.parse(args);
-    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
+    if (typeof value === 'object' && value !== null && !Array.isArray(value))
+      return value as Record<string, unknown>;
   } catch {
     // fall through
   }

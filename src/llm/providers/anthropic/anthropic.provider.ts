@@ -33,8 +33,7 @@ function noop(): void {}
 
 /** A thinking block as the API sent it, to send back unchanged (its signature covers its text). */
 type ThinkingBlock =
-  | { type: 'thinking'; thinking: string; signature: string }
-  | { type: 'redacted_thinking'; data: string };
+  { type: 'thinking'; thinking: string; signature: string } | { type: 'redacted_thinking'; data: string };
 
 /**
  * Anthropic's Messages API (`anthropic/<model>`), streamed through the official SDK: auth,
@@ -146,10 +145,18 @@ function parseEvent(data: string, name: string): RawMessageStreamEvent {
   try {
     value = JSON.parse(data);
   } catch {
-    throw new ModelError('UPSTREAM_MALFORMED', 'the model upstream sent an event whose data is not JSON', false);
+    throw new ModelError(
+      'UPSTREAM_MALFORMED',
+      'the model upstream sent an event whose data is not JSON',
+      false,
+    );
   }
   if (typeof value !== 'object' || value === null) {
-    throw new ModelError('UPSTREAM_MALFORMED', 'the model upstream sent an event that is not an object', false);
+    throw new ModelError(
+      'UPSTREAM_MALFORMED',
+      'the model upstream sent an event that is not an object',
+      false,
+    );
   }
   const event = value as { type?: unknown; error?: { type?: unknown; message?: unknown } };
   if (name === 'error' || event.type === 'error') {
@@ -182,8 +189,10 @@ function cacheUsage(
   usage: { cacheRead: number; cacheWrite: number },
 ): void {
   if (reported === null) return;
-  if (typeof reported.cache_read_input_tokens === 'number') usage.cacheRead = reported.cache_read_input_tokens;
-  if (typeof reported.cache_creation_input_tokens === 'number') usage.cacheWrite = reported.cache_creation_input_tokens;
+  if (typeof reported.cache_read_input_tokens === 'number')
+    usage.cacheRead = reported.cache_read_input_tokens;
+  if (typeof reported.cache_creation_input_tokens === 'number')
+    usage.cacheWrite = reported.cache_creation_input_tokens;
 }
 
 function withCache(base: Usage, cache: { cacheRead: number; cacheWrite: number }): Usage {
@@ -198,7 +207,11 @@ function failure(error: unknown, signal: AbortSignal): unknown {
     return new ModelError('UPSTREAM_TIMEOUT', 'the model upstream timed out', true);
   }
   if (error instanceof APIConnectionError) {
-    return new ModelError('UPSTREAM_CONNECTION', `could not reach the model upstream: ${error.message}`, true);
+    return new ModelError(
+      'UPSTREAM_CONNECTION',
+      `could not reach the model upstream: ${error.message}`,
+      true,
+    );
   }
   if (error instanceof APIError) {
     // An `event: error` inside the stream has no status: overloaded_error, api_error… by its type.
@@ -207,7 +220,11 @@ function failure(error: unknown, signal: AbortSignal): unknown {
     return modelErrorFor(error.status as number | undefined, error.message, kind);
   }
   if (error instanceof SyntaxError) {
-    return new ModelError('UPSTREAM_MALFORMED', `the model upstream sent a malformed stream: ${error.message}`, false);
+    return new ModelError(
+      'UPSTREAM_MALFORMED',
+      `the model upstream sent a malformed stream: ${error.message}`,
+      false,
+    );
   }
   return new ModelError(
     'UPSTREAM_CONNECTION',

@@ -86,7 +86,8 @@ export class OpenAiResponsesProvider implements ModelProvider {
         throw new ModelError('UPSTREAM_CONNECTION', 'upstream closed the stream before finishing', true);
       }
       // The normalizer's finish carries the tool calls; the reason and usage are the response's.
-      if (ending !== undefined) normalizer.push({ choices: [{ delta: {}, finish_reason: ending.finishReason }] }, out);
+      if (ending !== undefined)
+        normalizer.push({ choices: [{ delta: {}, finish_reason: ending.finishReason }] }, out);
       normalizer.end(out);
       const items = [...reasoningItems.entries()].sort(([a], [b]) => a - b).map(([, item]) => item);
       for (const event of out) {
@@ -122,7 +123,9 @@ export class OpenAiResponsesProvider implements ModelProvider {
     } else if (type === 'response.output_item.added') {
       if (event.item.type === 'function_call') {
         const { call_id, name, arguments: args } = event.item;
-        delta({ tool_calls: [{ index: event.output_index, id: call_id, function: { name, arguments: args } }] });
+        delta({
+          tool_calls: [{ index: event.output_index, id: call_id, function: { name, arguments: args } }],
+        });
       }
     } else if (type === 'response.function_call_arguments.delta') {
       delta({ tool_calls: [{ index: event.output_index, function: { arguments: event.delta } }] });
@@ -134,7 +137,10 @@ export class OpenAiResponsesProvider implements ModelProvider {
       return { finishReason: calls ? 'tool_calls' : 'stop', usage: event.response.usage };
     } else if (type === 'response.incomplete') {
       const reason = event.response.incomplete_details?.reason;
-      return { finishReason: reason === 'content_filter' ? 'content_filter' : 'length', usage: event.response.usage };
+      return {
+        finishReason: reason === 'content_filter' ? 'content_filter' : 'length',
+        usage: event.response.usage,
+      };
     } else if (type === 'response.failed') {
       const error = event.response.error;
       throw modelErrorFor(undefined, error?.message ?? 'the response failed', String(error?.code ?? ''));

@@ -13,7 +13,10 @@ export const OPENAI_RESPONSES = 'openai-responses';
  * provider's is dropped) before its text and function calls, every call's result as a
  * `function_call_output` right after, and reasoning asked for when the level is not off.
  */
-export function toResponseParams(request: ModelRequest, maxOutputTokens: number): ResponseCreateParamsStreaming {
+export function toResponseParams(
+  request: ModelRequest,
+  maxOutputTokens: number,
+): ResponseCreateParamsStreaming {
   const instructions = request.messages
     .filter((m) => m.role === 'system')
     .map((m) => m.content)
@@ -28,9 +31,13 @@ export function toResponseParams(request: ModelRequest, maxOutputTokens: number)
   };
   if (instructions !== '') params.instructions = instructions;
   if (request.tools.length > 0) {
-    params.tools = request.tools.map(
-      (t): FunctionTool => ({ type: 'function', name: t.name, description: t.description, parameters: t.parameters, strict: false }),
-    );
+    params.tools = request.tools.map((t): FunctionTool => ({
+      type: 'function',
+      name: t.name,
+      description: t.description,
+      parameters: t.parameters,
+      strict: false,
+    }));
     if (request.toolChoice !== undefined) params.tool_choice = request.toolChoice;
   }
   if (request.reasoning !== undefined && request.reasoning !== 'off') {
@@ -49,7 +56,9 @@ function toItems(m: ModelMessage): ResponseInputItem[] {
       return [{ type: 'function_call_output', call_id: m.toolCallId, output: m.content }];
     case 'assistant': {
       const items: ResponseInputItem[] =
-        m.providerData?.provider === OPENAI_RESPONSES ? [...(m.providerData.items as ResponseInputItem[])] : [];
+        m.providerData?.provider === OPENAI_RESPONSES
+          ? [...(m.providerData.items as ResponseInputItem[])]
+          : [];
       if (m.content !== null && m.content !== '') items.push({ role: 'assistant', content: m.content });
       for (const call of m.toolCalls ?? []) {
         items.push({ type: 'function_call', call_id: call.id, name: call.name, arguments: call.arguments });
