@@ -206,6 +206,26 @@ describe('AnthropicProvider', () => {
     expect(fake.requests[0].body.thinking).toBeUndefined();
   });
 
+  it("sends another provider's call ids in the pattern the API takes, the same in the call and its result", async () => {
+    fake.enqueue(anthropicText('Done.'));
+    const result = await collect(
+      provider().stream(
+        request([
+          { role: 'user', content: 'go' },
+          {
+            role: 'assistant',
+            content: null,
+            toolCalls: [{ id: 'functions.weather:0', name: 'weather', arguments: '{}' }],
+          },
+          { role: 'tool', toolCallId: 'functions.weather:0', content: 'sunny' },
+        ]),
+        neverAborted(),
+      ),
+    );
+    expect(fake.refusals).toEqual([]);
+    expect(result.text).toBe('Done.');
+  });
+
   it.each([
     ['max_tokens', 'length'],
     ['refusal', 'content_filter'],

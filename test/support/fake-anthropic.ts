@@ -202,6 +202,9 @@ export class FakeAnthropic {
         ) {
           return `messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`;
         }
+        if (b.type === 'tool_use' && !/^[a-zA-Z0-9_-]+$/.test(String(b.id))) {
+          return `messages.${i}.content.${j}.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'`;
+        }
         if (b.type === 'redacted_thinking' && !this.redacted.has(String(b.data))) {
           return `messages.${i}.content.${j}: Invalid \`data\` in \`redacted_thinking\` block`;
         }

@@ -103,13 +103,18 @@ function toMessages(conversation: readonly ModelMessage[]): MessageParam[] {
         add('user', [text(m.content)]);
         break;
       case 'tool':
-        add('user', [{ type: 'tool_result', tool_use_id: m.toolCallId, content: m.content }]);
+        add('user', [{ type: 'tool_result', tool_use_id: toolUseId(m.toolCallId), content: m.content }]);
         break;
       case 'assistant': {
         const blocks: ContentBlockParam[] = [...(ownThinking(m) ?? [])];
         if (m.content !== null && m.content !== '') blocks.push(text(m.content));
         for (const call of m.toolCalls ?? []) {
-          blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: toolInput(call.arguments) });
+          blocks.push({
+            type: 'tool_use',
+            id: toolUseId(call.id),
+            name: call.name,
+            input: toolInput(call.arguments),
+          });
         }
         add('assistant', blocks);
         break;
@@ -117,6 +122,14 @@ function toMessages(conversation: readonly ModelMessage[]): MessageParam[] {
     }
   }
   return out;
+}
+
+/**
+ * A call id as the Messages API takes it (`^[a-zA-Z0-9_-]+$`): another provider's ids (such as
+ * `functions.get_weather:0`) are mapped the same way in the call and in its result.
+ */
+function toolUseId(id: string): string {
+  return id.replace(/[^a-zA-Z0-9_-]/g, '_');
 }
 
 /** `value` with every object's keys in sorted order, recursively. */
