@@ -2,6 +2,7 @@ import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } fr
 import type { RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages/messages';
 import type { AppConfig } from '../../../config/app-config';
 import { ChunkNormalizer } from '../../chunk-normalizer';
+import { joinDeltas } from '../../join-deltas';
 import { SseParser } from '../../sse-parser';
 import {
   ModelError,
@@ -106,6 +107,7 @@ export class AnthropicProvider implements ModelProvider {
           failed = error instanceof Error ? error : new Error(String(error));
         }
         // What came before a bad event is still the model's: yield it, then fail.
+        joinDeltas(out);
         for (let i = 0; i < out.length; i++) yield out[i];
         out.length = 0;
         if (failed !== undefined) throw failed;

@@ -10,6 +10,7 @@ import {
   type ModelStreamEvent,
 } from '../../model-provider';
 import { toChatCompletionParams, toolCallIdsIn } from './openai-request.mapper';
+import { joinDeltas } from '../../join-deltas';
 import { createNodeFetch, rawBody } from '../../node-fetch';
 import { SseParser } from '../../sse-parser';
 import { abortReason, UpstreamCall } from '../../upstream-call';
@@ -176,29 +177,6 @@ function parseEvent(data: string, event: string, headers: Headers | undefined): 
   if (event === 'error') throw new APIError(undefined, (error ?? value) as object, undefined, headers);
   if (error) throw new APIError(undefined, error, undefined, headers);
   return value;
-}
-
-/**
- * Joins, in place, each run of text deltas (and of reasoning deltas) that one read of the body
- * brought: the loop then takes one event where the upstream sent several chunks. Nothing is lost —
- * the run's streams see the text of a write as one event anyway (RunEventSink).
- */
-function joinDeltas(events: ModelStreamEvent[]): void {
-  let kept = 0;
-  for (let i = 0; i < events.length; i++) {
-    const event = events[i];
-    const last = kept > 0 ? events[kept - 1] : undefined;
-    if (
-      last !== undefined &&
-      (event.type === 'text' || event.type === 'reasoning') &&
-      last.type === event.type
-    ) {
-      events[kept - 1] = { type: event.type, delta: last.delta + event.delta };
-    } else {
-      events[kept++] = event;
-    }
-  }
-  events.length = kept;
 }
 
 /** Reads a body to its end, ignoring what it holds; false when it did not end within `ms` or failed. */
