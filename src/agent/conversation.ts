@@ -62,9 +62,14 @@ function toModelMessage(m: MessageRow): ModelMessage {
     case 'user':
       return { role: 'user', content: m.content ?? '' };
     case 'assistant':
-      return m.toolCalls && m.toolCalls.length > 0
-        ? { role: 'assistant', content: m.content, toolCalls: m.toolCalls }
-        : { role: 'assistant', content: m.content ?? '' };
+      return {
+        role: 'assistant',
+        ...(m.toolCalls && m.toolCalls.length > 0
+          ? { content: m.content, toolCalls: m.toolCalls }
+          : { content: m.content ?? '' }),
+        ...(m.reasoning ? { reasoning: m.reasoning } : {}),
+        ...(m.providerData ? { providerData: m.providerData } : {}),
+      };
     case 'tool':
       return { role: 'tool', toolCallId: m.toolCallId ?? '', content: m.content ?? '' };
   }

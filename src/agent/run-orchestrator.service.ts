@@ -13,6 +13,7 @@ import { RunFinalization, type FinalOutcome } from './run-finalization';
 import { RunStopped, type RunHandle } from './run-handle';
 import { buildStepRecord, type ModelTurn, type StepRecord } from './step-record';
 import { ConversationStore, type MessageRow } from '../store/conversation-store.service';
+import type { SessionRow } from '../store/session-store.service';
 import { RunStore, type RunRow } from '../store/run-store.service';
 import { isRunReleased, isStoreUnavailable } from '../store/store-errors';
 import { ToolStepService } from './tool-step.service';
@@ -37,6 +38,7 @@ export type DriveOutcome =
 /** What a model call of a run is made of: the run's model and progress, its conversation and tools. */
 export type ModelCallSource = Pick<RunHandle, 'conversation' | 'firstMessageSeq' | 'toolset'> & {
   run: Pick<RunRow, 'model' | 'iterations' | 'maxIterations'>;
+  session: { reasoning?: SessionRow['reasoning'] };
 };
 
 /**
@@ -116,14 +118,16 @@ export class RunOrchestrator {
       { maxMessages: this.config.historyMaxMessages, maxTokens: this.config.historyMaxTokens },
       r.firstMessageSeq,
     );
-    const { provider, model } = this.models.resolve(r.run.model);
     const request: ModelRequest = {
-      model,
+      model: r.run.model,
       messages,
       tools,
       toolChoice: tools.length > 0 && lastCall ? 'none' : undefined,
+      reasoning: r.session.reasoning ?? this.config.llm.reasoning,
+      maxOutputTokens: this.config.llm.maxOutputTokens,
     };
-    return new SentModelCall(provider, request, signal, omitted);
+    // ModelProviders picks the provider (or a fallback) and holds the call to its limits.
+    return new SentModelCall(this.models, request, signal, omitted);
   }
 
   /**
@@ -135,6 +139,7 @@ export class RunOrchestrator {
     sent?: SentModelCall,
   ): Promise<{ turn: ModelTurn; early: EarlyReads }> {
     h.streamingText = '';
+    let reasoning = '';
     // A silent upstream is the provider's to time out (LLM_IDLE_TIMEOUT_MS): it throws UPSTREAM_TIMEOUT.
     const stream = sent ?? this.sendModelCall(h, h.signal);
     const started = stream.sentAt;
@@ -152,11 +157,13 @@ export class RunOrchestrator {
             early.see(event);
             break;
           case 'reasoning':
+            reasoning += event.delta;
+            h.sink.emit({ type: 'reasoning', delta: event.delta });
             break;
           case 'finish':
             this.metrics.modelCall('ok', performance.now() - started, firstTokenMs);
             this.metrics.tokensUsed(event.usage.promptTokens, event.usage.completionTokens);
-            return { turn: this.finishedTurn(h, event, started, stream.omittedMessages), early };
+            return { turn: this.finishedTurn(h, event, started, stream.omittedMessages, reasoning), early };
         }
       }
       throw new ModelError('UPSTREAM_CONNECTION', 'The model stream ended without finishing.', true);
@@ -184,6 +191,7 @@ export class RunOrchestrator {
     finish: Extract<ModelStreamEvent, { type: 'finish' }>,
     started: number,
     omittedMessages: number,
+    reasoning: string,
   ): ModelTurn {
     const priced = this.accounting.price(h.run.model, finish.usage, finish.model);
     const text = h.streamingText;
@@ -203,6 +211,9 @@ export class RunOrchestrator {
       usage: finish.usage,
       toolCalls: finish.toolCalls,
       omittedMessages,
+      reasoning,
+      providerData: finish.providerData,
+      model: finish.model,
       modelCall: this.accounting.modelCall(h, h.run.iterations + 1, finish.usage, priced),
     };
   }
@@ -341,6 +352,7 @@ function afterStep(h: RunHandle, before: number, step: StepRecord, results: Mess
   const added = [...step.messages, ...results].sort((a, b) => a.seq - b.seq);
   return {
     run: { model: h.run.model, iterations: step.iteration, maxIterations: h.run.maxIterations },
+    session: h.session,
     conversation: [...h.conversation.slice(0, before), ...added],
     firstMessageSeq: h.firstMessageSeq,
     toolset: h.toolset,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ModelToolCall, Usage } from '../llm/model-provider';
+import type { ModelToolCall, ProviderData, Usage } from '../llm/model-provider';
 import type { StoredToolCall } from '../persistence/entities/message.entity';
 import type { PricedUsage, RunEventBody } from '../events/run-events';
 import type { NewModelCall } from '../store/usage-store.service';
@@ -17,6 +17,12 @@ export interface ModelTurn {
   omittedMessages: number;
   /** This call's row of usage (model, tokens, cost), stored with the step. */
   modelCall: NewModelCall;
+  /** The reasoning the model showed (stored with the answer, never as its content). */
+  reasoning?: string;
+  /** What the answering provider needs back with this answer. */
+  providerData?: ProviderData;
+  /** The `provider/model` that answered. */
+  model?: string;
 }
 
 /**
@@ -124,6 +130,7 @@ export function buildStepRecord(input: StepInput): StepRecord {
       iteration,
       finishReason: turn.finishReason,
       usage: { ...turn.usage, costUsd: callCost },
+      ...(turn.model !== undefined ? { model: turn.model } : {}),
       ...(turn.omittedMessages > 0 ? { omittedMessages: turn.omittedMessages } : {}),
     },
   ];
@@ -159,6 +166,8 @@ export function buildStepRecord(input: StepInput): StepRecord {
     toolCallId: null,
     runId: run.id,
     createdAt: now,
+    reasoning: turn.reasoning ? turn.reasoning : null,
+    providerData: turn.providerData ?? null,
   };
   const answered = calls
     .filter((c) => c.settlement !== null)

@@ -13,11 +13,12 @@ import { SessionsController } from './sessions.controller';
 import { EventStreamService } from './sse/event-stream.service';
 import { ToolsController } from './tools.controller';
 import { UsageController } from './usage.controller';
+import { ModelsController } from './models.controller';
 
 /** The HTTP API: sessions, prompts as event streams, runs, approvals and client results, tools. */
 @Module({
   imports: [RunsModule, EventsModule, SessionsModule, ToolsModule],
-  controllers: [ChatController, SessionsController, RunsController, ToolsController, UsageController],
+  controllers: [ChatController, SessionsController, RunsController, ToolsController, UsageController, ModelsController],
   providers: [
     EventStreamService,
     RunStreamsService,

@@ -20,6 +20,7 @@ export function sessionView(s: SessionRow): SessionResponse {
     maxIterations: s.maxIterations,
     maxTokens: s.maxTokens,
     maxCostUsd: s.maxCostUsd,
+    reasoning: s.reasoning,
     createdAt: s.createdAt,
     updatedAt: s.updatedAt,
   };
@@ -34,6 +35,7 @@ export function messageView(m: MessageRow): MessageResponse {
       ? { toolCalls: m.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })) }
       : {}),
     ...(m.toolCallId ? { toolCallId: m.toolCallId } : {}),
+    ...(m.reasoning ? { reasoning: m.reasoning } : {}),
     createdAt: m.createdAt,
   };
 }

@@ -13,6 +13,9 @@ import {
 export type SessionMode = 'safe' | 'write' | 'exec';
 export type ToolPolicy = 'allow' | 'confirm' | 'deny';
 export type OnDisconnect = 'continue' | 'cancel';
+/** How hard a model that can reason is asked to (LLM_REASONING, a session's `reasoning`). */
+export type ReasoningLevel = 'off' | 'low' | 'medium' | 'high';
+export const REASONING_LEVELS: readonly ReasoningLevel[] = ['off', 'low', 'medium', 'high'];
 
 /** The whole environment, validated once at start-up. Nothing else reads `process.env`. */
 export interface AppConfig {
@@ -30,6 +33,18 @@ export interface AppConfig {
     idleTimeoutMs: number;
     /** The most answer text (UTF-8 bytes of text deltas) one model call may stream before it is cut. */
     answerMaxBytes: number;
+    /** The `anthropic` provider: configured when the key is set. */
+    anthropic: { apiKey: string | null; baseUrl: string | null };
+    /** LLM_HEADERS: extra HTTP headers on every model request of every provider. */
+    headers: Readonly<Record<string, string>>;
+    /** LLM_FALLBACK_MODELS, in order (names as written; checked by llm/ at start-up). */
+    fallbackModels: readonly string[];
+    /** LLM_MODELS: what a session may name (`provider/model` or `provider/*`); empty = any. */
+    models: readonly string[];
+    /** LLM_REASONING: the default of a session's `reasoning`. */
+    reasoning: ReasoningLevel;
+    /** LLM_MAX_OUTPUT_TOKENS: the most one model call may produce. */
+    maxOutputTokens: number;
   };
   workspaceRoot: string;
   /** Whose files a session's tools see: one workspace for all, one per key, or one per session. */
@@ -163,6 +178,15 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
       maxRetries: read.int('LLM_MAX_RETRIES', 2, 0, 10),
       idleTimeoutMs: read.ms('LLM_IDLE_TIMEOUT_MS', 120_000),
       answerMaxBytes: read.int('ANSWER_MAX_BYTES', 1_048_576, 1, 1024 * 1024 * 1024),
+      anthropic: {
+        apiKey: read.optional('ANTHROPIC_API_KEY', () => true, 'any non-empty secret'),
+        baseUrl: read.optional('ANTHROPIC_BASE_URL', isHttpUrl, 'an http:// or https:// URL'),
+      },
+      headers: read.headers('LLM_HEADERS'),
+      fallbackModels: read.list('LLM_FALLBACK_MODELS', MODEL_NAME, 'comma-separated provider/model names'),
+      models: read.list('LLM_MODELS', MODEL_NAME, 'comma-separated provider/model names or provider/*'),
+      reasoning: read.oneOf('LLM_REASONING', REASONING_LEVELS, 'off'),
+      maxOutputTokens: read.int('LLM_MAX_OUTPUT_TOKENS', 16_384, 1, 10_000_000),
     },
     workspaceRoot: resolvePath(cwd, read.string('WORKSPACE_ROOT', './workspace')),
     workspaceScope: read.oneOf('WORKSPACE_SCOPE', ['shared', 'key', 'session'] as const, 'shared'),
@@ -213,6 +237,9 @@ export function isLoopbackHost(host: string): boolean {
   const h = host.toLowerCase().replace(/^\[|\]$/g, '');
   return h === 'localhost' || h.endsWith('.localhost') || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h);
 }
+
+/** A model name as written in LLM_MODEL-like lists: no spaces, no empty segment. */
+const MODEL_NAME = /^[^\s/,]+(\/[^\s/,]+)*$/;
 
 function isHttpUrl(v: string): boolean {
   try {
@@ -284,6 +311,30 @@ class EnvReader {
       .filter(Boolean);
     if (items.some((s) => !item.test(s))) throw new ConfigError(name, accepted, v);
     return items;
+  }
+
+  /** A JSON object of header names to string values. */
+  headers(name: string): Record<string, string> {
+    const v = this.raw(name);
+    if (v === undefined) return {};
+    const accepted = 'a JSON object of HTTP header names to string values';
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(v);
+    } catch {
+      throw new ConfigError(name, accepted, '<redacted>');
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      throw new ConfigError(name, accepted, '<redacted>');
+    }
+    const headers: Record<string, string> = {};
+    for (const [key, value] of Object.entries(parsed)) {
+      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(key) || typeof value !== 'string' || /[\r\n\0]/.test(value)) {
+        throw new ConfigError(name, accepted, '<redacted>');
+      }
+      headers[key] = value;
+    }
+    return headers;
   }
 
   apiKeys(name: string): Map<string, string> | null {

@@ -16,6 +16,7 @@ const SCHEMA_NAMES: Readonly<Record<RunEventType, string>> = {
   done: 'DoneEvent',
   error: 'ErrorEvent',
   run_resumed: 'RunResumedEvent',
+  reasoning: 'ReasoningEvent',
 };
 
 const ref = (name: string): ReferenceObject => ({ $ref: `#/components/schemas/${name}` });
@@ -57,6 +58,9 @@ export const RUN_EVENT_SCHEMAS: Readonly<Record<string, SchemaObject>> = {
     properties: {
       promptTokens: integer(),
       completionTokens: integer(),
+      cacheReadTokens: integer('Prompt tokens read from the prompt cache, where reported'),
+      cacheWriteTokens: integer('Prompt tokens written to the prompt cache, where reported'),
+      reasoningTokens: integer('Completion tokens spent on reasoning, where reported'),
       costUsd: {
         type: 'number',
         nullable: true,
@@ -69,6 +73,9 @@ export const RUN_EVENT_SCHEMAS: Readonly<Record<string, SchemaObject>> = {
     model: string(),
   }),
   TextEvent: event('text', "A piece of the assistant's answer, in order", { delta: string() }),
+  ReasoningEvent: event('reasoning', "A piece of the model's visible reasoning (never part of the answer)", {
+    delta: string(),
+  }),
   ToolCallStartEvent: event('tool_call_start', 'The model asked for a tool and its arguments are complete', {
     toolCallId,
     name: string(),
@@ -107,11 +114,12 @@ export const RUN_EVENT_SCHEMAS: Readonly<Record<string, SchemaObject>> = {
       iteration: integer('1, 2, …'),
       finishReason: string("The upstream's finish_reason as received (stop, tool_calls, length …)"),
       usage: ref('Usage'),
+      model: string('The provider/model that answered (a fallback when one did)'),
       omittedMessages: integer(
         "Messages of the session's history left out of this call to stay within the budget",
       ),
     },
-    ['omittedMessages'],
+    ['model', 'omittedMessages'],
   ),
   DoneEvent: event('done', 'Last event of a run that ended normally', {
     sessionId: { type: 'string', format: 'uuid' },

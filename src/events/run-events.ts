@@ -16,6 +16,7 @@ export type ToolExecutor = 'server' | 'client';
 export type RunEventBody =
   | { type: 'run_started'; sessionId: string; model: string }
   | { type: 'text'; delta: string }
+  | { type: 'reasoning'; delta: string }
   | {
       type: 'tool_call_start';
       toolCallId: string;
@@ -40,6 +41,8 @@ export type RunEventBody =
       iteration: number;
       finishReason: string;
       usage: PricedUsage;
+      /** The `provider/model` that answered (a fallback's, when one did). */
+      model?: string;
       /** Messages of the session's history left out of this model call to stay within the budget. */
       omittedMessages?: number;
     }

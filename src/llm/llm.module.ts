@@ -5,12 +5,13 @@ import { MODEL_READS_PER_TICK } from '../common/tuning';
 import { MODEL_PROVIDER, type ModelProvider } from './model-provider';
 import { ModelPrices } from './model-prices';
 import { ModelProviders } from './model-providers';
-import { OpenAiProvider } from './openai.provider';
+import { PROVIDERS } from './providers';
+import { OPENAI } from './providers/openai/openai.definition';
 import { ReadTicks } from './read-ticks';
 
 /**
- * The models: the default provider under MODEL_PROVIDER (any OpenAI-compatible Chat Completions
- * endpoint), and ModelProviders, where further providers register under a prefix of the model name.
+ * The models: ModelProviders with every configured provider of providers/index.ts. The `openai`
+ * one is also under MODEL_PROVIDER, so that tests can put a scripted model in its place.
  */
 @Module({
   providers: [
@@ -19,14 +20,21 @@ import { ReadTicks } from './read-ticks';
     ModelPrices,
     {
       provide: MODEL_PROVIDER,
-      useFactory: (config: AppConfig, reads: ReadTicks) => new OpenAiProvider(config, reads),
+      useFactory: (config: AppConfig, reads: ReadTicks) => OPENAI.create(config, { reads }),
       inject: [APP_CONFIG, ReadTicks],
     },
     {
       provide: ModelProviders,
-      useFactory: (fallback: ModelProvider, config: AppConfig) =>
-        new ModelProviders(fallback, config.llm.model),
-      inject: [MODEL_PROVIDER, APP_CONFIG],
+      useFactory: (openai: ModelProvider, config: AppConfig, reads: ReadTicks) =>
+        new ModelProviders(
+          config,
+          PROVIDERS.flatMap((p) => {
+            const baseUrl = p.baseUrl(config);
+            if (baseUrl === null) return [];
+            return [{ name: p.name, baseUrl, provider: p === OPENAI ? openai : p.create(config, { reads }) }];
+          }),
+        ),
+      inject: [MODEL_PROVIDER, APP_CONFIG, ReadTicks],
     },
   ],
   exports: [MODEL_PROVIDER, ModelProviders, ModelPrices],

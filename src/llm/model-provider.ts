@@ -10,11 +10,34 @@ export interface Usage {
   reasoningTokens?: number;
 }
 
+import type { ReasoningLevel } from '../config/app-config';
+
+export { REASONING_LEVELS, type ReasoningLevel } from '../config/app-config';
+
+/**
+ * What one provider needs back with an assistant message on later calls, opaque to everyone else
+ * (Anthropic's signed thinking blocks, the Responses API's encrypted reasoning items). `provider`
+ * names the provider that wrote it: another provider ignores it, so a session that switches
+ * provider sends each one only what it understands.
+ */
+export interface ProviderData {
+  provider: string;
+  /** JSON the provider wrote, sent back unchanged. */
+  items: unknown[];
+}
+
 /** A message of the conversation as the model sees it (OpenAI Chat Completions shape, our names). */
 export type ModelMessage =
   | { role: 'system'; content: string }
   | { role: 'user'; content: string }
-  | { role: 'assistant'; content: string | null; toolCalls?: ModelToolCall[] }
+  | {
+      role: 'assistant';
+      content: string | null;
+      toolCalls?: ModelToolCall[];
+      /** The reasoning the provider showed with this answer (never sent as content). */
+      reasoning?: string;
+      providerData?: ProviderData;
+    }
   | { role: 'tool'; toolCallId: string; content: string };
 
 export interface ModelToolCall {
@@ -42,12 +65,20 @@ export interface ModelToolDefinition {
 }
 
 export interface ModelRequest {
+  /**
+   * The model: `provider/model` (or a bare name, `openai/<name>`) as the loop sends it to
+   * ModelProviders, which hands each provider its own name for it (without the prefix).
+   */
   model: string;
   messages: ModelMessage[];
   /** Omitted from the upstream request when empty. */
   tools: ModelToolDefinition[];
   /** `none` on the last allowed model call of a run. */
   toolChoice?: 'auto' | 'none';
+  /** How hard to reason (default off); a provider whose models cannot reason ignores it. */
+  reasoning?: ReasoningLevel;
+  /** LLM_MAX_OUTPUT_TOKENS: what one call may produce (sent where the API requires or takes it). */
+  maxOutputTokens?: number;
 }
 
 /**
@@ -65,7 +96,9 @@ export type ModelStreamEvent =
       finishReason: string;
       usage: Usage;
       toolCalls: ModelToolCall[];
-      /** The `provider/model` that answered, when not the one asked for (a fallback). */
+      /** What the provider needs back with this answer on later calls. */
+      providerData?: ProviderData;
+      /** The `provider/model` that answered (set by ModelProviders: a fallback's, when one answered). */
       model?: string;
     };
 
@@ -80,7 +113,9 @@ export class ModelError extends Error {
       | 'UPSTREAM_AUTH'
       | 'UPSTREAM_BAD_REQUEST'
       | 'UPSTREAM_MALFORMED'
-      | 'UPSTREAM_ERROR',
+      | 'UPSTREAM_ERROR'
+      /** The model's provider is not configured here (any more): a session made before a change. */
+      | 'MODEL_UNAVAILABLE',
     message: string,
     readonly retryable: boolean,
     readonly status?: number,
@@ -90,12 +125,27 @@ export class ModelError extends Error {
   }
 }
 
+/** What a provider can do, so the loop and the docs need not guess. */
+export interface ModelCapabilities {
+  /** It asks models to reason when the request's `reasoning` is not off, and streams what they show. */
+  reasoning: boolean;
+  /** It sends the API's prompt-caching marks (reads show as `cacheReadTokens`). */
+  promptCaching: boolean;
+  /** Its answers carry ProviderData that must go back with them. */
+  providerData: boolean;
+}
+
 /**
  * A chat model that streams. Implementations turn their wire format into ModelStreamEvents, throw
  * ModelError for upstream failures, and stop promptly (throwing or returning) when `signal` aborts.
+ * The idle timeout and the answer budget are not theirs: ModelProviders holds every provider's
+ * stream to them (model-stream-guard.ts); a provider calls `alive` whenever the upstream sent
+ * something (bytes that make no event yet, such as a usage chunk, still keep the call alive).
+ * `request.model` is the provider's own name of the model.
  */
 export interface ModelProvider {
-  stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelStreamEvent>;
+  readonly capabilities?: ModelCapabilities;
+  stream(request: ModelRequest, signal: AbortSignal, alive?: () => void): AsyncIterable<ModelStreamEvent>;
 }
 
 export const MODEL_PROVIDER = Symbol('MODEL_PROVIDER');

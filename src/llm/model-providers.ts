@@ -1,40 +1,158 @@
-import type { ModelProvider } from './model-provider';
+import { Logger } from '@nestjs/common';
+import { ConfigError, type AppConfig } from '../config/app-config';
+import { ModelError, type ModelProvider, type ModelRequest, type ModelStreamEvent } from './model-provider';
+import { guardModelStream, type StreamGuardLimits } from './model-stream-guard';
 
-/** A registered provider of the models whose names start with `<prefix>/`. */
-interface Registration {
-  prefix: string;
-  provider: ModelProvider;
+/** A provider as the server knows it: its name (the prefix of its models) and where it sends requests. */
+export interface ProviderInfo {
+  name: string;
+  baseUrl: string;
+}
+
+/** `provider/model` split: a bare name is `openai/<name>`; the rest after the first `/` is the provider's. */
+export function splitModelName(name: string): { provider: string; model: string } {
+  const slash = name.indexOf('/');
+  return slash < 0
+    ? { provider: 'openai', model: name }
+    : { provider: name.slice(0, slash), model: name.slice(slash + 1) };
+}
+
+/** A model's name written out in full (`gpt-4o` → `openai/gpt-4o`). */
+export function fullModelName(name: string): string {
+  const { provider, model } = splitModelName(name);
+  return `${provider}/${model}`;
 }
 
 /**
- * Which provider serves a session's `model`. The OpenAI-compatible provider is the default and
- * serves every name as it is (`gpt-4.1-mini`, and OpenRouter's `openai/gpt-4o` too); a provider
- * registered under a prefix (a native Anthropic one, say, as `anthropic`) serves `anthropic/<model>`
- * and gets `<model>`. Providers register at start-up, as tools do: a module of the provider's own
- * calls `register` from its onModuleInit.
+ * The configured providers by name, and the one path every model call takes through them: the
+ * request's `provider/model` picks the provider (which gets its own name of the model), the call is
+ * held to the idle timeout and the answer budget (guardModelStream), and a call that fails
+ * retryably before its first event goes to the next of LLM_FALLBACK_MODELS. A call that has
+ * streamed anything is never sent elsewhere. The finish names the `provider/model` that answered.
+ *
+ * A name whose provider is not configured (or names no provider) is never served by another:
+ * LLM_MODEL and LLM_FALLBACK_MODELS stop start-up, a session's `model` is a 400 (`problem`).
  */
 export class ModelProviders {
-  private readonly registered = new Map<string, Registration>();
+  private readonly logger = new Logger(ModelProviders.name);
+  private readonly providers = new Map<string, { provider: ModelProvider; baseUrl: string }>();
+  /** LLM_MODEL as written: the model of a session that names none (`run_started` says it so). */
+  readonly defaultModel: string;
+  private readonly fallbackModels: readonly string[];
+  private readonly allowed: readonly string[];
+  private readonly limits: StreamGuardLimits;
 
-  constructor(
-    private readonly fallback: ModelProvider,
-    /** LLM_MODEL: the model of a session that names none. */
-    readonly defaultModel: string,
-  ) {}
-
-  register(prefix: string, provider: ModelProvider): void {
-    if (!/^[a-z0-9-]+$/.test(prefix))
-      throw new Error(`A model provider prefix must match [a-z0-9-]+: ${prefix}`);
-    if (this.registered.has(prefix)) throw new Error(`Two model providers claim the prefix ${prefix}`);
-    this.registered.set(prefix, { prefix, provider });
+  constructor(config: AppConfig, providers: ReadonlyArray<ProviderInfo & { provider: ModelProvider }>) {
+    for (const p of providers) this.register(p.name, p.provider, p.baseUrl);
+    this.defaultModel = config.llm.model;
+    this.fallbackModels = config.llm.fallbackModels;
+    this.allowed = config.llm.models;
+    this.limits = { idleTimeoutMs: config.llm.idleTimeoutMs, answerMaxBytes: config.llm.answerMaxBytes };
+    const problem = this.providerProblem(this.defaultModel);
+    if (problem)
+      throw new ConfigError('LLM_MODEL', `a model of a configured provider (${problem})`, this.defaultModel);
+    for (const name of this.fallbackModels) {
+      const fallbackProblem = this.providerProblem(name);
+      if (fallbackProblem) {
+        throw new ConfigError(
+          'LLM_FALLBACK_MODELS',
+          `models of configured providers (${fallbackProblem})`,
+          this.fallbackModels.join(','),
+        );
+      }
+    }
   }
 
-  /** The provider of `model` and the name it knows the model by. */
-  resolve(model: string): { provider: ModelProvider; model: string } {
-    const slash = model.indexOf('/');
-    const own = slash > 0 ? this.registered.get(model.slice(0, slash)) : undefined;
-    return own
-      ? { provider: own.provider, model: model.slice(slash + 1) }
-      : { provider: this.fallback, model };
+  /** Adds a provider (start-up; tests add their own). */
+  register(name: string, provider: ModelProvider, baseUrl: string): void {
+    if (!/^[a-z0-9-]+$/.test(name)) throw new Error(`A model provider name must match [a-z0-9-]+: ${name}`);
+    if (this.providers.has(name)) throw new Error(`Two model providers claim the name ${name}`);
+    this.providers.set(name, { provider, baseUrl });
+  }
+
+  /** The configured providers, for `GET /v1/models`. */
+  list(): ProviderInfo[] {
+    return [...this.providers].map(([name, p]) => ({ name, baseUrl: p.baseUrl }));
+  }
+
+  /**
+   * Why a session may not name `model` (its provider is not configured, or LLM_MODELS leaves it
+   * out), or undefined when it may.
+   */
+  problem(model: string): string | undefined {
+    const problem = this.providerProblem(model);
+    if (problem) return problem;
+    if (this.allowed.length === 0) return undefined;
+    const { provider, model: own } = splitModelName(model);
+    const ok = this.allowed.some((entry) => {
+      const allowed = splitModelName(entry);
+      return allowed.provider === provider && (allowed.model === '*' || allowed.model === own);
+    });
+    return ok ? undefined : `${fullModelName(model)} is not one of LLM_MODELS (${this.allowed.join(', ')})`;
+  }
+
+  /** The provider of `model` and its own name for it; a ModelError when it is not configured (any more). */
+  resolve(model: string): { provider: ModelProvider; model: string; name: string } {
+    const split = splitModelName(model);
+    const found = this.providers.get(split.provider);
+    if (!found) {
+      throw new ModelError(
+        'MODEL_UNAVAILABLE',
+        `The model ${model} is not served here: ${this.providerProblem(model)}.`,
+        false,
+      );
+    }
+    return { provider: found.provider, model: split.model, name: `${split.provider}/${split.model}` };
+  }
+
+  /** Streams `request` (its `model` as `provider/model`) through its provider, or a fallback's. */
+  async *stream(
+    request: ModelRequest,
+    signal: AbortSignal,
+  ): AsyncGenerator<ModelStreamEvent, void, undefined> {
+    const candidates = [
+      request.model,
+      ...this.fallbackModels.filter((m) => fullModelName(m) !== fullModelName(request.model)),
+    ];
+    for (let i = 0; ; i++) {
+      const target = this.resolve(candidates[i]);
+      const events = guardModelStream(
+        (guarded, alive) => target.provider.stream({ ...request, model: target.model }, guarded, alive),
+        this.limits,
+        signal,
+      );
+      let next: IteratorResult<ModelStreamEvent>;
+      try {
+        next = await events.next();
+      } catch (err) {
+        const last = i + 1 >= candidates.length;
+        if (last || signal.aborted || !(err instanceof ModelError) || !err.retryable) throw err;
+        this.logger.warn({
+          model: target.name,
+          next: candidates[i + 1],
+          msg: `model call failed before its first event, falling back: ${err.message}`,
+        });
+        continue;
+      }
+      // The first event has come: this provider answers, whatever happens next.
+      try {
+        while (next.done !== true) {
+          const event = next.value;
+          yield event.type === 'finish' ? { ...event, model: target.name } : event;
+          next = await events.next();
+        }
+      } finally {
+        await events.return();
+      }
+      return;
+    }
+  }
+
+  private providerProblem(model: string): string | undefined {
+    const { provider, model: own } = splitModelName(model);
+    if (own === '') return `${model} names no model`;
+    if (this.providers.has(provider)) return undefined;
+    const configured = [...this.providers.keys()].join(', ');
+    return `${provider} is not a configured model provider (configured: ${configured}; write an OpenAI-compatible router's vendor/model as openai/vendor/model)`;
   }
 }

@@ -5,7 +5,7 @@ const MAX_MESSAGE = 500;
 
 /** Words an upstream uses when a later attempt may well succeed. */
 const TRANSIENT =
-  /overload|rate.?limit|too many requests|capacity|unavailable|server_error|internal server error|try again|\b(?:429|5\d\d)\b/i;
+  /overload|rate.?limit|too many requests|capacity|unavailable|server_error|api_error|internal server error|try again|\b(?:429|5\d\d)\b/i;
 
 /**
  * Maps whatever the SDK (or the body stream under it) threw into a ModelError with a stable code.
@@ -40,14 +40,29 @@ export function mapUpstreamError(error: unknown): ModelError {
 }
 
 function fromApiError(error: APIError): ModelError {
-  const status = error.status;
-  const message = `model upstream: ${clip(error.message)}`;
+  return modelErrorFor(
+    error.status,
+    error.message,
+    `${String(error.type)} ${String(error.code)}`,
+    error.code,
+  );
+}
+
+/**
+ * An upstream's error answer as a ModelError: by its HTTP status, or — for an error sent inside a
+ * 200 stream (no status) — by its words. Shared by every provider, whatever its SDK.
+ */
+export function modelErrorFor(
+  status: number | undefined,
+  text: string,
+  kind: string,
+  code?: unknown,
+): ModelError {
+  const message = `model upstream: ${clip(text)}`;
   if (status === undefined) {
     // An error object inside a 200 stream: only its words say whether trying again could help.
-    const code: unknown = error.code;
     const retryable =
-      (typeof code === 'number' && (code === 429 || code >= 500)) ||
-      TRANSIENT.test(`${error.message} ${String(error.type)} ${String(code)}`);
+      (typeof code === 'number' && (code === 429 || code >= 500)) || TRANSIENT.test(`${text} ${kind}`);
     return new ModelError('UPSTREAM_ERROR', message, retryable);
   }
   if (status === 429) return new ModelError('UPSTREAM_RATE_LIMITED', message, true, status);

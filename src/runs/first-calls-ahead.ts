@@ -62,6 +62,7 @@ export class FirstCallsAhead {
       const call = this.orchestrator.sendModelCall(
         {
           run: { model: run.model, iterations: 0, maxIterations: run.maxIterations },
+          session,
           conversation,
           firstMessageSeq: promptSeq,
           toolset,

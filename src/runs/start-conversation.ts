@@ -26,5 +26,16 @@ export function storedMessage(
   createdAt: Date,
 ): MessageRow {
   const { id, content } = message;
-  return { id, seq, role, content, toolCalls: null, toolCallId: null, runId, createdAt };
+  return {
+    id,
+    seq,
+    role,
+    content,
+    toolCalls: null,
+    toolCallId: null,
+    runId,
+    createdAt,
+    reasoning: null,
+    providerData: null,
+  };
 }

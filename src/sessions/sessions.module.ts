@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
+import { LlmModule } from '../llm/llm.module';
 import { StoreModule } from '../store/store.module';
 import { ToolsModule } from '../tools/tools.module';
 import { SessionsService } from './sessions.service';
 
 /** Sessions: their options, their messages and the files their tool calls changed. */
 @Module({
-  imports: [StoreModule, ToolsModule],
+  imports: [StoreModule, ToolsModule, LlmModule],
   providers: [SessionsService],
   exports: [SessionsService],
 })

@@ -1,8 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { APP_CONFIG } from '../config/config.module';
-import type { AppConfig, SessionMode } from '../config/app-config';
+import type { AppConfig, ReasoningLevel, SessionMode } from '../config/app-config';
 import { DomainError, ErrorCode } from '../common/domain-error';
+import { fullModelName, ModelProviders, type ProviderInfo } from '../llm/model-providers';
 import type { ClientToolDefinition } from '../persistence/entities/session.entity';
 import { validateJsonSchema } from '../tools/json-schema';
 import { ToolRegistry } from '../tools/tool-registry.service';
@@ -27,6 +28,7 @@ export interface SessionOptions {
   maxIterations?: number;
   maxTokens?: number;
   maxCostUsd?: number;
+  reasoning?: ReasoningLevel;
 }
 
 export interface SessionPage {
@@ -43,8 +45,17 @@ export class SessionsService {
     private readonly conversation: ConversationStore,
     private readonly registry: ToolRegistry,
     private readonly workspaces: Workspaces,
+    private readonly modelProviders: ModelProviders,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
+
+  /** The default model and the configured providers (`GET /v1/models`). */
+  models(): { default: string; providers: ProviderInfo[] } {
+    return {
+      default: fullModelName(this.modelProviders.defaultModel),
+      providers: this.modelProviders.list(),
+    };
+  }
 
   async create(
     owner: string,
@@ -161,6 +172,12 @@ export class SessionsService {
     if (o.maxIterations !== undefined && o.maxIterations > this.config.maxIterations) {
       throw invalid(`maxIterations must not be greater than ${this.config.maxIterations} (MAX_ITERATIONS)`);
     }
+    if (o.model !== undefined) {
+      // A provider that is not configured, or a model outside LLM_MODELS, is never served by another.
+      const problem = this.modelProviders.problem(o.model);
+      if (problem !== undefined)
+        throw invalid(`model ${JSON.stringify(o.model)} is not accepted: ${problem}`);
+    }
     const serverTools = new Set(this.registry.enabled().map((t) => t.name));
     for (const name of o.tools ?? []) {
       // An MCP tool whose server is down right now is still a tool of this server.
@@ -196,6 +213,7 @@ export class SessionsService {
       maxIterations: o.maxIterations ?? null,
       maxTokens: o.maxTokens ?? null,
       maxCostUsd: o.maxCostUsd ?? null,
+      reasoning: o.reasoning ?? null,
     };
   }
 }

@@ -16,6 +16,16 @@ export interface MessageRow {
   toolCallId: string | null;
   runId: string | null;
   createdAt: Date;
+  /** An assistant message's reasoning, when the model showed some. */
+  reasoning?: string | null;
+  /** What the provider that wrote it needs back (sent only to that provider). */
+  providerData?: StoredProviderData | null;
+}
+
+/** A provider's opaque data kept with a message (llm's ProviderData). */
+export interface StoredProviderData {
+  provider: string;
+  items: unknown[];
 }
 
 export interface ToolCallRow {
@@ -71,6 +81,8 @@ export interface NewMessage {
   content: string | null;
   toolCalls?: StoredToolCall[] | null;
   toolCallId?: string | null;
+  reasoning?: string | null;
+  providerData?: StoredProviderData | null;
 }
 
 export interface ToolCallSettlement {
@@ -84,7 +96,7 @@ export interface ToolCallSettlement {
 }
 
 const MESSAGE_COLUMNS = `id, seq, role, content, tool_calls AS "toolCalls", tool_call_id AS "toolCallId",
-  run_id AS "runId", created_at AS "createdAt"`;
+  run_id AS "runId", created_at AS "createdAt", reasoning, provider_data AS "providerData"`;
 
 const TOOL_CALL_COLUMNS = `tc.id, tc.run_id AS "runId", tc.message_id AS "messageId", tc.call_id AS "callId",
   tc.iteration, tc.position, tc.name, tc.raw_arguments AS "rawArguments", tc.arguments, tc.executor,
@@ -127,10 +139,11 @@ export class ConversationStore {
 
   insertMessagesSql(sessionId: string, runId: string | null, messages: NewMessage[]): SqlStatement {
     return {
-      sql: `INSERT INTO messages (id, session_id, run_id, seq, role, content, tool_calls, tool_call_id)
-            SELECT u.id, $1::uuid, $2::uuid, u.seq, u.role, u.content, u.tool_calls::jsonb, u.tool_call_id
-              FROM unnest($3::uuid[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[])
-                AS u(id, seq, role, content, tool_calls, tool_call_id)`,
+      sql: `INSERT INTO messages (id, session_id, run_id, seq, role, content, tool_calls, tool_call_id, reasoning, provider_data)
+            SELECT u.id, $1::uuid, $2::uuid, u.seq, u.role, u.content, u.tool_calls::jsonb, u.tool_call_id, u.reasoning,
+                   u.provider_data::jsonb
+              FROM unnest($3::uuid[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
+                AS u(id, seq, role, content, tool_calls, tool_call_id, reasoning, provider_data)`,
       params: [
         sessionId,
         runId,
@@ -140,6 +153,8 @@ export class ConversationStore {
         messages.map((m) => m.content),
         messages.map((m) => (m.toolCalls ? JSON.stringify(m.toolCalls) : null)),
         messages.map((m) => m.toolCallId ?? null),
+        messages.map((m) => m.reasoning ?? null),
+        messages.map((m) => (m.providerData ? JSON.stringify(m.providerData) : null)),
       ],
     };
   }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import type { SessionMode } from '../config/app-config';
+import type { ReasoningLevel, SessionMode } from '../config/app-config';
 import type { ClientToolDefinition } from '../persistence/entities/session.entity';
 import { returningRows, type Queryable } from './run-store.service';
 
@@ -18,28 +18,31 @@ export interface SessionRow {
   /** The most tokens (prompt + completion) and USD each run of the session may use; null = no limit. */
   maxTokens: number | null;
   maxCostUsd: number | null;
+  /** How hard its models are asked to reason; null: LLM_REASONING. */
+  reasoning: ReasoningLevel | null;
   /** Where the session's next message goes (internal). */
   nextMessageSeq: number;
   createdAt: Date;
   updatedAt: Date;
 }
 
-export type NewSession = Omit<SessionRow, 'createdAt' | 'updatedAt' | 'nextMessageSeq'> & {
+export type NewSession = Omit<SessionRow, 'createdAt' | 'updatedAt' | 'nextMessageSeq' | 'reasoning'> & {
+  reasoning?: ReasoningLevel | null;
   /** The frontend protocols' chat or thread id naming the session (unique per owner). */
   chatId?: string | null;
 };
 
 /** The columns of a new session's options, for `INSERT INTO sessions (…, ${SESSION_OPTION_COLUMNS}, …)`. */
 export const SESSION_OPTION_COLUMNS =
-  'title, system_prompt, model, mode, tools, client_tools, max_iterations, max_tokens, max_cost_usd';
+  'title, system_prompt, model, mode, tools, client_tools, max_iterations, max_tokens, max_cost_usd, reasoning';
 
 /** How many parameters SESSION_OPTION_COLUMNS take: the next placeholder after them is `$first + this`. */
-export const SESSION_OPTION_COUNT = 9;
+export const SESSION_OPTION_COUNT = 10;
 
 /** The placeholders of SESSION_OPTION_COLUMNS, from `$first` on, with their casts. */
 export function sessionOptionPlaceholders(first: number): string {
   const $ = (i: number) => `$${first + i}`;
-  return `${$(0)}, ${$(1)}, ${$(2)}, ${$(3)}, ${$(4)}::jsonb, ${$(5)}::jsonb, ${$(6)}::int, ${$(7)}::int, ${$(8)}::float8`;
+  return `${$(0)}, ${$(1)}, ${$(2)}, ${$(3)}, ${$(4)}::jsonb, ${$(5)}::jsonb, ${$(6)}::int, ${$(7)}::int, ${$(8)}::float8, ${$(9)}`;
 }
 
 /** The values of SESSION_OPTION_COLUMNS for `s`, in their order. */
@@ -54,12 +57,13 @@ export function sessionOptionValues(s: NewSession): unknown[] {
     s.maxIterations,
     s.maxTokens,
     s.maxCostUsd,
+    s.reasoning ?? null,
   ];
 }
 
 /** A session row's columns, named as SessionRow names them. */
 export const SESSION_COLUMNS = `id, owner, title, system_prompt AS "systemPrompt", model, mode, tools, client_tools AS "clientTools",
-  max_iterations AS "maxIterations", max_tokens AS "maxTokens", max_cost_usd AS "maxCostUsd", next_message_seq AS "nextMessageSeq", created_at AS "createdAt", updated_at AS "updatedAt"`;
+  max_iterations AS "maxIterations", max_tokens AS "maxTokens", max_cost_usd AS "maxCostUsd", reasoning, next_message_seq AS "nextMessageSeq", created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /** Sessions in PostgreSQL. Every read takes the owner: another key's session does not exist. */
 @Injectable()

@@ -2,7 +2,7 @@ import { Test } from '@nestjs/testing';
 import { ConfigModule } from '../../src/config/config.module';
 import { LlmModule } from '../../src/llm/llm.module';
 import { MODEL_PROVIDER, type ModelProvider } from '../../src/llm/model-provider';
-import { OpenAiProvider } from '../../src/llm/openai.provider';
+import { OpenAiProvider } from '../../src/llm/providers/openai/openai.provider';
 import { FakeUpstream, text } from '../support/fake-upstream';
 import { collect, llmConfig, neverAborted, userRequest } from './llm-harness';
 

@@ -1,5 +1,5 @@
 import { ModelError } from '../../src/llm/model-provider';
-import { OpenAiProvider } from '../../src/llm/openai.provider';
+import { OpenAiProvider } from '../../src/llm/providers/openai/openai.provider';
 import { MODEL_READS_PER_TICK } from '../../src/common/tuning';
 import { ReadTicks } from '../../src/llm/read-ticks';
 import { chunksThen, FakeUpstream, hang, raw, status, text } from '../support/fake-upstream';

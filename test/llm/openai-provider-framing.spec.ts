@@ -1,4 +1,4 @@
-import { OpenAiProvider } from '../../src/llm/openai.provider';
+import { OpenAiProvider } from '../../src/llm/providers/openai/openai.provider';
 import { MODEL_READS_PER_TICK } from '../../src/common/tuning';
 import { ReadTicks } from '../../src/llm/read-ticks';
 import { FakeUpstream, raw } from '../support/fake-upstream';

@@ -1,7 +1,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ModelError } from '../../src/llm/model-provider';
-import { OpenAiProvider } from '../../src/llm/openai.provider';
+import { ModelError, type ModelRequest } from '../../src/llm/model-provider';
+import { guardModelStream } from '../../src/llm/model-stream-guard';
+import { OpenAiProvider } from '../../src/llm/providers/openai/openai.provider';
 import { MODEL_READS_PER_TICK } from '../../src/common/tuning';
 import { ReadTicks } from '../../src/llm/read-ticks';
 import { chunksThen, endless, FakeUpstream, raw, text } from '../support/fake-upstream';
@@ -19,13 +20,21 @@ describe('OpenAiProvider limits and the end of a stream', () => {
   afterEach(() => upstream.reset());
   afterAll(() => upstream.close());
 
-  const provider = (env: Record<string, string> = {}) =>
-    new OpenAiProvider(llmConfig(upstream.baseUrl, env), new ReadTicks(MODEL_READS_PER_TICK));
+  const provider = (env: Record<string, string> = {}) => new OpenAiProvider(llmConfig(upstream.baseUrl, env), new ReadTicks(MODEL_READS_PER_TICK));
+  /** The provider as the loop calls it: held to the idle timeout and the answer budget (ModelProviders). */
+  const guarded = (env: Record<string, string>) => {
+    const config = llmConfig(upstream.baseUrl, env);
+    const p = new OpenAiProvider(config, new ReadTicks(MODEL_READS_PER_TICK));
+    return {
+      stream: (request: ModelRequest, signal: AbortSignal) =>
+        guardModelStream((s, alive) => p.stream(request, s, alive), config.llm, signal),
+    };
+  };
 
   it('cuts an endless answer at ANSWER_MAX_BYTES, closes the request and finishes with length', async () => {
     upstream.enqueue(endless('ab€'));
     const result = await collect(
-      provider({ ANSWER_MAX_BYTES: '1000' }).stream(userRequest('go'), neverAborted()),
+      guarded({ ANSWER_MAX_BYTES: '1000' }).stream(userRequest('go'), neverAborted()),
     );
     expect(result.error).toBeUndefined();
     expect(Buffer.byteLength(result.text)).toBeLessThanOrEqual(1000);
@@ -65,7 +74,7 @@ describe('OpenAiProvider limits and the end of a stream', () => {
   it('times a silent upstream out as retryable UPSTREAM_TIMEOUT after LLM_IDLE_TIMEOUT_MS, and closes the request', async () => {
     upstream.enqueue(chunksThen(['Hel'], 'hang'));
     const result = await collect(
-      provider({ LLM_IDLE_TIMEOUT_MS: '1000' }).stream(userRequest('go'), neverAborted()),
+      guarded({ LLM_IDLE_TIMEOUT_MS: '1000' }).stream(userRequest('go'), neverAborted()),
     );
     expect(result.text).toBe('Hel');
     expect(result.error).toBeInstanceOf(ModelError);
@@ -76,7 +85,7 @@ describe('OpenAiProvider limits and the end of a stream', () => {
   it('is not timed out by a slow upstream that keeps sending', async () => {
     upstream.enqueue(text('one two three four', { delayMs: 400 }));
     const result = await collect(
-      provider({ LLM_IDLE_TIMEOUT_MS: '1000' }).stream(userRequest('go'), neverAborted()),
+      guarded({ LLM_IDLE_TIMEOUT_MS: '1000' }).stream(userRequest('go'), neverAborted()),
     );
     expect(result.error).toBeUndefined();
     expect(result.text).toBe('one two three four');

@@ -1,5 +1,5 @@
 import type { ModelMessage } from '../../src/llm/model-provider';
-import { OpenAiProvider } from '../../src/llm/openai.provider';
+import { OpenAiProvider } from '../../src/llm/providers/openai/openai.provider';
 import { MODEL_READS_PER_TICK } from '../../src/common/tuning';
 import { ReadTicks } from '../../src/llm/read-ticks';
 import { FakeUpstream, text, toolCalls } from '../support/fake-upstream';

@@ -41,6 +41,7 @@ const CONTRACT: [method: string, path: string][] = [
   ['post', '/v1/runs/{id}/tool-calls/{callId}/result'],
   ['post', '/v1/runs/{id}/stream-token'],
   ['get', '/v1/tools'],
+  ['get', '/v1/models'],
   ['get', '/v1/mcp/servers'],
   ['get', '/v1/sessions/{id}/changes'],
   ['get', '/health/live'],
@@ -59,6 +60,7 @@ const EVENT_SCHEMAS = [
   'DoneEvent',
   'ErrorEvent',
   'RunResumedEvent',
+  'ReasoningEvent',
 ];
 
 describe('the OpenAPI document', () => {

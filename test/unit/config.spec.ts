@@ -67,6 +67,52 @@ describe('loadConfig', () => {
     }
   });
 
+  it('reads the model providers’ variables, with the contract defaults', () => {
+    expect(loadConfig({}, '/srv').llm).toMatchObject({
+      anthropic: { apiKey: null, baseUrl: null },
+      headers: {},
+      fallbackModels: [],
+      models: [],
+      reasoning: 'off',
+      maxOutputTokens: 16_384,
+    });
+    const c = loadConfig(
+      {
+        ANTHROPIC_API_KEY: 'sk-ant',
+        LLM_HEADERS: '{"Copilot-Integration-Id":"vscode-chat","Editor-Version":"vscode/1.99"}',
+        LLM_FALLBACK_MODELS: 'anthropic/claude-x, openai/meta/llama-3',
+        LLM_MODELS: 'anthropic/*,gpt-4o',
+        LLM_REASONING: 'high',
+      },
+      '/srv',
+    );
+    expect(c.llm.anthropic.apiKey).toBe('sk-ant');
+    expect(c.llm.headers).toEqual({
+      'Copilot-Integration-Id': 'vscode-chat',
+      'Editor-Version': 'vscode/1.99',
+    });
+    expect(c.llm.fallbackModels).toEqual(['anthropic/claude-x', 'openai/meta/llama-3']);
+    expect(c.llm.models).toEqual(['anthropic/*', 'gpt-4o']);
+    expect(c.llm.reasoning).toBe('high');
+  });
+
+  it.each([
+    ['LLM_HEADERS', '{"X-Secret":'],
+    ['LLM_HEADERS', '["a"]'],
+    ['LLM_HEADERS', '{"X-Count":3}'],
+    ['LLM_HEADERS', '{"Bad Header":"x"}'],
+    ['LLM_REASONING', 'max'],
+    ['LLM_FALLBACK_MODELS', 'anthropic//x'],
+    ['LLM_MAX_OUTPUT_TOKENS', '0'],
+  ])('stops start-up on %s=%s, naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value }, '/srv')).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value }, '/srv')).toThrow(new RegExp(`^${name}=`));
+  });
+
+  it('never echoes LLM_HEADERS, which may hold a token', () => {
+    expect(() => loadConfig({ LLM_HEADERS: '{"Authorization":1234}' }, '/srv')).toThrow(/<redacted>/);
+  });
+
   it('reads TOOL_POLICY overrides per tool', () => {
     expect(loadConfig({ TOOL_POLICY: 'write_file=allow, run_command=confirm' }).toolPolicy).toEqual({
       write_file: 'allow',

@@ -332,3 +332,52 @@ describe('the AG-UI projection', () => {
     expect(events).toEqual([{ type: EventType.RUN_ERROR, message: 'boom', code: 'UPSTREAM' }]);
   });
 });
+
+describe('reasoning in both projections', () => {
+  const thinking = log(
+    { type: 'run_started', sessionId: 's-1', model: 'anthropic/claude' },
+    { type: 'reasoning', delta: 'Think ' },
+    { type: 'reasoning', delta: 'first.' },
+    { type: 'text', delta: 'Answer.' },
+    { type: 'step_finished', iteration: 1, finishReason: 'stop', usage },
+  );
+
+  it('becomes AI SDK reasoning parts, closed before the text, never text', () => {
+    const s = newUiProjection('run-1', 's-1');
+    expect(thinking.flatMap((e) => projectUiEvent(s, e))).toEqual([
+      { type: 'start-step' },
+      { type: 'reasoning-start', id: 'reasoning-2' },
+      { type: 'reasoning-delta', id: 'reasoning-2', delta: 'Think ' },
+      { type: 'reasoning-delta', id: 'reasoning-2', delta: 'first.' },
+      { type: 'reasoning-end', id: 'reasoning-2' },
+      { type: 'text-start', id: 'text-4' },
+      { type: 'text-delta', id: 'text-4', delta: 'Answer.' },
+      { type: 'text-end', id: 'text-4' },
+      { type: 'finish-step' },
+    ]);
+  });
+
+  it('becomes AG-UI reasoning events, ended before the text message', () => {
+    const s = newAgUiProjection({
+      threadId: 't',
+      inputRunId: 'client-run',
+      runId: 'run-1',
+      sessionId: 's-1',
+    });
+    const events = thinking.flatMap((e) => projectAgUiEvent(s, e));
+    expect(events.map((e) => e.type)).toEqual([
+      EventType.STEP_STARTED,
+      EventType.REASONING_START,
+      EventType.REASONING_MESSAGE_START,
+      EventType.REASONING_MESSAGE_CONTENT,
+      EventType.REASONING_MESSAGE_CONTENT,
+      EventType.REASONING_MESSAGE_END,
+      EventType.REASONING_END,
+      EventType.TEXT_MESSAGE_START,
+      EventType.TEXT_MESSAGE_CONTENT,
+      EventType.TEXT_MESSAGE_END,
+      EventType.STEP_FINISHED,
+    ]);
+    expect(events[2]).toMatchObject({ messageId: 'run-1-reasoning-2', role: 'reasoning' });
+  });
+});

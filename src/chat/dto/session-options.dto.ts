@@ -16,7 +16,7 @@ import {
   MinLength,
   ValidateNested,
 } from 'class-validator';
-import type { SessionMode } from '../../config/app-config';
+import type { ReasoningLevel, SessionMode } from '../../config/app-config';
 
 export class ClientFunctionDto {
   @ApiProperty({
@@ -68,7 +68,10 @@ export class SessionOptionsDto {
   @MinLength(1)
   systemPrompt?: string;
 
-  @ApiPropertyOptional({ description: 'Model name at the upstream; defaults to LLM_MODEL' })
+  @ApiPropertyOptional({
+    description:
+      'provider/model (openai, openai-responses, anthropic; a bare name is openai/<name>); defaults to LLM_MODEL; see GET /v1/models',
+  })
   @IsOptional()
   @IsString()
   @MinLength(1)
@@ -126,4 +129,12 @@ export class SessionOptionsDto {
   @IsNumber({ allowNaN: false, allowInfinity: false })
   @IsPositive()
   maxCostUsd?: number;
+
+  @ApiPropertyOptional({
+    enum: ['off', 'low', 'medium', 'high'],
+    description: 'How hard models that can reason are asked to (default LLM_REASONING)',
+  })
+  @IsOptional()
+  @IsIn(['off', 'low', 'medium', 'high'])
+  reasoning?: ReasoningLevel;
 }

@@ -46,6 +46,14 @@ export class SessionResponse {
   @ApiProperty({ type: Number, nullable: true, description: 'USD one run may spend; null: no limit' })
   maxCostUsd!: number | null;
 
+  @ApiProperty({
+    type: String,
+    enum: ['off', 'low', 'medium', 'high'],
+    nullable: true,
+    description: 'null: LLM_REASONING',
+  })
+  reasoning!: 'off' | 'low' | 'medium' | 'high' | null;
+
   @ApiProperty({ type: String, format: 'date-time' })
   createdAt!: Date;
 
@@ -94,6 +102,11 @@ export class MessageResponse {
 
   @ApiPropertyOptional({ description: 'A tool message: the call it answers' })
   toolCallId?: string;
+
+  @ApiPropertyOptional({
+    description: "An assistant message: the model's visible reasoning (never its content)",
+  })
+  reasoning?: string;
 
   @ApiProperty({ type: String, format: 'date-time' })
   createdAt!: Date;

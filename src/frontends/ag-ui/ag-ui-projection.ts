@@ -23,6 +23,8 @@ export interface AgUiProjectionState {
   stepOpen: boolean;
   iteration: number;
   textId: string | null;
+  /** The open reasoning message, if any. */
+  reasoningId?: string | null;
   waiting: Set<string>;
   ended: boolean;
 }
@@ -55,8 +57,21 @@ export function projectAgUiEvent(s: AgUiProjectionState, e: RunEvent): BaseEvent
     case 'run_started':
     case 'tool_call_output':
       break;
+    case 'reasoning':
+      openStep(s, out);
+      endText(s, out);
+      if (!s.reasoningId) {
+        s.reasoningId = `${s.runId}-reasoning-${e.seq}`;
+        out.push(
+          ev(EventType.REASONING_START, { messageId: s.reasoningId }),
+          ev(EventType.REASONING_MESSAGE_START, { messageId: s.reasoningId, role: 'reasoning' }),
+        );
+      }
+      out.push(ev(EventType.REASONING_MESSAGE_CONTENT, { messageId: s.reasoningId, delta: e.delta }));
+      break;
     case 'text':
       openStep(s, out);
+      closeReasoning(s, out);
       if (s.textId === null) {
         s.textId = `${s.runId}-${e.seq}`;
         out.push(ev(EventType.TEXT_MESSAGE_START, { messageId: s.textId, role: 'assistant' }));
@@ -136,7 +151,22 @@ function openStep(s: AgUiProjectionState, out: BaseEvent[]): void {
   out.push(ev(EventType.STEP_STARTED, { stepName: `model-call-${s.iteration + 1}` }));
 }
 
+function closeReasoning(s: AgUiProjectionState, out: BaseEvent[]): void {
+  if (!s.reasoningId) return;
+  out.push(
+    ev(EventType.REASONING_MESSAGE_END, { messageId: s.reasoningId }),
+    ev(EventType.REASONING_END, { messageId: s.reasoningId }),
+  );
+  s.reasoningId = null;
+}
+
+/** Closes the open text message (and reasoning: a step's messages end before the next begins). */
 function closeText(s: AgUiProjectionState, out: BaseEvent[]): void {
+  closeReasoning(s, out);
+  endText(s, out);
+}
+
+function endText(s: AgUiProjectionState, out: BaseEvent[]): void {
   if (s.textId === null) return;
   out.push(ev(EventType.TEXT_MESSAGE_END, { messageId: s.textId }));
   s.textId = null;

@@ -22,6 +22,8 @@ export interface UiProjectionState {
   lastSeq: number;
   stepOpen: boolean;
   textId: string | null;
+  /** The open reasoning part, if any. */
+  reasoningId?: string | null;
   executors: Map<string, ToolExecutor>;
   /** Calls that wait for a person or the client (as far as the events tell). */
   waiting: Set<string>;
@@ -66,8 +68,18 @@ export function projectUiEvent(s: UiProjectionState, e: RunEvent): LoopwrightChu
     case 'run_started':
     case 'tool_call_output':
       break;
+    case 'reasoning':
+      openStep(s, out);
+      endText(s, out);
+      if (!s.reasoningId) {
+        s.reasoningId = `reasoning-${e.seq}`;
+        out.push({ type: 'reasoning-start', id: s.reasoningId });
+      }
+      out.push({ type: 'reasoning-delta', id: s.reasoningId, delta: e.delta });
+      break;
     case 'text':
       openStep(s, out);
+      closeReasoning(s, out);
       if (s.textId === null) {
         s.textId = `text-${e.seq}`;
         out.push({ type: 'text-start', id: s.textId });
@@ -174,7 +186,19 @@ function openStep(s: UiProjectionState, out: LoopwrightChunk[]): void {
   out.push({ type: 'start-step' });
 }
 
+function closeReasoning(s: UiProjectionState, out: LoopwrightChunk[]): void {
+  if (!s.reasoningId) return;
+  out.push({ type: 'reasoning-end', id: s.reasoningId });
+  s.reasoningId = null;
+}
+
+/** Closes the open text part (and the reasoning part: a step's parts end before the next begins). */
 function closeText(s: UiProjectionState, out: LoopwrightChunk[]): void {
+  closeReasoning(s, out);
+  endText(s, out);
+}
+
+function endText(s: UiProjectionState, out: LoopwrightChunk[]): void {
   if (s.textId === null) return;
   out.push({ type: 'text-end', id: s.textId });
   s.textId = null;

@@ -38,6 +38,14 @@ export class MessageEntity {
   @Column({ name: 'tool_calls', type: 'jsonb', nullable: true })
   toolCalls!: StoredToolCall[] | null;
 
+  /** The reasoning the model showed with this (assistant) message, never its content. */
+  @Column({ type: 'text', nullable: true })
+  reasoning!: string | null;
+
+  /** What the provider that wrote this message needs back on later calls (llm's ProviderData). */
+  @Column({ name: 'provider_data', type: 'jsonb', nullable: true })
+  providerData!: { provider: string; items: unknown[] } | null;
+
   @Column({ name: 'tool_call_id', type: 'text', nullable: true })
   toolCallId!: string | null;
 

@@ -50,6 +50,10 @@ export class SessionEntity {
   @Column({ name: 'max_cost_usd', type: 'double precision', nullable: true })
   maxCostUsd!: number | null;
 
+  /** `off`, `low`, `medium`, `high`; null: LLM_REASONING. */
+  @Column({ type: 'text', nullable: true })
+  reasoning!: string | null;
+
   /** The next message's position in the session; messages are ordered by it. */
   @Column({ name: 'next_message_seq', type: 'int', default: 1 })
   nextMessageSeq!: number;

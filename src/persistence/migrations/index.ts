@@ -6,6 +6,7 @@ import { IdempotencyKeys1795417048424 } from './1795417048424-idempotency-keys';
 import { LightEventLog1795417824579 } from './1795417824579-light-event-log';
 import { OwnerActiveRuns1795417890573 } from './1795417890573-owner-active-runs';
 import { RunResumes1795420000000 } from './1795420000000-run-resumes';
+import { ModelProviders1795500000000 } from './1795500000000-model-providers';
 import { TeamUsage1795779091472 } from './1795779091472-team-usage';
 
 /** Every committed migration, oldest first. Never edit one that has landed; add a new one. */
@@ -18,5 +19,6 @@ export const MIGRATIONS = [
   LightEventLog1795417824579,
   OwnerActiveRuns1795417890573,
   RunResumes1795420000000,
+  ModelProviders1795500000000,
   TeamUsage1795779091472,
 ];

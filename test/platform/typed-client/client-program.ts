@@ -49,6 +49,8 @@ export async function everyAnswer(baseUrl: string, apiKey: string): Promise<stri
 
   const tools = await client.GET('/v1/tools', { params: { query: { mode: 'exec' } } });
   seen.push(tools.data?.[0]?.policy ?? 'deny', tools.data?.[0]?.source ?? 'builtin');
+  const models = await client.GET('/v1/models');
+  seen.push(models.data?.default ?? '', models.data?.providers[0]?.baseUrl ?? '');
   const servers = await client.GET('/v1/mcp/servers');
   seen.push(servers.data?.[0]?.status ?? 'connecting', servers.data?.[0]?.tools.join() ?? '');
 

@@ -4,7 +4,7 @@ import type {
   ChatCompletionMessageFunctionToolCall,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
-import type { ModelMessage, ModelRequest, ModelToolCall, ModelToolDefinition } from './model-provider';
+import type { ModelMessage, ModelRequest, ModelToolCall, ModelToolDefinition } from '../../model-provider';
 
 /** A tool call as sent back, with the opaque provider data some upstreams require (Gemini's thought signature). */
 type ToolCallParam = ChatCompletionMessageFunctionToolCall & { extra_content?: Record<string, unknown> };
@@ -20,6 +20,10 @@ export function toChatCompletionParams(request: ModelRequest): ChatCompletionCre
   if (request.tools.length > 0) {
     params.tools = request.tools.map(toToolParam);
     if (request.toolChoice !== undefined) params.tool_choice = request.toolChoice;
+  }
+  // Only when asked: many OpenAI-compatible servers refuse a parameter they do not know.
+  if (request.reasoning !== undefined && request.reasoning !== 'off') {
+    params.reasoning_effort = request.reasoning;
   }
   return params;
 }

@@ -1,15 +1,22 @@
 import OpenAI, { APIError, type ClientOptions } from 'openai';
-import type { AppConfig } from '../config/app-config';
-import { BodyChunks } from './body-chunks';
-import { ChunkNormalizer } from './chunk-normalizer';
-import type { ReadTicks } from './read-ticks';
-import { ModelError, type ModelProvider, type ModelRequest, type ModelStreamEvent } from './model-provider';
+import type { AppConfig } from '../../../config/app-config';
+import { BodyChunks } from '../../body-chunks';
+import { ChunkNormalizer } from '../../chunk-normalizer';
+import type { ReadTicks } from '../../read-ticks';
+import {
+  ModelError,
+  type ModelCapabilities,
+  type ModelProvider,
+  type ModelRequest,
+  type ModelStreamEvent,
+} from '../../model-provider';
 import { toChatCompletionParams, toolCallIdsIn } from './openai-request.mapper';
-import { createNodeFetch, rawBody } from './node-fetch';
-import { SseParser } from './sse-parser';
-import { abortReason, UpstreamCall } from './upstream-call';
+import { joinDeltas } from '../../join-deltas';
+import { createNodeFetch, rawBody } from '../../node-fetch';
+import { SseParser } from '../../sse-parser';
+import { abortReason, UpstreamCall } from '../../upstream-call';
 
-const OPENAI_BASE_URL = 'https://api.openai.com/v1';
+export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
 
 /**
  * After `[DONE]`, how long the end of the body may take to arrive. Reading a body to its end lets
@@ -29,18 +36,18 @@ const SILENT_LOGGER: NonNullable<ClientOptions['logger']> = {
 };
 
 /**
- * Any OpenAI-compatible Chat Completions endpoint. The official SDK sends the request: auth,
- * headers, retries of 429, 408/409, 5xx and connection failures before the body starts (honouring
- * retry-after-ms and retry-after), and its errors. The streamed body is ours to read
- * (docs/decisions/007-raw-sse-parsing.md): one pass from bytes to ChunkNormalizer, which sees
- * `[DONE]`, costs one JSON.parse per event, and stops the request as soon as the call's budget is
- * spent. A silent upstream fails after LLM_IDLE_TIMEOUT_MS as a retryable UPSTREAM_TIMEOUT.
+ * Any OpenAI-compatible Chat Completions endpoint (`openai/<model>`). The official SDK sends the
+ * request: auth, LLM_HEADERS, retries of 429, 408/409, 5xx and connection failures before the body
+ * starts (honouring retry-after-ms and retry-after), and its errors. The streamed body is ours to
+ * read (docs/decisions/007-raw-sse-parsing.md): one pass from bytes to ChunkNormalizer, which sees
+ * `[DONE]`, costs one JSON.parse per event, and stops the request once the arguments or reasoning
+ * outgrow their memory bounds (STREAM_LIMITS). The idle timeout and the answer budget are held by
+ * ModelProviders for every provider (model-stream-guard.ts).
  */
 export class OpenAiProvider implements ModelProvider {
+  readonly capabilities: ModelCapabilities = { reasoning: true, promptCaching: false, providerData: false };
   private readonly client: OpenAI;
   private readonly recoverToolCallsFromText: boolean;
-  private readonly idleTimeoutMs: number;
-  private readonly answerMaxBytes: number;
 
   constructor(
     config: AppConfig,
@@ -54,25 +61,24 @@ export class OpenAiProvider implements ModelProvider {
       organization: null,
       project: null,
       maxRetries: config.llm.maxRetries,
+      defaultHeaders: config.llm.headers,
       // The client only ever streams chat completions: every 2xx body is read raw (see nodeFetch).
       fetch: createNodeFetch(),
       logger: SILENT_LOGGER,
       logLevel: 'off',
     });
     this.recoverToolCallsFromText = config.toolCallTextRecovery;
-    this.idleTimeoutMs = config.llm.idleTimeoutMs;
-    this.answerMaxBytes = config.llm.answerMaxBytes;
   }
 
   async *stream(
     request: ModelRequest,
     signal: AbortSignal,
+    alive: () => void = noop,
   ): AsyncGenerator<ModelStreamEvent, void, undefined> {
     if (signal.aborted) throw abortReason(signal);
     const normalizer = new ChunkNormalizer({
       recoverToolCallsFromText: this.recoverToolCallsFromText,
       reservedToolCallIds: toolCallIdsIn(request.messages),
-      answerMaxBytes: this.answerMaxBytes,
     });
     const out: ModelStreamEvent[] = [];
     let sawDone = false;
@@ -85,7 +91,7 @@ export class OpenAiProvider implements ModelProvider {
       normalizer.push(parseEvent(data, event, headers), out);
       return normalizer.cut;
     });
-    const call = new UpstreamCall(signal, this.idleTimeoutMs);
+    const call = new UpstreamCall(signal);
     let chunks: AsyncIterator<Uint8Array> | undefined;
     let atEnd = false;
     try {
@@ -97,7 +103,7 @@ export class OpenAiProvider implements ModelProvider {
       } catch (error) {
         throw call.failure(error);
       }
-      call.touch();
+      alive();
       headers = response.headers;
       const raw = rawBody(response);
       const body: AsyncIterable<Uint8Array> | null = response.body;
@@ -111,7 +117,7 @@ export class OpenAiProvider implements ModelProvider {
         } catch (error) {
           throw call.failure(error);
         }
-        call.touch();
+        alive();
         let failed: unknown;
         try {
           if (read.done) {
@@ -176,29 +182,6 @@ function parseEvent(data: string, event: string, headers: Headers | undefined): 
   if (event === 'error') throw new APIError(undefined, (error ?? value) as object, undefined, headers);
   if (error) throw new APIError(undefined, error, undefined, headers);
   return value;
-}
-
-/**
- * Joins, in place, each run of text deltas (and of reasoning deltas) that one read of the body
- * brought: the loop then takes one event where the upstream sent several chunks. Nothing is lost —
- * the run's streams see the text of a write as one event anyway (RunEventSink).
- */
-function joinDeltas(events: ModelStreamEvent[]): void {
-  let kept = 0;
-  for (let i = 0; i < events.length; i++) {
-    const event = events[i];
-    const last = kept > 0 ? events[kept - 1] : undefined;
-    if (
-      last !== undefined &&
-      (event.type === 'text' || event.type === 'reasoning') &&
-      last.type === event.type
-    ) {
-      events[kept - 1] = { type: event.type, delta: last.delta + event.delta };
-    } else {
-      events[kept++] = event;
-    }
-  }
-  events.length = kept;
 }
 
 /** Reads a body to its end, ignoring what it holds; false when it did not end within `ms` or failed. */

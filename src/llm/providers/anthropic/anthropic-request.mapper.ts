@@ -1,0 +1,169 @@
+import type {
+  ContentBlockParam,
+  MessageCreateParamsStreaming,
+  MessageParam,
+  TextBlockParam,
+  Tool,
+} from '@anthropic-ai/sdk/resources/messages/messages';
+import type { ModelMessage, ModelRequest, ReasoningLevel } from '../../model-provider';
+
+export const ANTHROPIC = 'anthropic';
+
+/** Thinking budgets per LLM_REASONING level (the API takes at least 1024, below max_tokens). */
+const THINKING_BUDGET: Record<Exclude<ReasoningLevel, 'off'>, number> = {
+  low: 2048,
+  medium: 8192,
+  high: 24_576,
+};
+const MIN_THINKING_BUDGET = 1024;
+
+const CACHE = { type: 'ephemeral' } as const;
+
+/**
+ * Our request in Messages API terms: the system prompt apart, tool results as `tool_result` blocks
+ * in the user turn right after their `tool_use` (consecutive tool messages one turn), the thinking
+ * blocks of earlier answers sent back unchanged (ProviderData of this provider; another provider's
+ * is dropped), and cache breakpoints on the tools, the system prompt and the newest message — so
+ * each call reads the prefix the one before it wrote.
+ */
+export function toMessageParams(request: ModelRequest, maxTokens: number): MessageCreateParamsStreaming {
+  const system = request.messages
+    .filter((m) => m.role === 'system')
+    .map((m) => m.content)
+    .join('\n\n');
+  const messages = toMessages(request.messages);
+  markNewest(messages);
+  const params: MessageCreateParamsStreaming = {
+    model: request.model,
+    max_tokens: maxTokens,
+    messages,
+    stream: true,
+  };
+  if (system !== '') params.system = [{ type: 'text', text: system, cache_control: CACHE }];
+  if (request.tools.length > 0) {
+    const tools: Tool[] = request.tools.map((t) => ({
+      name: t.name,
+      description: t.description,
+      // Keys in one order whatever the schema went through (jsonb reorders a stored client tool's):
+      // the cache is matched byte for byte, so a reordered schema would miss it after every wait.
+      input_schema: sortedKeys({ type: 'object', ...t.parameters }) as Tool['input_schema'],
+    }));
+    tools[tools.length - 1].cache_control = CACHE;
+    params.tools = tools;
+    params.tool_choice = { type: request.toolChoice === 'none' ? 'none' : 'auto' };
+  }
+  const budget = thinkingBudget(request.reasoning, maxTokens);
+  if (budget !== undefined && thinkingMayStart(request.messages)) {
+    params.thinking = { type: 'enabled', budget_tokens: budget };
+  }
+  return params;
+}
+
+function thinkingBudget(level: ReasoningLevel | undefined, maxTokens: number): number | undefined {
+  if (level === undefined || level === 'off') return undefined;
+  const budget = Math.min(THINKING_BUDGET[level], maxTokens - 1);
+  return budget >= MIN_THINKING_BUDGET ? budget : undefined;
+}
+
+/**
+ * With thinking on, an answer that continues a tool loop must start with the thinking block that
+ * asked for those tools. When the loop's assistant turn has none (another provider answered it, or
+ * thinking was off), this call goes without thinking rather than be refused.
+ */
+function thinkingMayStart(messages: readonly ModelMessage[]): boolean {
+  const last = messages[messages.length - 1];
+  if (last?.role !== 'tool') return true;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m.role === 'assistant') return ownThinking(m) !== undefined;
+  }
+  return true;
+}
+
+function ownThinking(m: Extract<ModelMessage, { role: 'assistant' }>): ContentBlockParam[] | undefined {
+  const data = m.providerData;
+  if (data?.provider !== ANTHROPIC || data.items.length === 0) return undefined;
+  return data.items as ContentBlockParam[];
+}
+
+function toMessages(conversation: readonly ModelMessage[]): MessageParam[] {
+  const out: MessageParam[] = [];
+  // Blocks join the previous turn when it has the same role (tool results, then a prompt).
+  const add = (role: 'user' | 'assistant', blocks: ContentBlockParam[]) => {
+    if (blocks.length === 0) return;
+    const last = out[out.length - 1];
+    if (last?.role === role && Array.isArray(last.content)) last.content.push(...blocks);
+    else out.push({ role, content: blocks });
+  };
+  for (const m of conversation) {
+    switch (m.role) {
+      case 'system':
+        break;
+      case 'user':
+        add('user', [text(m.content)]);
+        break;
+      case 'tool':
+        add('user', [{ type: 'tool_result', tool_use_id: toolUseId(m.toolCallId), content: m.content }]);
+        break;
+      case 'assistant': {
+        const blocks: ContentBlockParam[] = [...(ownThinking(m) ?? [])];
+        if (m.content !== null && m.content !== '') blocks.push(text(m.content));
+        for (const call of m.toolCalls ?? []) {
+          blocks.push({
+            type: 'tool_use',
+            id: toolUseId(call.id),
+            name: call.name,
+            input: toolInput(call.arguments),
+          });
+        }
+        add('assistant', blocks);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * A call id as the Messages API takes it (`^[a-zA-Z0-9_-]+$`): another provider's ids (such as
+ * `functions.get_weather:0`) are mapped the same way in the call and in its result.
+ */
+function toolUseId(id: string): string {
+  return id.replace(/[^a-zA-Z0-9_-]/g, '_');
+}
+
+/** `value` with every object's keys in sorted order, recursively. */
+function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (typeof value !== 'object' || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort()) out[key] = sortedKeys((value as Record<string, unknown>)[key]);
+  return out;
+}
+
+/** The API refuses an empty text block. */
+function text(content: string): TextBlockParam {
+  return { type: 'text', text: content === '' ? ' ' : content };
+}
+
+/** The arguments as the object `tool_use.input` must be; broken ones (the tool said so) as `{}`. */
+function toolInput(args: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(args);
+    if (typeof value === 'object' && value !== null && !Array.isArray(value))
+      return value as Record<string, unknown>;
+  } catch {
+    // fall through
+  }
+  return {};
+}
+
+/** The newest message's last block is the conversation's cache breakpoint. */
+function markNewest(messages: MessageParam[]): void {
+  const last = messages[messages.length - 1];
+  if (last === undefined || !Array.isArray(last.content)) return;
+  const block = last.content[last.content.length - 1];
+  if (block !== undefined && block.type !== 'thinking' && block.type !== 'redacted_thinking') {
+    (block as { cache_control?: typeof CACHE }).cache_control = CACHE;
+  }
+}

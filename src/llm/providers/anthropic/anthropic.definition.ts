@@ -1,0 +1,10 @@
+import type { ProviderDefinition } from '../provider-definition';
+import { ANTHROPIC_BASE_URL, AnthropicProvider } from './anthropic.provider';
+
+/** `anthropic/<model>`: Anthropic's Messages API; configured by ANTHROPIC_API_KEY. */
+export const ANTHROPIC_PROVIDER: ProviderDefinition = {
+  name: 'anthropic',
+  baseUrl: (config) =>
+    config.llm.anthropic.apiKey === null ? null : (config.llm.anthropic.baseUrl ?? ANTHROPIC_BASE_URL),
+  create: (config) => new AnthropicProvider(config),
+};

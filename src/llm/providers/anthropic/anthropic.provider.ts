@@ -1,0 +1,236 @@
+import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk';
+import type { RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages/messages';
+import type { AppConfig } from '../../../config/app-config';
+import { ChunkNormalizer } from '../../chunk-normalizer';
+import { joinDeltas } from '../../join-deltas';
+import { SseParser } from '../../sse-parser';
+import {
+  ModelError,
+  type ModelCapabilities,
+  type ModelProvider,
+  type ModelRequest,
+  type ModelStreamEvent,
+  type Usage,
+} from '../../model-provider';
+import { toolCallIdsIn } from '../openai/openai-request.mapper';
+import { abortReason } from '../../upstream-call';
+import { modelErrorFor } from '../../upstream-error.mapper';
+import { ANTHROPIC, toMessageParams } from './anthropic-request.mapper';
+
+export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
+
+/** Anthropic's stop reasons in the Chat Completions vocabulary of `finishReason`. */
+const FINISH_REASONS: Readonly<Record<string, string>> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  tool_use: 'tool_calls',
+  max_tokens: 'length',
+  model_context_window_exceeded: 'length',
+  refusal: 'content_filter',
+  pause_turn: 'stop',
+};
+
+function noop(): void {}
+
+/** A thinking block as the API sent it, to send back unchanged (its signature covers its text). */
+type ThinkingBlock =
+  { type: 'thinking'; thinking: string; signature: string } | { type: 'redacted_thinking'; data: string };
+
+/**
+ * Anthropic's Messages API (`anthropic/<model>`), streamed through the official SDK: auth,
+ * LLM_HEADERS, retries of 429, 529 and 5xx before the body starts. The SDK parses the stream; the
+ * shared ChunkNormalizer turns its events into text, tool calls (arguments as `input_json_delta`)
+ * and reasoning under the memory bounds, while this class keeps what must go back: the thinking
+ * blocks, signed, as ProviderData.
+ */
+export class AnthropicProvider implements ModelProvider {
+  readonly capabilities: ModelCapabilities = { reasoning: true, promptCaching: true, providerData: true };
+  private readonly client: Anthropic;
+  private readonly maxOutputTokens: number;
+
+  constructor(config: AppConfig) {
+    this.client = new Anthropic({
+      apiKey: config.llm.anthropic.apiKey,
+      authToken: null,
+      baseURL: config.llm.anthropic.baseUrl ?? ANTHROPIC_BASE_URL,
+      maxRetries: config.llm.maxRetries,
+      defaultHeaders: config.llm.headers,
+      logger: { error: noop, warn: noop, info: noop, debug: noop },
+      logLevel: 'off',
+    });
+    this.maxOutputTokens = config.llm.maxOutputTokens;
+  }
+
+  async *stream(
+    request: ModelRequest,
+    signal: AbortSignal,
+    alive: () => void = noop,
+  ): AsyncGenerator<ModelStreamEvent, void, undefined> {
+    if (signal.aborted) throw abortReason(signal);
+    const params = toMessageParams(request, request.maxOutputTokens ?? this.maxOutputTokens);
+    const normalizer = new ChunkNormalizer({ reservedToolCallIds: toolCallIdsIn(request.messages) });
+    const thinking = new Map<number, ThinkingBlock>();
+    const usage = { cacheRead: 0, cacheWrite: 0 };
+    const out: ModelStreamEvent[] = [];
+    const parser = new SseParser((data, name) => {
+      const event = parseEvent(data, name);
+      keepThinking(event, thinking);
+      if (event.type === 'message_start') cacheUsage(event.message.usage, usage);
+      else if (event.type === 'message_delta') cacheUsage(event.usage, usage);
+      normalizer.push(event, out);
+      return normalizer.cut || event.type === 'message_stop';
+    });
+    let body: AsyncIterator<Uint8Array>;
+    try {
+      const response = await this.client.messages.create(params, { signal }).asResponse();
+      if (response.body === null) {
+        throw new ModelError('UPSTREAM_MALFORMED', 'the model upstream answered without a body', false);
+      }
+      body = (response.body as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
+    } catch (error) {
+      throw failure(error, signal);
+    }
+    try {
+      while (!parser.done) {
+        let read: IteratorResult<Uint8Array>;
+        try {
+          read = await body.next();
+        } catch (error) {
+          throw failure(error, signal);
+        }
+        alive();
+        let failed: Error | undefined;
+        try {
+          if (read.done) parser.end();
+          else parser.push(read.value);
+        } catch (error) {
+          failed = error instanceof Error ? error : new Error(String(error));
+        }
+        // What came before a bad event is still the model's: yield it, then fail.
+        joinDeltas(out);
+        for (let i = 0; i < out.length; i++) yield out[i];
+        out.length = 0;
+        if (failed !== undefined) throw failed;
+        if (read.done) break;
+      }
+      if (signal.aborted) throw abortReason(signal);
+      if (!normalizer.finished && !normalizer.cut) {
+        throw new ModelError('UPSTREAM_CONNECTION', 'upstream closed the stream before finishing', true);
+      }
+      normalizer.end(out);
+      for (const event of out) {
+        if (event.type !== 'finish') {
+          yield event;
+          continue;
+        }
+        const blocks = [...thinking.entries()].sort(([a], [b]) => a - b).map(([, block]) => block);
+        yield {
+          ...event,
+          finishReason: FINISH_REASONS[event.finishReason] ?? event.finishReason,
+          usage: withCache(event.usage, usage),
+          ...(blocks.length > 0 ? { providerData: { provider: ANTHROPIC, items: blocks } } : {}),
+        };
+      }
+    } finally {
+      // Stopped early (a cut, the consumer, a failure) or done: the body is closed either way.
+      await body.return?.();
+    }
+  }
+}
+
+/**
+ * One event's data, parsed. The SSE `event:` line is not needed: every data object names its type
+ * (some gateways and recordings drop the `event:` lines). An error event becomes a ModelError.
+ */
+function parseEvent(data: string, name: string): RawMessageStreamEvent {
+  let value: unknown;
+  try {
+    value = JSON.parse(data);
+  } catch {
+    throw new ModelError(
+      'UPSTREAM_MALFORMED',
+      'the model upstream sent an event whose data is not JSON',
+      false,
+    );
+  }
+  if (typeof value !== 'object' || value === null) {
+    throw new ModelError(
+      'UPSTREAM_MALFORMED',
+      'the model upstream sent an event that is not an object',
+      false,
+    );
+  }
+  const event = value as { type?: unknown; error?: { type?: unknown; message?: unknown } };
+  if (name === 'error' || event.type === 'error') {
+    const kind = typeof event.error?.type === 'string' ? event.error.type : 'error';
+    const message = typeof event.error?.message === 'string' ? event.error.message : kind;
+    throw modelErrorFor(undefined, message, kind);
+  }
+  return value as RawMessageStreamEvent;
+}
+
+/** Collects the thinking blocks of an answer, by their index, exactly as streamed. */
+function keepThinking(event: RawMessageStreamEvent, blocks: Map<number, ThinkingBlock>): void {
+  if (event.type === 'content_block_start') {
+    const block = event.content_block;
+    if (block.type === 'thinking') {
+      blocks.set(event.index, { type: 'thinking', thinking: block.thinking, signature: block.signature });
+    } else if (block.type === 'redacted_thinking') {
+      blocks.set(event.index, { type: 'redacted_thinking', data: block.data });
+    }
+  } else if (event.type === 'content_block_delta') {
+    const block = blocks.get(event.index);
+    if (block?.type !== 'thinking') return;
+    if (event.delta.type === 'thinking_delta') block.thinking += event.delta.thinking;
+    else if (event.delta.type === 'signature_delta') block.signature += event.delta.signature;
+  }
+}
+
+function cacheUsage(
+  reported: { cache_read_input_tokens?: number | null; cache_creation_input_tokens?: number | null } | null,
+  usage: { cacheRead: number; cacheWrite: number },
+): void {
+  if (reported === null) return;
+  if (typeof reported.cache_read_input_tokens === 'number')
+    usage.cacheRead = reported.cache_read_input_tokens;
+  if (typeof reported.cache_creation_input_tokens === 'number')
+    usage.cacheWrite = reported.cache_creation_input_tokens;
+}
+
+function withCache(base: Usage, cache: { cacheRead: number; cacheWrite: number }): Usage {
+  return { ...base, cacheReadTokens: cache.cacheRead, cacheWriteTokens: cache.cacheWrite };
+}
+
+/** The caller's abort as it is; anything else the SDK threw as a ModelError of the shared codes. */
+function failure(error: unknown, signal: AbortSignal): unknown {
+  if (signal.aborted) return abortReason(signal);
+  if (error instanceof ModelError) return error;
+  if (error instanceof APIConnectionTimeoutError) {
+    return new ModelError('UPSTREAM_TIMEOUT', 'the model upstream timed out', true);
+  }
+  if (error instanceof APIConnectionError) {
+    return new ModelError(
+      'UPSTREAM_CONNECTION',
+      `could not reach the model upstream: ${error.message}`,
+      true,
+    );
+  }
+  if (error instanceof APIError) {
+    // An `event: error` inside the stream has no status: overloaded_error, api_error… by its type.
+    const body = error.error as { error?: { type?: unknown } } | undefined;
+    const kind = typeof body?.error?.type === 'string' ? body.error.type : '';
+    return modelErrorFor(error.status as number | undefined, error.message, kind);
+  }
+  if (error instanceof SyntaxError) {
+    return new ModelError(
+      'UPSTREAM_MALFORMED',
+      `the model upstream sent a malformed stream: ${error.message}`,
+      false,
+    );
+  }
+  return new ModelError(
+    'UPSTREAM_CONNECTION',
+    `the model upstream connection failed: ${error instanceof Error ? error.message : String(error)}`,
+    true,
+  );
+}

@@ -1,0 +1,10 @@
+import type { ProviderDefinition } from '../provider-definition';
+import { OPENAI_BASE_URL } from '../openai/openai.provider';
+import { OpenAiResponsesProvider } from './openai-responses.provider';
+
+/** `openai-responses/<model>`: OpenAI's Responses API, with the `openai` provider's key and base URL. */
+export const OPENAI_RESPONSES_PROVIDER: ProviderDefinition = {
+  name: 'openai-responses',
+  baseUrl: (config) => config.llm.baseUrl ?? OPENAI_BASE_URL,
+  create: (config) => new OpenAiResponsesProvider(config),
+};

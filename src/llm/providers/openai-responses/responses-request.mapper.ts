@@ -1,0 +1,69 @@
+import type {
+  FunctionTool,
+  ResponseCreateParamsStreaming,
+  ResponseInputItem,
+} from 'openai/resources/responses/responses';
+import type { ModelMessage, ModelRequest } from '../../model-provider';
+
+export const OPENAI_RESPONSES = 'openai-responses';
+
+/**
+ * Our request in Responses API terms, stateless (`store: false`): the system prompt as
+ * `instructions`, each answer's encrypted reasoning items (ProviderData of this provider; another
+ * provider's is dropped) before its text and function calls, every call's result as a
+ * `function_call_output` right after, and reasoning asked for when the level is not off.
+ */
+export function toResponseParams(
+  request: ModelRequest,
+  maxOutputTokens: number,
+): ResponseCreateParamsStreaming {
+  const instructions = request.messages
+    .filter((m) => m.role === 'system')
+    .map((m) => m.content)
+    .join('\n\n');
+  const params: ResponseCreateParamsStreaming = {
+    model: request.model,
+    input: request.messages.flatMap(toItems),
+    stream: true,
+    store: false,
+    include: ['reasoning.encrypted_content'],
+    max_output_tokens: maxOutputTokens,
+  };
+  if (instructions !== '') params.instructions = instructions;
+  if (request.tools.length > 0) {
+    params.tools = request.tools.map((t): FunctionTool => ({
+      type: 'function',
+      name: t.name,
+      description: t.description,
+      parameters: t.parameters,
+      strict: false,
+    }));
+    if (request.toolChoice !== undefined) params.tool_choice = request.toolChoice;
+  }
+  if (request.reasoning !== undefined && request.reasoning !== 'off') {
+    params.reasoning = { effort: request.reasoning, summary: 'auto' };
+  }
+  return params;
+}
+
+function toItems(m: ModelMessage): ResponseInputItem[] {
+  switch (m.role) {
+    case 'system':
+      return [];
+    case 'user':
+      return [{ role: 'user', content: m.content }];
+    case 'tool':
+      return [{ type: 'function_call_output', call_id: m.toolCallId, output: m.content }];
+    case 'assistant': {
+      const items: ResponseInputItem[] =
+        m.providerData?.provider === OPENAI_RESPONSES
+          ? [...(m.providerData.items as ResponseInputItem[])]
+          : [];
+      if (m.content !== null && m.content !== '') items.push({ role: 'assistant', content: m.content });
+      for (const call of m.toolCalls ?? []) {
+        items.push({ type: 'function_call', call_id: call.id, name: call.name, arguments: call.arguments });
+      }
+      return items;
+    }
+  }
+}
