@@ -38,7 +38,8 @@ export class AiSdkChatController {
     summary: "The chat's stored conversation as UIMessage[] (for useChat({ messages }) after a reload)",
   })
   @ApiOkResponse({
-    description: 'UIMessage[]: user text, assistant text, tool parts in their current states; [] for an unused chat id',
+    description:
+      'UIMessage[]: user text, assistant text, tool parts in their current states; [] for an unused chat id',
     schema: {
       type: 'array',
       items: {

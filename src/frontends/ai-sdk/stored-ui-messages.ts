@@ -1,4 +1,6 @@
-import type { DynamicToolUIPart, UIMessage, UIMessagePart, UIDataTypes, UITools } from 'ai' with { 'resolution-mode': 'import' };
+import type { DynamicToolUIPart, UIMessage, UIMessagePart, UIDataTypes, UITools } from 'ai' with {
+  'resolution-mode': 'import',
+};
 import type { MessageRow, ToolCallRow } from '../../store/conversation-store.service';
 import type { LoopwrightMessageMetadata } from './ui-message-projection';
 
@@ -55,7 +57,11 @@ function toolPart(c: ToolCallRow): Part {
         toolName: c.name,
         type: 'dynamic-tool',
         state: 'output-denied',
-        approval: { id: c.callId, approved: false, ...(c.approval?.reason ? { reason: c.approval.reason } : {}) },
+        approval: {
+          id: c.callId,
+          approved: false,
+          ...(c.approval?.reason ? { reason: c.approval.reason } : {}),
+        },
       };
     } else if (c.isError) {
       state = {
@@ -77,7 +83,13 @@ function toolPart(c: ToolCallRow): Part {
       };
     }
   } else if (c.status === 'pending_approval') {
-    state = { ...base, toolName: c.name, type: 'dynamic-tool', state: 'approval-requested', approval: { id: c.callId } };
+    state = {
+      ...base,
+      toolName: c.name,
+      type: 'dynamic-tool',
+      state: 'approval-requested',
+      approval: { id: c.callId },
+    };
   } else {
     state = { ...base, toolName: c.name, type: 'dynamic-tool', state: 'input-available' };
   }
