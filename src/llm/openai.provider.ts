@@ -8,7 +8,7 @@ import { createNodeFetch, rawBody } from './node-fetch';
 import { SseParser } from './sse-parser';
 import { abortReason, UpstreamCall } from './upstream-call';
 
-const OPENAI_BASE_URL = 'https://api.openai.com/v1';
+export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
 
 /**
  * After `[DONE]`, how long the end of the body may take to arrive. Reading a body to its end lets
