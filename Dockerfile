@@ -10,6 +10,7 @@ RUN npm install --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY scripts ./scripts
 COPY src ./src
+COPY web ./web
 RUN npm run build
 
 # --- runtime: production dependencies and the compiled app only, as the unprivileged node user ---
