@@ -30,6 +30,7 @@ export function messageView(m: MessageRow): MessageResponse {
       ? { toolCalls: m.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })) }
       : {}),
     ...(m.toolCallId ? { toolCallId: m.toolCallId } : {}),
+    ...(m.runId ? { runId: m.runId } : {}),
     createdAt: m.createdAt,
   };
 }
