@@ -58,7 +58,8 @@ export function buildIfChanged({ force = false } = {}) {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   try {
     const started = Date.now();
-    if (buildIfChanged({ force: process.argv.includes('--force') })) console.error(`built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    if (buildIfChanged({ force: process.argv.includes('--force') }))
+      console.error(`built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   } catch (err) {
     console.error(String(err instanceof Error ? err.message : err));
     process.exit(1);

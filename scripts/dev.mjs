@@ -53,7 +53,9 @@ async function rebuild() {
     try {
       built = buildIfChanged();
     } catch (err) {
-      console.error(`[dev] ${err instanceof Error ? err.message : String(err)}: the server keeps running the last build`);
+      console.error(
+        `[dev] ${err instanceof Error ? err.message : String(err)}: the server keeps running the last build`,
+      );
     }
     if (built || server === null) {
       console.error('[dev] restarting');
@@ -87,7 +89,9 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 try {
   buildIfChanged();
 } catch (err) {
-  console.error(`[dev] ${err instanceof Error ? err.message : String(err)}; fix it and save: dev mode rebuilds on change`);
+  console.error(
+    `[dev] ${err instanceof Error ? err.message : String(err)}; fix it and save: dev mode rebuilds on change`,
+  );
 }
 start();
 console.error('[dev] watching src/ and web/: a change rebuilds and restarts the server');

@@ -91,7 +91,7 @@ describeInBrowser('useChat after a reload (e2e, Chromium)', () => {
     const query = new URLSearchParams({ api: app.url, key: KEY, chat: 'chat-reloaded' });
     await page.goto(`${siteUrl}/?${query.toString()}`);
     await page.waitForFunction('window.chatPage !== undefined');
-    const loaded = (await page.evaluate('window.chatPage')) as ChatPage;
+    const loaded = await page.evaluate<ChatPage>('window.chatPage');
     expect(loaded.messages.map((m) => m.role)).toEqual(['user', 'assistant']);
     expect(loaded.messages[0].parts).toEqual([{ type: 'text', text: 'Write reload.txt' }]);
     expect(loaded.messages[1].parts.find((p) => p.type === 'dynamic-tool')).toMatchObject({
@@ -105,7 +105,7 @@ describeInBrowser('useChat after a reload (e2e, Chromium)', () => {
     await page.waitForFunction(
       "window.chatPage.status === 'ready' && window.chatPage.messages.at(-1).parts.some((p) => p.type === 'text' && p.text === 'Written after the reload.')",
     );
-    const after = (await page.evaluate('window.chatPage')) as ChatPage;
+    const after = await page.evaluate<ChatPage>('window.chatPage');
     expect(after.messages).toHaveLength(2);
     expect(after.messages[1].id).toBe(loaded.messages[1].id);
     expect(after.messages[1].parts.find((p) => p.type === 'dynamic-tool')).toMatchObject({

@@ -220,7 +220,7 @@ function SessionItem({
           </button>
         )}
         {confirming ? (
-          <button type="button" className="danger" onClick={() => onDelete().catch(fail)}>
+          <button type="button" className="danger" onClick={() => void onDelete().catch(fail)}>
             Confirm delete
           </button>
         ) : (

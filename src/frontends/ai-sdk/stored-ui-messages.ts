@@ -96,5 +96,5 @@ function toolPart(c: ToolCallRow): Part {
   if (c.executor === 'server') return state;
   // A client tool is a static part named after the tool, as `tool-input-available` without `dynamic` makes it.
   const { type: _, toolName: __, ...rest } = state;
-  return { ...rest, type: `tool-${c.name}` } as Part;
+  return { ...rest, type: `tool-${c.name}` };
 }
