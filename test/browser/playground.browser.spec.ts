@@ -388,11 +388,15 @@ describeInBrowser('the playground page in Chromium (e2e)', () => {
     await page.getByLabel('Search sessions').fill('beta');
     await expect(list.getByText('Alpha notes').count()).resolves.toBe(0);
     const item = list.getByRole('listitem').filter({ hasText: 'Beta plans' });
+    await item.getByRole('button', { name: /Beta plans/ }).click();
+    await page.locator('.session-header h2', { hasText: 'Beta plans' }).waitFor();
     await item.getByRole('button', { name: 'Rename session' }).click();
     await list.getByLabel('New title').fill('Gamma plans');
     await list.getByRole('button', { name: 'Save' }).click();
     await page.getByLabel('Search sessions').fill('');
     await list.getByText('Gamma plans').waitFor();
+    // The open session's header follows the new title.
+    await page.locator('.session-header h2', { hasText: 'Gamma plans' }).waitFor();
     const renamed = await api(app.url, 'GET', `/v1/sessions/${beta.body.id}`, undefined, headers);
     expect(renamed.body).toMatchObject({ title: 'Gamma plans' });
 

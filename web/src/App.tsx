@@ -140,6 +140,7 @@ export function App() {
           sessionId={selection.sessionId === selection.view ? selection.sessionId : undefined}
           newSession={{ mode, model }}
           defaultModel={models?.default ?? null}
+          listedTitle={sessions.find((s) => s.id === selection.sessionId)?.title}
           onSessionStarted={onSessionStarted}
           onRunSettled={refresh}
         />

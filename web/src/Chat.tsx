@@ -49,6 +49,8 @@ interface Props {
   /** Options of the session the first message creates. */
   newSession: { mode: string; model: string };
   defaultModel: string | null;
+  /** The session's title as the sessions list has it (it changes when the session is renamed). */
+  listedTitle: string | null | undefined;
   onSessionStarted: (sessionId: string) => void;
   onRunSettled: () => void;
 }
@@ -59,6 +61,7 @@ export function Chat({
   sessionId: openedId,
   newSession,
   defaultModel,
+  listedTitle,
   onSessionStarted,
   onRunSettled,
 }: Props) {
@@ -261,7 +264,8 @@ export function Chat({
       <div className="chat">
         <header className="session-header">
           <h2>
-            {info?.title ??
+            {listedTitle ??
+              info?.title ??
               (openedId === undefined && turns.length === 0 ? 'New session' : 'Untitled session')}
           </h2>
           <p className="session-meta">
