@@ -480,6 +480,14 @@ describeInBrowser('the playground page in Chromium (e2e)', () => {
       expect(box!.x + box!.width).toBeLessThanOrEqual(390);
     }
     await shot('15-phone');
+    // The sessions fold away behind a button on a phone, and open a session from there.
+    expect(await page.getByRole('list', { name: 'Sessions' }).isVisible()).toBe(false);
+    await page.getByRole('button', { name: 'Sessions', exact: true }).click();
+    const list = page.getByRole('list', { name: 'Sessions' });
+    await list.getByRole('button', { name: /read wide.txt/ }).click();
+    expect(await list.isVisible()).toBe(false);
+    await page.getByText('A long word:').waitFor();
+    expect(await page.evaluate<number>(horizontalOverflow)).toBeLessThanOrEqual(0);
     await page.setViewportSize({ width: 420, height: 800 });
     expect(await page.evaluate<number>(horizontalOverflow)).toBeLessThanOrEqual(0);
   });

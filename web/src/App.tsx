@@ -29,6 +29,8 @@ export function App() {
   const [mode, setMode] = useState('safe');
   const [model, setModel] = useState('');
   const [models, setModels] = useState<ModelsInfo | null>(null);
+  // On a phone the sessions fold away behind a button, so the conversation is on the first screen.
+  const [menuOpen, setMenuOpen] = useState(false);
 
   const refresh = useCallback(() => {
     listSessions(apiKey).then(
@@ -57,7 +59,17 @@ export function App() {
   return (
     <div className="layout">
       <aside className="sidebar">
-        <h1>Loopwright</h1>
+        <div className="brand">
+          <h1>Loopwright</h1>
+          <button
+            type="button"
+            className="menu-toggle quiet"
+            aria-expanded={menuOpen}
+            onClick={() => setMenuOpen(!menuOpen)}
+          >
+            {menuOpen ? 'Hide sessions' : 'Sessions'}
+          </button>
+        </div>
         <label className="field">
           API key
           <input
@@ -70,68 +82,79 @@ export function App() {
             }}
           />
         </label>
-        <fieldset className="new-session">
-          <legend>New session</legend>
-          <label className="field">
-            Model
-            <input
-              type="text"
-              list="model-suggestions"
-              placeholder={models?.default ?? 'the server default'}
-              value={model}
-              onChange={(event) => setModel(event.target.value)}
-            />
-            <datalist id="model-suggestions">
-              {models !== null && <option value={models.default} />}
-              {models?.providers.map((p) => (
-                <option key={p.name} value={`${p.name}/`} label={p.baseUrl} />
-              ))}
-            </datalist>
-          </label>
-          <label className="field">
-            Mode of new chats
-            <select value={mode} onChange={(event) => setMode(event.target.value)}>
-              <option value="safe">safe: approve writes</option>
-              <option value="write">write</option>
-              <option value="exec">exec: approve commands</option>
-            </select>
-          </label>
-          <button type="button" onClick={() => setSelection(newSelection())}>
-            New chat
-          </button>
-        </fieldset>
-        <h2>Sessions</h2>
-        <input
-          type="search"
-          className="search"
-          aria-label="Search sessions"
-          placeholder="Search by title"
-          value={search}
-          onChange={(event) => setSearch(event.target.value)}
-        />
-        {listError !== null && (
-          <p className="error" role="alert">
-            {listError}
-          </p>
-        )}
-        <ul className="sessions" aria-label="Sessions">
-          {shown.map((session) => (
-            <SessionItem
-              key={session.id}
-              session={session}
-              selected={session.id === selection.sessionId}
-              onOpen={() => setSelection({ view: session.id, sessionId: session.id })}
-              onRename={(title) => renameSession(apiKey, session.id, title).then(refresh)}
-              onDelete={() =>
-                deleteSession(apiKey, session.id).then(() => {
-                  if (selection.sessionId === session.id) setSelection(newSelection());
-                  refresh();
-                })
-              }
-            />
-          ))}
-        </ul>
-        {sessions.length > 0 && shown.length === 0 && <p className="empty">No session title matches.</p>}
+        <div className={`sidebar-body${menuOpen ? ' open' : ''}`}>
+          <fieldset className="new-session">
+            <legend>New session</legend>
+            <label className="field">
+              Model
+              <input
+                type="text"
+                list="model-suggestions"
+                placeholder={models?.default ?? 'the server default'}
+                value={model}
+                onChange={(event) => setModel(event.target.value)}
+              />
+              <datalist id="model-suggestions">
+                {models !== null && <option value={models.default} />}
+                {models?.providers.map((p) => (
+                  <option key={p.name} value={`${p.name}/`} label={p.baseUrl} />
+                ))}
+              </datalist>
+            </label>
+            <label className="field">
+              Mode of new chats
+              <select value={mode} onChange={(event) => setMode(event.target.value)}>
+                <option value="safe">safe: approve writes</option>
+                <option value="write">write</option>
+                <option value="exec">exec: approve commands</option>
+              </select>
+            </label>
+            <button
+              type="button"
+              onClick={() => {
+                setSelection(newSelection());
+                setMenuOpen(false);
+              }}
+            >
+              New chat
+            </button>
+          </fieldset>
+          <h2>Sessions</h2>
+          <input
+            type="search"
+            className="search"
+            aria-label="Search sessions"
+            placeholder="Search by title"
+            value={search}
+            onChange={(event) => setSearch(event.target.value)}
+          />
+          {listError !== null && (
+            <p className="error" role="alert">
+              {listError}
+            </p>
+          )}
+          <ul className="sessions" aria-label="Sessions">
+            {shown.map((session) => (
+              <SessionItem
+                key={session.id}
+                session={session}
+                selected={session.id === selection.sessionId}
+                onOpen={() => {
+                  setSelection({ view: session.id, sessionId: session.id });
+                  setMenuOpen(false);
+                }}
+                onRename={(title) => renameSession(apiKey, session.id, title).then(refresh)}
+                onDelete={() =>
+                  deleteSession(apiKey, session.id).then(() => {
+                    if (selection.sessionId === session.id) setSelection(newSelection());
+                    refresh();
+                  })
+                }
+              />
+            ))}
+          </ul>
+          {sessions.length > 0 && shown.length === 0 && <p className="empty">No session title matches.</p>}
+        </div>
       </aside>
       <main>
         <Chat
