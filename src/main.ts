@@ -3,10 +3,13 @@ import { accessSync, constants, mkdirSync } from 'node:fs';
 import { ConfigError, loadConfig } from './config/app-config';
 import { readEnvironment } from './config/environment';
 import { createApp } from './bootstrap';
-import { listen } from './http/listen';
+import { assertCanListen, listen } from './http/listen';
 import { Draining } from './common/draining';
 import { EmbeddedDatabaseError, openDatabase } from './persistence/embedded-database';
 import { startupLog } from './observability/startup-log';
+import { bannerRecord, bannerText } from './observability/startup-banner';
+import { checkUpstream } from './llm/upstream-check';
+import { startupFacts, upstreamsToCheck } from './startup-facts';
 
 /**
  * The last line of defence: something that slips past every handler is logged (one JSON line) and
@@ -53,13 +56,48 @@ async function main(): Promise<void> {
     startupLog('error', `Loopwright cannot start: WORKSPACE_ROOT ${workspaceProblem}`);
     process.exit(1);
   }
+  // A person at a terminal gets text; a collector gets JSON lines (LOG_FORMAT decides when set).
+  const pretty = config.logFormat === 'pretty' || (config.logFormat === 'auto' && process.stdout.isTTY);
+  const cannotListen = (err: unknown) => {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EADDRINUSE' && code !== 'EACCES') return false;
+    const where = `PORT=${config.port} on HOST=${config.host}`;
+    const message =
+      code === 'EADDRINUSE'
+        ? `Loopwright cannot start: ${where} is already in use (another Loopwright?). Stop that process or set PORT to a free port.`
+        : `Loopwright cannot start: this user may not listen on ${where}. Set PORT above 1023.`;
+    if (pretty) process.stderr.write(`${message}\n`);
+    else startupLog('error', message);
+    return true;
+  };
+  // Before the database and the application start: a port in use is one line, nothing to undo.
+  await assertCanListen(config.port, config.host).catch((err: unknown) => {
+    if (cannotListen(err)) process.exit(1);
+    throw err;
+  });
   const database = await openDatabase(config, startupLog);
   const app = await createApp(config, database.url);
-  await listen(app, config.port, config.host);
+  try {
+    await listen(app, config.port, config.host);
+  } catch (err) {
+    // Taken in the meantime.
+    if (!cannotListen(err)) throw err;
+    await app.close();
+    await database.close();
+    process.exit(1);
+  }
   const logger = new Logger('Loopwright');
-  logger.log(
-    `listening on http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`,
-  );
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+  const facts = startupFacts(app, config, url);
+  if (pretty) process.stdout.write(`${bannerText(facts)}\n`);
+  else logger.log({ ...bannerRecord(facts), msg: `listening on ${url}` });
+  for (const upstream of upstreamsToCheck(config)) {
+    void checkUpstream(upstream).then((problem) => {
+      if (problem === null) return;
+      if (pretty) process.stdout.write(`Warning: ${problem}\n`);
+      else logger.warn(problem);
+    });
+  }
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -36,6 +36,7 @@ export function messageView(m: MessageRow): MessageResponse {
       : {}),
     ...(m.toolCallId ? { toolCallId: m.toolCallId } : {}),
     ...(m.reasoning ? { reasoning: m.reasoning } : {}),
+    ...(m.runId ? { runId: m.runId } : {}),
     createdAt: m.createdAt,
   };
 }

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import {
   ApiBody,
   ApiCreatedResponse,
@@ -12,6 +12,7 @@ import { SessionsService } from '../sessions/sessions.service';
 import { Owner } from '../auth/owner.decorator';
 import { ListSessionsQuery } from './dto/list-sessions.query';
 import { SessionOptionsDto } from './dto/session-options.dto';
+import { UpdateSessionDto } from './dto/update-session.dto';
 import {
   FileChangeResponse,
   SessionDetailResponse,
@@ -53,7 +54,23 @@ export class SessionsController {
   @ApiErrors(404)
   async get(@Owner() owner: string, @Param('id', SessionIdPipe) id: string): Promise<SessionDetailResponse> {
     const session = await this.sessions.get(owner, id);
-    return { ...sessionView(session), messages: session.messages.map(messageView) };
+    return {
+      ...sessionView(session),
+      activeRunId: session.activeRunId,
+      messages: session.messages.map(messageView),
+    };
+  }
+
+  @Patch(':id')
+  @ApiOperation({ summary: 'Rename a session (its title is the only thing that changes)' })
+  @ApiOkResponse({ type: SessionResponse })
+  @ApiErrors(400, 404)
+  async update(
+    @Owner() owner: string,
+    @Param('id', SessionIdPipe) id: string,
+    @Body() { title }: UpdateSessionDto,
+  ): Promise<SessionResponse> {
+    return sessionView(await this.sessions.rename(owner, id, title));
   }
 
   @Get(':id/changes')

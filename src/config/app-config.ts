@@ -88,6 +88,8 @@ export interface AppConfig {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Log prompts and tool output (off by default). */
   logContent: boolean;
+  /** How start-up reports itself: `pretty` text for a person, `json` lines for a collector; `auto`: pretty on a terminal. */
+  logFormat: 'auto' | 'pretty' | 'json';
   shutdownGraceMs: number;
   /** A `: ping` comment after this much silence on a stream (15 s by the contract; tests shorten it). */
   ssePingMs: number;
@@ -115,6 +117,9 @@ export class ConfigError extends Error {
     this.name = 'ConfigError';
   }
 }
+
+/** OPENAI_API_KEY when none is set: requests still go out (a local server needs no key) and start-up says so. */
+export const UNSET_API_KEY = 'not-set';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -172,7 +177,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     databaseConnectTimeoutMs: read.ms('DATABASE_CONNECT_TIMEOUT_MS', 30_000),
     dataDir: resolve(cwd, read.string('DATA_DIR', './.data')),
     llm: {
-      apiKey: read.string('OPENAI_API_KEY', 'not-set'),
+      apiKey: read.string('OPENAI_API_KEY', UNSET_API_KEY),
       baseUrl: read.optional('OPENAI_BASE_URL', isHttpUrl, 'an http:// or https:// URL'),
       model: read.string('LLM_MODEL', 'gpt-4.1-mini'),
       maxRetries: read.int('LLM_MAX_RETRIES', 2, 0, 10),
@@ -222,6 +227,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     toolCallTextRecovery: read.bool('TOOL_CALL_TEXT_RECOVERY', false),
     logLevel: read.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
     logContent: read.bool('LOG_CONTENT', false),
+    logFormat: read.oneOf('LOG_FORMAT', ['auto', 'pretty', 'json'] as const, 'auto'),
     shutdownGraceMs: read.ms('SHUTDOWN_GRACE_MS', 10_000),
     ssePingMs: read.ms('SSE_PING_MS', 15_000),
     runLeaseMs: read.ms('RUN_LEASE_MS', 10_000),

@@ -5,6 +5,7 @@ import { RunsModule } from '../runs/runs.module';
 import { SessionsModule } from '../sessions/sessions.module';
 import { StoreModule } from '../store/store.module';
 import { AgUiController } from './ag-ui/ag-ui.controller';
+import { AgUiContinuation } from './ag-ui/ag-ui-continuation.service';
 import { AgUiService } from './ag-ui/ag-ui.service';
 import { AiSdkChatController } from './ai-sdk/ai-sdk-chat.controller';
 import { AiSdkChatService } from './ai-sdk/ai-sdk-chat.service';
@@ -15,6 +16,6 @@ import { WaitingRunTurns } from './waiting-run-turns.service';
 @Module({
   imports: [ChatModule, RunsModule, EventsModule, SessionsModule, StoreModule],
   controllers: [AiSdkChatController, AgUiController],
-  providers: [ProjectedRunStream, WaitingRunTurns, AiSdkChatService, AgUiService],
+  providers: [ProjectedRunStream, WaitingRunTurns, AiSdkChatService, AgUiService, AgUiContinuation],
 })
 export class FrontendsModule {}

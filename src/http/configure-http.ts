@@ -4,6 +4,7 @@ import { apiKeyAuthHook } from '../auth/api-key-auth.hook';
 import { loopbackHostHook } from '../auth/loopback-host.hook';
 import { AllExceptionsFilter } from '../common/all-exceptions.filter';
 import type { AppConfig } from '../config/app-config';
+import { QuietNestBoot } from '../observability/quiet-nest-boot';
 import { echoRequestIdHook, requestIdFor } from '../observability/request-id';
 import { corsOptions } from './cors-options';
 import { jsonBodyParser } from './json-body-parser';
@@ -26,7 +27,7 @@ export async function configureHttp(
   config: AppConfig,
   openApiSchemas: OpenApiSchemas = {},
 ): Promise<void> {
-  app.useLogger(app.get(Logger));
+  app.useLogger(new QuietNestBoot(app.get(Logger)));
   app.useGlobalFilters(new AllExceptionsFilter(config));
   app.useGlobalPipes(createValidationPipe());
 

@@ -36,6 +36,14 @@ export async function listen(app: NestFastifyApplication, port: number, host: st
   });
 }
 
+/**
+ * Throws what listening on `port` would throw (EADDRINUSE, EACCES), before anything else starts:
+ * start-up says so in one line instead of after opening the database.
+ */
+export async function assertCanListen(port: number, host: string): Promise<void> {
+  await bindAlone(port, host);
+}
+
 /** Binds `port` without sharing it, then lets it go: the port (the one chosen, for 0). */
 async function bindAlone(port: number, host: string): Promise<number> {
   const probe = createServer();

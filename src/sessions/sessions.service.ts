@@ -115,10 +115,23 @@ export class SessionsService {
     await this.sessions.updateClientTools(session.id, clientTools);
   }
 
-  async get(owner: string, id: string): Promise<SessionRow & { messages: MessageRow[] }> {
-    const session = await this.sessions.find(id, owner);
+  async get(
+    owner: string,
+    id: string,
+  ): Promise<SessionRow & { messages: MessageRow[]; activeRunId: string | null }> {
+    const found = await this.sessions.findWithActiveRun(id, owner);
+    if (!found) throw sessionNotFound(id);
+    return {
+      ...found.session,
+      activeRunId: found.activeRunId,
+      messages: await this.conversation.sessionMessages(id),
+    };
+  }
+
+  async rename(owner: string, id: string, title: string): Promise<SessionRow> {
+    const session = await this.sessions.updateTitle(id, owner, title);
     if (!session) throw sessionNotFound(id);
-    return { ...session, messages: await this.conversation.sessionMessages(id) };
+    return session;
   }
 
   /** What the session's tool calls changed in the workspace: path, sha256 before and after. */

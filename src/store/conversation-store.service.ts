@@ -237,6 +237,16 @@ export class ConversationStore {
     );
   }
 
+  /** Every call of the session's runs, in the order they were asked: for a frontend's stored conversation. */
+  async sessionToolCalls(sessionId: string, q: Queryable = this.db.manager): Promise<ToolCallRow[]> {
+    return q.query(
+      `SELECT ${TOOL_CALL_COLUMNS} FROM tool_calls tc JOIN messages m ON m.id = tc.message_id
+        WHERE m.session_id = $1
+        ORDER BY m.seq, tc.position`,
+      [sessionId],
+    );
+  }
+
   async findToolCall(q: Queryable, runId: string, callId: string): Promise<ToolCallRow | null> {
     const rows: ToolCallRow[] = await q.query(
       `SELECT ${TOOL_CALL_COLUMNS} FROM tool_calls tc JOIN messages m ON m.id = tc.message_id

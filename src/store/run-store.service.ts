@@ -134,6 +134,15 @@ export class RunStore {
     return rows[0]?.id ?? null;
   }
 
+  /** The session's newest run: its active one when it has one (no run starts while another is active). */
+  async latestRunOfSession(sessionId: string): Promise<string | null> {
+    const rows: { id: string }[] = await this.db.query(
+      `SELECT id FROM runs WHERE session_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1`,
+      [sessionId],
+    );
+    return rows[0]?.id ?? null;
+  }
+
   async updateRun(tx: Queryable, runId: string, fields: RunChanges): Promise<void> {
     const params: unknown[] = [runId];
     await tx.query(`UPDATE runs SET ${this.runSets(fields, params).join(', ')} WHERE id = $1`, params);

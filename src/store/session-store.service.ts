@@ -120,6 +120,17 @@ export class SessionStore {
     return rows[0] ?? null;
   }
 
+  /** The owner's session with its new title; null when the owner has no such session. */
+  async updateTitle(id: string, owner: string, title: string): Promise<SessionRow | null> {
+    const rows = returningRows<SessionRow>(
+      await this.db.query(
+        `UPDATE sessions SET title = $3, updated_at = now() WHERE id = $1 AND owner = $2 RETURNING ${SESSION_COLUMNS}`,
+        [id, owner, title],
+      ),
+    );
+    return rows[0] ?? null;
+  }
+
   async updateClientTools(id: string, clientTools: ClientToolDefinition[]): Promise<void> {
     await this.db.query(`UPDATE sessions SET client_tools = $2::jsonb, updated_at = now() WHERE id = $1`, [
       id,

@@ -5,7 +5,7 @@ import { PLAYGROUND_DIR } from '../../src/playground/playground-files';
 import { startApp, type TestApp } from '../support/app';
 import { CHROMIUM_PATH, launchChromium, type TestBrowser } from '../support/browser';
 import { CuttableProxy } from '../support/cuttable-proxy';
-import { chunksThen, FakeUpstream, text, toolCalls } from '../support/fake-upstream';
+import { chunksThen, FakeUpstream, status, text, toolCalls } from '../support/fake-upstream';
 import { lastToolMessage } from '../support/agent-scripts';
 import { api, openStream } from '../support/sse-client';
 
@@ -14,6 +14,9 @@ const KEY = 'secret-of-alice';
 const EXPECTED_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; " +
   "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/** How far the page reaches past the viewport's right edge (evaluated in the page). */
+const horizontalOverflow = 'document.documentElement.scrollWidth - window.innerWidth';
 
 const describeInBrowser = CHROMIUM_PATH === undefined ? describe.skip : describe;
 if (CHROMIUM_PATH === undefined) {
@@ -75,6 +78,8 @@ describeInBrowser('the playground page in Chromium (e2e)', () => {
 
   const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
   const assistantText = () => page.locator('.message.assistant .text');
+  /** The answers' texts (Markdown blocks end with a line break). */
+  const answers = async () => (await assistantText().allTextContents()).map((t) => t.trim());
   const send = async (prompt: string) => {
     await page.getByLabel('Message').fill(prompt);
     await page.getByRole('button', { name: 'Send' }).click();
@@ -133,7 +138,7 @@ describeInBrowser('the playground page in Chromium (e2e)', () => {
     await page.getByRole('button', { name: 'Cancel' }).click();
     await page.getByText('run cancelled').waitFor();
     await upstream.waitForAborted(1);
-    expect(await assistantText().allTextContents()).toEqual(['Streaming in pieces.']);
+    expect(await answers()).toEqual(['Streaming in pieces.']);
   });
 
   it('shows a tool call as a card with its arguments, result and duration, then the answer', async () => {
@@ -195,7 +200,7 @@ describeInBrowser('the playground page in Chromium (e2e)', () => {
     const cancelRequest = page.waitForRequest((request) => /\/v1\/runs\/[^/]+\/cancel$/.test(request.url()));
     await page.getByRole('button', { name: 'Cancel' }).click();
     const runId = /\/v1\/runs\/([^/]+)\/cancel$/.exec((await cancelRequest).url())![1];
-    await page.getByText('Cancelled.').waitFor();
+    await page.getByText('Cancelled.', { exact: true }).waitFor();
     const run = await api(app.url, 'GET', `/v1/runs/${runId}`, undefined, { authorization: `Bearer ${KEY}` });
     expect(run.body).toMatchObject({ status: 'cancelled' });
     expect(await card.getByRole('button', { name: 'Approve' }).count()).toBe(0);
@@ -244,12 +249,12 @@ describeInBrowser('the playground page in Chromium (e2e)', () => {
     // The page follows the run again by itself.
     await statusIs('streaming');
     await page.getByText('Before the cut, one copy only.').waitFor();
-    expect(await assistantText().allTextContents()).toEqual(['Before the cut, one copy only.']);
+    expect(await answers()).toEqual(['Before the cut, one copy only.']);
     await shot('10-resumed');
 
     await page.getByRole('button', { name: 'Cancel' }).click();
     await page.getByText('run cancelled').waitFor();
-    expect(await assistantText().allTextContents()).toEqual(['Before the cut, one copy only.']);
+    expect(await answers()).toEqual(['Before the cut, one copy only.']);
   });
 
   it('picks a run up again after a reload, from the sessions list, without repeating what was stored', async () => {
@@ -270,28 +275,250 @@ describeInBrowser('the playground page in Chromium (e2e)', () => {
     await statusIs('streaming');
     expect(await page.getByRole('region', { name: 'Tool call read_file' }).count()).toBe(1);
     expect(await page.locator('.messages').getByText('read before.txt, then keep talking').count()).toBe(1);
-    expect(await assistantText().allTextContents()).toEqual(['Still going after the reload.']);
+    expect(await answers()).toEqual(['Still going after the reload.']);
     await shot('12-resumed-after-reload');
 
     await page.getByRole('button', { name: 'Cancel' }).click();
     await page.getByText('run cancelled').waitFor();
   });
 
-  it('shows markup in an answer as text and runs none of it, live and from a stored session', async () => {
-    const hostile =
+  it('renders an answer as sanitized Markdown and runs none of its markup, live and from a stored session', async () => {
+    const answer =
+      '# Plan\n\nThis is **bold** and `code`:\n\n- one\n- two\n\n' +
       'Look: <script>window.__pwned = "script"</script> and <img src=x onerror="window.__pwned = \'img\'"> end.';
-    upstream.enqueue(text(hostile));
+    upstream.enqueue(text(answer));
     await send('show me some HTML');
-    await page.getByText(hostile).waitFor();
+    const markdown = page.locator('.message.assistant .markdown');
+    await markdown.locator('h1', { hasText: 'Plan' }).waitFor();
+    await expect(markdown.locator('strong').textContent()).resolves.toBe('bold');
+    expect(await markdown.locator('li').count()).toBe(2);
+    await markdown.getByText('end.').waitFor();
     expect(await page.locator('.messages img, .messages script').count()).toBe(0);
     expect(await page.evaluate(() => (globalThis as { __pwned?: string }).__pwned)).toBeUndefined();
-    await shot('11-markup-as-text');
+    await shot('11-markdown');
 
     // The same answer read back from GET /v1/sessions/:id after choosing the session.
     await page.reload();
-    await page.getByRole('list', { name: 'Sessions' }).getByRole('button').first().click();
-    await page.locator('.message.stored', { hasText: hostile }).waitFor();
+    await page
+      .getByRole('list', { name: 'Sessions' })
+      .getByRole('button', { name: /show me some HTML/ })
+      .click();
+    await page.locator('.message.stored .markdown h1', { hasText: 'Plan' }).waitFor();
     expect(await page.locator('.messages img, .messages script').count()).toBe(0);
     expect(await page.evaluate(() => (globalThis as { __pwned?: string }).__pwned)).toBeUndefined();
+  });
+
+  it("shows a tool's output as text, never as HTML", async () => {
+    writeFileSync(join(app.workspace, 'page.html'), '<b>bold?</b><img src=x onerror="window.__pwned=1">\n');
+    upstream.enqueue(toolCalls([{ name: 'read_file', arguments: { path: 'page.html' } }]), text('Read it.'));
+    await send('read page.html');
+    await page.getByText('Read it.').waitFor();
+    const card = page.getByRole('region', { name: 'Tool call read_file' });
+    await expect(card.locator('.tool-result').textContent()).resolves.toContain('<b>bold?</b>');
+    expect(await card.locator('b, img').count()).toBe(0);
+    expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
+  });
+
+  it("shows the server's reason with the diff, and approves a write with arguments the person edited", async () => {
+    upstream.enqueue(
+      toolCalls([{ name: 'write_file', arguments: { path: 'edit-me.txt', content: 'model line\n' } }]),
+      text('Written as you edited it.'),
+    );
+    await send('rewrite edit-me.txt');
+    const card = page.getByRole('region', { name: 'Tool call write_file' });
+    const reason = card.getByLabel('Why it asks');
+    await reason.waitFor();
+    await expect(reason.textContent()).resolves.toContain('+model line');
+    expect(await reason.locator('.diff-add').count()).toBeGreaterThan(0);
+
+    await card.getByRole('button', { name: 'Edit arguments' }).click();
+    const editor = card.getByLabel('Arguments (JSON)');
+    // Not JSON: said at once, and nothing can be approved.
+    await editor.fill('{ "path": "edit-me.txt", ');
+    await card.getByText(/Not valid JSON/).waitFor();
+    expect(await card.getByRole('button', { name: 'Approve' }).isDisabled()).toBe(true);
+    // JSON the tool refuses: the server's 400 is shown, and the call keeps waiting.
+    await editor.fill('{ "path": 42 }');
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await card.getByRole('alert').waitFor();
+    expect(await card.getByRole('alert').textContent()).not.toMatch(/^\s*\{/);
+    expect(existsSync(join(app.workspace, 'edit-me.txt'))).toBe(false);
+    await shot('13-edit-arguments-refused');
+
+    await editor.fill(JSON.stringify({ path: 'edit-me.txt', content: 'person line\n' }, null, 2));
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await page.getByText('Written as you edited it.').waitFor();
+    expect(readFileSync(join(app.workspace, 'edit-me.txt'), 'utf8')).toBe('person line\n');
+    // The model is told the person edited the call, and with what.
+    const told = lastToolMessage(upstream.requests[1])?.content ?? '';
+    expect(told).toContain('edited');
+    expect(told).toContain('person line');
+  });
+
+  it('shows a failed run as a readable error, with no empty answer left and Cancel disabled', async () => {
+    upstream.enqueue(
+      status(400, { error: { message: 'model "nope" does not exist', type: 'invalid_request_error' } }),
+    );
+    await send('this will fail');
+    const failure = page.locator('.run-error');
+    await failure.waitFor();
+    expect(await failure.textContent()).toContain('does not exist');
+    expect(await failure.textContent()).not.toContain('{"');
+    expect(await page.locator('.message.assistant .text').count()).toBe(0);
+    expect(await page.locator('.thinking').count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Cancel' }).isDisabled()).toBe(true);
+
+    // An answer of the API that is not a success shows its message, not its JSON.
+    await page.getByLabel('API key').fill('not-a-key');
+    await page.getByRole('button', { name: 'New chat' }).click();
+    await send('who am I?');
+    const alert = page.locator('.chat > .error');
+    await alert.waitFor();
+    expect(await alert.textContent()).toBe('The API key was not accepted: paste a key of this server above.');
+  });
+
+  it('searches, renames and deletes sessions', async () => {
+    const headers = { authorization: `Bearer ${KEY}` };
+    const alpha = await api(app.url, 'POST', '/v1/sessions', { title: 'Alpha notes' }, headers);
+    const beta = await api(app.url, 'POST', '/v1/sessions', { title: 'Beta plans' }, headers);
+    await page.reload();
+    const list = page.getByRole('list', { name: 'Sessions' });
+    await list.getByText('Alpha notes').waitFor();
+
+    await page.getByLabel('Search sessions').fill('beta');
+    await expect(list.getByText('Alpha notes').count()).resolves.toBe(0);
+    const item = list.getByRole('listitem').filter({ hasText: 'Beta plans' });
+    await item.getByRole('button', { name: /Beta plans/ }).click();
+    await page.locator('.session-header h2', { hasText: 'Beta plans' }).waitFor();
+    await item.getByRole('button', { name: 'Rename session' }).click();
+    await list.getByLabel('New title').fill('Gamma plans');
+    await list.getByRole('button', { name: 'Save' }).click();
+    await page.getByLabel('Search sessions').fill('');
+    await list.getByText('Gamma plans').waitFor();
+    // The open session's header follows the new title.
+    await page.locator('.session-header h2', { hasText: 'Gamma plans' }).waitFor();
+    const renamed = await api(app.url, 'GET', `/v1/sessions/${beta.body.id}`, undefined, headers);
+    expect(renamed.body).toMatchObject({ title: 'Gamma plans' });
+
+    const gamma = list.getByRole('listitem').filter({ hasText: 'Gamma plans' });
+    await gamma.getByRole('button', { name: 'Delete session' }).click();
+    await gamma.getByRole('button', { name: 'Confirm delete' }).click();
+    await expect(list.getByText('Gamma plans').waitFor({ state: 'detached' })).resolves.toBeUndefined();
+    expect((await api(app.url, 'GET', `/v1/sessions/${beta.body.id}`, undefined, headers)).status).toBe(404);
+    expect((await api(app.url, 'GET', `/v1/sessions/${alpha.body.id}`, undefined, headers)).status).toBe(200);
+  });
+
+  it('opens a session started through the API and continues it from the page', async () => {
+    upstream.enqueue(text('First answer, from curl.'));
+    const stream = await openStream(`${app.url}/v1/chat`, {
+      body: { prompt: 'Hello from curl', title: 'Started with curl' },
+      headers: { authorization: `Bearer ${KEY}` },
+    });
+    await stream.rest();
+    await page.reload();
+    await page
+      .getByRole('list', { name: 'Sessions' })
+      .getByRole('button', { name: /Started with curl/ })
+      .click();
+    await page.getByText('First answer, from curl.').waitFor();
+    await page.locator('.session-header h2', { hasText: 'Started with curl' }).waitFor();
+    await page.locator('.session-header .model-name', { hasText: 'gpt-4.1-mini' }).waitFor();
+
+    upstream.enqueue(text('Second answer, from the page.'));
+    await send('And now from the page');
+    await page.getByText('Second answer, from the page.').waitFor();
+    // The same session: the model saw the first exchange.
+    const sent = upstream.requests[1].body.messages.map((m) => m.content);
+    expect(sent).toEqual(
+      expect.arrayContaining(['Hello from curl', 'First answer, from curl.', 'And now from the page']),
+    );
+  });
+
+  it("shows a run's timeline (model calls with tokens, tool calls with duration and status) and its raw events", async () => {
+    writeFileSync(join(app.workspace, 'timeline.txt'), 'for the timeline\n');
+    upstream.enqueue(
+      toolCalls([{ name: 'read_file', arguments: { path: 'timeline.txt' } }]),
+      text('Timeline done.'),
+    );
+    await send('read timeline.txt');
+    await page.getByText('Timeline done.').waitFor();
+    const timeline = page.getByRole('list', { name: 'Timeline' });
+    const steps = timeline.locator('.step');
+    await expect(steps.count()).resolves.toBe(2);
+    await expect(steps.nth(0).textContent()).resolves.toMatch(/Step 1.*10 \+ 4 tokens/);
+    await steps
+      .nth(0)
+      .locator('.step-tools li', { hasText: 'read_file' })
+      .locator('.tool-status', { hasText: 'ok' })
+      .waitFor();
+    await steps.nth(0).locator('.step-tools .duration').waitFor();
+    await steps.nth(0).locator('.step-head .duration').waitFor();
+    await expect(steps.nth(1).textContent()).resolves.toMatch(/Step 2.*stop/);
+
+    await page.getByRole('tab', { name: 'Events' }).click();
+    const events = page.getByRole('list', { name: 'Events' });
+    await events.locator('summary', { hasText: 'run_started' }).waitFor();
+    await events.locator('summary', { hasText: / done$/ }).waitFor();
+    await shot('14-timeline-events');
+  });
+
+  it('fits a phone screen (390 px wide) without scrolling sideways', async () => {
+    await page.setViewportSize({ width: 390, height: 800 });
+    writeFileSync(join(app.workspace, 'wide.txt'), `${'x'.repeat(400)}\n`);
+    upstream.enqueue(
+      toolCalls([{ name: 'read_file', arguments: { path: 'wide.txt' } }]),
+      text(
+        `A long word: ${'y'.repeat(300)} and a table:\n\n| a | b |\n|---|---|\n| ${'z'.repeat(120)} | 2 |`,
+      ),
+    );
+    await send('read wide.txt');
+    await page.getByText('A long word:').waitFor();
+    const overflow = await page.evaluate<number>(horizontalOverflow);
+    expect(overflow).toBeLessThanOrEqual(0);
+    for (const name of ['Send', 'Cancel']) {
+      const box = await page.getByRole('button', { name }).boundingBox();
+      expect(box!.x + box!.width).toBeLessThanOrEqual(390);
+    }
+    await shot('15-phone');
+    // The sessions fold away behind a button on a phone, and open a session from there.
+    expect(await page.getByRole('list', { name: 'Sessions' }).isVisible()).toBe(false);
+    await page.getByRole('button', { name: 'Sessions', exact: true }).click();
+    const list = page.getByRole('list', { name: 'Sessions' });
+    await list.getByRole('button', { name: /read wide.txt/ }).click();
+    expect(await list.isVisible()).toBe(false);
+    await page.getByText('A long word:').waitFor();
+    expect(await page.evaluate<number>(horizontalOverflow)).toBeLessThanOrEqual(0);
+    await page.setViewportSize({ width: 420, height: 800 });
+    expect(await page.evaluate<number>(horizontalOverflow)).toBeLessThanOrEqual(0);
+  });
+
+  it('takes the screenshot of the playground for the README', async () => {
+    await page.setViewportSize({ width: 1440, height: 900 });
+    writeFileSync(join(app.workspace, 'TODO.md'), '# Todo\n\n- write the docs\n');
+    upstream.enqueue(
+      toolCalls([{ name: 'read_file', arguments: { path: 'TODO.md' } }]),
+      text('`TODO.md` has **one** open item:\n\n1. write the docs\n\nShall I add more?'),
+      toolCalls([
+        {
+          name: 'write_file',
+          arguments: {
+            path: 'TODO.md',
+            content: '# Todo\n\n- write the docs\n- try the playground\n',
+            overwrite: true,
+          },
+        },
+      ]),
+    );
+    await send('What is in TODO.md?');
+    await page.getByText('Shall I add more?').waitFor();
+    await send('Add "try the playground" to it');
+    await page.getByRole('button', { name: 'Approve' }).waitFor();
+    await page
+      .getByRole('list', { name: 'Timeline' })
+      .locator('.step-tools li', { hasText: 'write_file' })
+      .waitFor();
+    await page.screenshot({ path: resolve(__dirname, '../../docs/playground.png') });
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByText('Cancelled.', { exact: true }).waitFor();
   });
 });

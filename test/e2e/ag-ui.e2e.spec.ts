@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { HttpAgent } from '@ag-ui/client';
 import { EventType, type BaseEvent, type Message } from '@ag-ui/core';
 import { FakeUpstream, text, toolCalls } from '../support/fake-upstream';
 import { startApp, type TestApp } from '../support/app';
+import { eventually } from '../support/eventually';
 
 const ALICE = 'Bearer alice-secret-123';
 
@@ -177,5 +178,74 @@ describe('POST /v1/ag-ui with @ag-ui/client HttpAgent (e2e)', () => {
       }
       expect(upstream.requests).toHaveLength(0);
     });
+  });
+
+  it("streams the thread's waiting run on after its approval, without repeating what the client has, and never a 409 for it", async () => {
+    upstream.enqueue(
+      toolCalls([
+        { id: 'call_ag_read', name: 'read_file', arguments: { path: 'notes.txt' } },
+        { id: 'call_ag_write', name: 'write_file', arguments: { path: 'ag-ui.txt', content: 'approved' } },
+      ]),
+      text('Both done.'),
+    );
+    const a = agent('thread-approval');
+    a.addMessage(user('u1', 'Read the notes and write a file'));
+    const first = await run(a);
+    expect(first.result).toMatchObject({
+      status: 'requires_action',
+      pendingToolCalls: [{ toolCallId: 'call_ag_write', waitingFor: 'approval' }],
+    });
+    // The client kept the calls it was streamed: its messages end with an assistant message.
+    expect(a.messages.at(-1)).toMatchObject({ role: 'assistant' });
+
+    // Asked again before anyone decided: the same wait again, not a 409.
+    const early = await run(a);
+    expect(early.result).toMatchObject({ runId: first.result.runId, status: 'requires_action' });
+    expect(early.events.map((e) => e.type)).toEqual(['RUN_STARTED', 'RUN_FINISHED']);
+
+    // A new user message while the run waits is the 409 it is everywhere.
+    const busy = await fetch(`${app.url}/v1/ag-ui`, {
+      method: 'POST',
+      headers: { authorization: ALICE, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        threadId: 'thread-approval',
+        runId: 'client-busy',
+        messages: [...a.messages, user('u2', 'Something else')],
+        tools: [],
+        context: [],
+      }),
+    });
+    expect(busy.status).toBe(409);
+
+    const approval = await fetch(
+      `${app.url}/v1/runs/${first.result.runId}/tool-calls/call_ag_write/approval`,
+      {
+        method: 'POST',
+        headers: { authorization: ALICE, 'content-type': 'application/json' },
+        body: JSON.stringify({ approve: true }),
+      },
+    );
+    expect(approval.status).toBe(202);
+    // The run finishes before the client asks: what it streams is told by the log, not by timing.
+    await eventually(async () => {
+      const res = await fetch(`${app.url}/v1/runs/${first.result.runId}`, {
+        headers: { authorization: ALICE },
+      });
+      return ((await res.json()) as { status: string }).status === 'completed';
+    });
+
+    const rest = await run(a, { runId: 'client-run-after-approval' });
+    expect(rest.result).toMatchObject({ runId: first.result.runId, status: 'completed' });
+    expect(rest.events[0]).toMatchObject({ type: 'RUN_STARTED', runId: 'client-run-after-approval' });
+    // Only what came after the wait: the step's results, then the answer.
+    expect(rest.events.filter((e) => e.type === EventType.TOOL_CALL_START)).toHaveLength(0);
+    const results = rest.events.filter((e) => e.type === EventType.TOOL_CALL_RESULT) as unknown as {
+      toolCallId: string;
+    }[];
+    // The step's auto read ran once the wait was over: new to the client, like the approved write.
+    expect(results.map((r) => r.toolCallId)).toEqual(['call_ag_read', 'call_ag_write']);
+    expect(rest.newMessages.find((m) => m.role === 'assistant')).toMatchObject({ content: 'Both done.' });
+    expect(readFileSync(join(app.workspace, 'ag-ui.txt'), 'utf8')).toBe('approved');
+    expect(upstream.requests).toHaveLength(2);
   });
 });

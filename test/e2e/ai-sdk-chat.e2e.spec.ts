@@ -213,6 +213,93 @@ describe('POST /v1/ai-sdk/chat with the AI SDK DefaultChatTransport (e2e)', () =
     return { runId, first, second };
   }
 
+  async function storedMessages(chatId: string, authorization = ALICE) {
+    const res = await fetch(`${app.url}/v1/ai-sdk/chat/${encodeURIComponent(chatId)}/messages`, {
+      headers: { authorization },
+    });
+    expect(res.status).toBe(200);
+    return (await res.json()) as UIMessage[];
+  }
+
+  /** What the client's messages hold: ids, roles and parts (metadata is the stream's to update). */
+  const shapes = (messages: UIMessage[]) => messages.map(({ id, role, parts }) => ({ id, role, parts }));
+
+  it('serves the stored conversation as the UIMessage[] the streams built: text, server tools, approvals, denials', async () => {
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(join(app.workspace, 'reload.txt'), 'reloaded notes\n');
+    upstream.enqueue(
+      toolCalls([{ id: 'call_reload_read', name: 'read_file', arguments: { path: 'reload.txt' } }]),
+      text('It holds **notes**.'),
+    );
+    const u1 = userMessage('u1', 'Read reload.txt');
+    const first = await send('chat-stored', [u1]);
+    const { runId: approvedRun, first: waiting, second: approved } = await approvalRound('chat-stored', true);
+    const stored = await storedMessages('chat-stored');
+
+    // The same part shapes as the streams, one assistant message per run (its id the run id).
+    const validated = await ai.safeValidateUIMessages({ messages: stored });
+    expect(validated.success).toBe(true);
+    expect(stored.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    expect(shapes(stored.filter((m) => m.role === 'assistant'))).toEqual(
+      shapes([first.message, approved.message]),
+    );
+    expect(stored[1].id).toBe(first.message.id);
+    expect(stored[3].id).toBe(approvedRun);
+    expect(stored[0].parts).toEqual([{ type: 'text', text: 'Read reload.txt' }]);
+    expect(stored[3].metadata).toMatchObject({ runId: approvedRun });
+    // While it waited, the same route showed the approval still requested, as the stream left it.
+    expect(waiting.message.parts.find((p) => p.type === 'dynamic-tool')).toMatchObject({
+      state: 'approval-requested',
+    });
+
+    const { second: denied } = await approvalRound('chat-stored-denied', false, 'not now');
+    const deniedStored = await storedMessages('chat-stored-denied');
+    expect(shapes(deniedStored.slice(1))).toEqual(shapes([denied.message]));
+    expect(deniedStored[1].parts.find((p) => p.type === 'dynamic-tool')).toMatchObject({
+      state: 'output-denied',
+      approval: { approved: false, reason: 'not now' },
+    });
+  });
+
+  it('serves a waiting approval as approval-requested and a client call as input-available; [] for an unused chat id', async () => {
+    upstream.enqueue(
+      toolCalls([{ id: 'call_wait', name: 'write_file', arguments: { path: 'wait.txt', content: 'x' } }]),
+    );
+    const waiting = await send('chat-stored-waiting', [userMessage('u1', 'Write')]);
+    const stored = await storedMessages('chat-stored-waiting');
+    expect(shapes(stored.slice(1))).toEqual(shapes([waiting.message]));
+    expect(stored[1].parts.find((p) => p.type === 'dynamic-tool')).toMatchObject({
+      state: 'approval-requested',
+      approval: { id: 'call_wait' },
+      input: { path: 'wait.txt', content: 'x' },
+    });
+    await fetch(`${app.url}/v1/runs/${waiting.message.id}/cancel`, {
+      method: 'POST',
+      headers: { authorization: ALICE },
+    });
+
+    const clientTools = [
+      { type: 'function', function: { name: 'pick_color', parameters: { type: 'object', properties: {} } } },
+    ];
+    upstream.enqueue(toolCalls([{ id: 'call_color', name: 'pick_color', arguments: {} }]));
+    const t = transport(ALICE, { clientTools });
+    const client = await send('chat-stored-client', [userMessage('u1', 'Pick a color')], t);
+    const clientStored = await storedMessages('chat-stored-client');
+    expect(shapes(clientStored.slice(1))).toEqual(shapes([client.message]));
+    expect(clientStored[1].parts.find((p) => p.type === 'tool-pick_color')).toMatchObject({
+      state: 'input-available',
+      toolCallId: 'call_color',
+    });
+    await fetch(`${app.url}/v1/runs/${client.message.id}/cancel`, {
+      method: 'POST',
+      headers: { authorization: ALICE },
+    });
+
+    expect(await storedMessages('chat-never-used')).toEqual([]);
+    // Another key's chat of that name is not this key's.
+    expect(await storedMessages('chat-stored-client', BOB)).toEqual([]);
+  });
+
   it('runs a write the person approved, continuing the same message', async () => {
     const { runId, second } = await approvalRound('chat-approve', true);
     expect(second.message.id).toBe(runId);

@@ -1,43 +1,75 @@
 import { useCallback, useEffect, useState } from 'react';
-import { chatIdOf, listSessions, storedKey, storeKey, type SessionSummary } from './api';
+import {
+  deleteSession,
+  getModels,
+  listSessions,
+  renameSession,
+  storedKey,
+  storeKey,
+  type ModelsInfo,
+  type SessionSummary,
+} from './api';
 import { Chat } from './Chat';
 
+/** Which session the main area shows; `view` changes only when the person picks another one. */
 interface Selection {
-  chatId: string;
+  view: string;
   sessionId: string | undefined;
-  known: boolean;
 }
 
-const newChat = (): Selection => ({ chatId: crypto.randomUUID(), sessionId: undefined, known: false });
+const newSelection = (): Selection => ({ view: crypto.randomUUID(), sessionId: undefined });
 
-function chatFor(sessionId: string): Selection {
-  const chatId = chatIdOf(sessionId);
-  return { chatId: chatId ?? crypto.randomUUID(), sessionId, known: chatId !== undefined };
-}
-
-/** The playground: the key, the caller's sessions, and one chat at a time. */
+/** The playground: the key, the caller's sessions (search, rename, delete), and one session at a time. */
 export function App() {
   const [apiKey, setApiKey] = useState(storedKey);
   const [sessions, setSessions] = useState<SessionSummary[]>([]);
-  const [sessionsError, setSessionsError] = useState<string | null>(null);
-  const [selection, setSelection] = useState<Selection>(newChat);
+  const [listError, setListError] = useState<string | null>(null);
+  const [selection, setSelection] = useState<Selection>(newSelection);
+  const [search, setSearch] = useState('');
   const [mode, setMode] = useState('safe');
+  const [model, setModel] = useState('');
+  const [models, setModels] = useState<ModelsInfo | null>(null);
+  // On a phone the sessions fold away behind a button, so the conversation is on the first screen.
+  const [menuOpen, setMenuOpen] = useState(false);
 
   const refresh = useCallback(() => {
     listSessions(apiKey).then(
       (list) => {
         setSessions(list);
-        setSessionsError(null);
+        setListError(null);
       },
-      (error: unknown) => setSessionsError(error instanceof Error ? error.message : String(error)),
+      (error: unknown) => setListError(error instanceof Error ? error.message : String(error)),
     );
   }, [apiKey]);
   useEffect(refresh, [refresh]);
+  useEffect(() => {
+    getModels(apiKey).then(setModels, () => setModels(null));
+  }, [apiKey]);
+
+  const onSessionStarted = useCallback(
+    (sessionId: string) => {
+      setSelection((s) => ({ ...s, sessionId }));
+      refresh();
+    },
+    [refresh],
+  );
+
+  const shown = sessions.filter((s) => titleOf(s).toLowerCase().includes(search.trim().toLowerCase()));
 
   return (
     <div className="layout">
       <aside className="sidebar">
-        <h1>Loopwright</h1>
+        <div className="brand">
+          <h1>Loopwright</h1>
+          <button
+            type="button"
+            className="menu-toggle quiet"
+            aria-expanded={menuOpen}
+            onClick={() => setMenuOpen(!menuOpen)}
+          >
+            {menuOpen ? 'Hide sessions' : 'Sessions'}
+          </button>
+        </div>
         <label className="field">
           API key
           <input
@@ -50,54 +82,188 @@ export function App() {
             }}
           />
         </label>
-        <label className="field">
-          Mode of new chats
-          <select value={mode} onChange={(event) => setMode(event.target.value)}>
-            <option value="safe">safe: approve writes</option>
-            <option value="write">write</option>
-            <option value="exec">exec: approve commands</option>
-          </select>
-        </label>
-        <button type="button" onClick={() => setSelection(newChat())}>
-          New chat
-        </button>
-        <h2>Sessions</h2>
-        {sessionsError !== null && (
-          <p className="error" role="alert">
-            {sessionsError}
-          </p>
-        )}
-        <ul className="sessions" aria-label="Sessions">
-          {sessions.map((session) => (
-            <li key={session.id}>
-              <button
-                type="button"
-                className={session.id === selection.sessionId ? 'selected' : ''}
-                onClick={() => setSelection(chatFor(session.id))}
-              >
-                {session.title ?? 'Untitled'}
-                <small>{new Date(session.createdAt).toLocaleString()}</small>
-              </button>
-            </li>
-          ))}
-        </ul>
+        <div className={`sidebar-body${menuOpen ? ' open' : ''}`}>
+          <fieldset className="new-session">
+            <legend>New session</legend>
+            <label className="field">
+              Model
+              <input
+                type="text"
+                list="model-suggestions"
+                placeholder={models?.default ?? 'the server default'}
+                value={model}
+                onChange={(event) => setModel(event.target.value)}
+              />
+              <datalist id="model-suggestions">
+                {models !== null && <option value={models.default} />}
+                {models?.providers.map((p) => (
+                  <option key={p.name} value={`${p.name}/`} label={p.baseUrl} />
+                ))}
+              </datalist>
+            </label>
+            <label className="field">
+              Mode of new chats
+              <select value={mode} onChange={(event) => setMode(event.target.value)}>
+                <option value="safe">safe: approve writes</option>
+                <option value="write">write</option>
+                <option value="exec">exec: approve commands</option>
+              </select>
+            </label>
+            <button
+              type="button"
+              onClick={() => {
+                setSelection(newSelection());
+                setMenuOpen(false);
+              }}
+            >
+              New chat
+            </button>
+          </fieldset>
+          <h2>Sessions</h2>
+          <input
+            type="search"
+            className="search"
+            aria-label="Search sessions"
+            placeholder="Search by title"
+            value={search}
+            onChange={(event) => setSearch(event.target.value)}
+          />
+          {listError !== null && (
+            <p className="error" role="alert">
+              {listError}
+            </p>
+          )}
+          <ul className="sessions" aria-label="Sessions">
+            {shown.map((session) => (
+              <SessionItem
+                key={session.id}
+                session={session}
+                selected={session.id === selection.sessionId}
+                onOpen={() => {
+                  setSelection({ view: session.id, sessionId: session.id });
+                  setMenuOpen(false);
+                }}
+                onRename={(title) => renameSession(apiKey, session.id, title).then(refresh)}
+                onDelete={() =>
+                  deleteSession(apiKey, session.id).then(() => {
+                    if (selection.sessionId === session.id) setSelection(newSelection());
+                    refresh();
+                  })
+                }
+              />
+            ))}
+          </ul>
+          {sessions.length > 0 && shown.length === 0 && <p className="empty">No session title matches.</p>}
+        </div>
       </aside>
       <main>
-        {selection.sessionId !== undefined && !selection.known && (
-          <p className="notice">
-            This session was not started from this browser: new messages start a chat of their own.
-          </p>
-        )}
         <Chat
-          key={`${selection.chatId}:${mode}`}
+          key={`${selection.view}:${apiKey === '' ? 'none' : 'key'}`}
           apiKey={apiKey}
-          chatId={selection.chatId}
-          mode={mode}
-          sessionId={selection.sessionId}
-          known={selection.known}
+          sessionId={selection.sessionId === selection.view ? selection.sessionId : undefined}
+          newSession={{ mode, model }}
+          defaultModel={models?.default ?? null}
+          listedTitle={sessions.find((s) => s.id === selection.sessionId)?.title}
+          onSessionStarted={onSessionStarted}
           onRunSettled={refresh}
         />
       </main>
     </div>
+  );
+}
+
+function titleOf(session: SessionSummary): string {
+  return session.title ?? 'Untitled session';
+}
+
+function SessionItem({
+  session,
+  selected,
+  onOpen,
+  onRename,
+  onDelete,
+}: {
+  session: SessionSummary;
+  selected: boolean;
+  onOpen: () => void;
+  onRename: (title: string) => Promise<unknown>;
+  onDelete: () => Promise<unknown>;
+}) {
+  const [editing, setEditing] = useState(false);
+  const [title, setTitle] = useState(session.title ?? '');
+  const [confirming, setConfirming] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const fail = (err: unknown) => setError(err instanceof Error ? err.message : String(err));
+
+  const save = () => {
+    if (title.trim() === '') return;
+    onRename(title.trim()).then(() => setEditing(false), fail);
+  };
+
+  return (
+    <li className={selected ? 'selected' : ''}>
+      {editing ? (
+        <form
+          className="rename"
+          onSubmit={(event) => {
+            event.preventDefault();
+            save();
+          }}
+        >
+          <input
+            aria-label="New title"
+            value={title}
+            maxLength={200}
+            autoFocus
+            onChange={(event) => setTitle(event.target.value)}
+            onKeyDown={(event) => {
+              if (event.key === 'Escape') setEditing(false);
+            }}
+          />
+          <button type="submit">Save</button>
+        </form>
+      ) : (
+        <button type="button" className="open" onClick={onOpen} aria-current={selected ? 'true' : undefined}>
+          <span className="title">{titleOf(session)}</span>
+          <small>
+            {new Date(session.createdAt).toLocaleString()}
+            {session.model !== null && ` · ${session.model}`}
+          </small>
+        </button>
+      )}
+      <div className="item-actions">
+        {!editing && (
+          <button
+            type="button"
+            className="quiet"
+            aria-label="Rename session"
+            title="Rename"
+            onClick={() => setEditing(true)}
+          >
+            Rename
+          </button>
+        )}
+        {confirming ? (
+          <button type="button" className="danger" onClick={() => void onDelete().catch(fail)}>
+            Confirm delete
+          </button>
+        ) : (
+          <button
+            type="button"
+            className="quiet"
+            aria-label="Delete session"
+            title="Delete"
+            onClick={() => setConfirming(true)}
+          >
+            Delete
+          </button>
+        )}
+      </div>
+      {error !== null && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+    </li>
   );
 }

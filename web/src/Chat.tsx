@@ -1,28 +1,22 @@
-import { useChat } from '@ai-sdk/react';
+import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
 import {
-  DefaultChatTransport,
-  getToolName,
-  isToolUIPart,
-  lastAssistantMessageIsCompleteWithApprovalResponses,
-  lastAssistantMessageIsCompleteWithToolCalls,
-  type UIMessage,
-} from 'ai';
-import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
-import { authHeaders, cancelRun, getSession, rememberChat, type StoredMessage } from './api';
-import { History } from './History';
-import { useRunExtras } from './run-events';
+  ApiError,
+  cancelRun,
+  decide,
+  getSession,
+  postToolResult,
+  runEvents,
+  startRun,
+  type Decision,
+  type StoredMessage,
+} from './api';
+import { Markdown } from './Markdown';
+import { RunPanel } from './RunPanel';
+import { applyEvent, isActive, newRun, type RunEvent, type RunView, type ToolCallView } from './run-state';
+import { readSse } from './sse';
 import { ToolCard } from './ToolCard';
 
-/** What the server puts in `start` and `finish` (API.md, "Frontend protocols"). */
-interface RunMetadata {
-  runId?: string;
-  sessionId?: string;
-  status?: string;
-  usage?: { promptTokens: number; completionTokens: number };
-}
-type PageMessage = UIMessage<RunMetadata>;
-
-/** The client tool the page declares on the sessions it creates and answers itself. */
+/** The client tool the page declares on the sessions it creates, and answers itself. */
 const BROWSER_TIME = 'get_browser_time';
 const CLIENT_TOOLS = [
   {
@@ -34,233 +28,444 @@ const CLIENT_TOOLS = [
     },
   },
 ];
-const FINISHED = new Set(['completed', 'max_iterations', 'cancelled', 'budget_exceeded', 'failed']);
-const RESUME_DELAY_MS = 1000;
+const RECONNECT_MS = 1000;
+
+/** A prompt sent from this page (or the active run found when a session opened) and its run. */
+interface Turn {
+  prompt: string | null;
+  run: RunView;
+}
+
+export interface SessionInfo {
+  title: string | null;
+  model: string | null;
+  mode: string;
+}
 
 interface Props {
   apiKey: string;
-  chatId: string;
-  mode: string;
-  /** The stored session shown above the live chat, when this chat continues one. */
+  /** The session to open; undefined for a new one, created by the first message. */
   sessionId: string | undefined;
-  /** This browser had this chat before: a run of it may be going or waiting. */
-  known: boolean;
+  /** Options of the session the first message creates. */
+  newSession: { mode: string; model: string };
+  defaultModel: string | null;
+  /** The session's title as the sessions list has it (it changes when the session is renamed). */
+  listedTitle: string | null | undefined;
+  onSessionStarted: (sessionId: string) => void;
   onRunSettled: () => void;
 }
 
-export function Chat({ apiKey, chatId, mode, sessionId, known, onRunSettled }: Props) {
+/** One session: its stored conversation, the runs started here (streamed), the composer, and the run panel. */
+export function Chat({
+  apiKey,
+  sessionId: openedId,
+  newSession,
+  defaultModel,
+  listedTitle,
+  onSessionStarted,
+  onRunSettled,
+}: Props) {
   const keyRef = useRef(apiKey);
   keyRef.current = apiKey;
-  // Resubmit only what the person or the page itself answered (approvals, the client tool), never a
-  // replayed step that merely ended with a tool result.
-  const answeredRef = useRef(false);
+  const sessionRef = useRef(openedId);
+  const [info, setInfo] = useState<SessionInfo | null>(null);
+  const [history, setHistory] = useState<StoredMessage[]>([]);
+  const [loadError, setLoadError] = useState<string | null>(null);
+  const turnsRef = useRef<Turn[]>([]);
+  const [turns, setTurns] = useState<Turn[]>([]);
+  const [submitting, setSubmitting] = useState(false);
+  const [connectionLost, setConnectionLost] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const [input, setInput] = useState('');
+  const [inspected, setInspected] = useState<string | null>(null);
+  const [runModel, setRunModel] = useState<string | null>(null);
+  const unmounted = useRef(new AbortController());
+  // The conversation follows new text while the reader is at its end, and stays put once they scroll up.
+  const messagesRef = useRef<HTMLDivElement>(null);
+  const atEnd = useRef(true);
+  useEffect(() => {
+    const el = messagesRef.current;
+    if (el !== null && atEnd.current) el.scrollTop = el.scrollHeight;
+  }, [turns, history]);
+  const answered = useRef(new Set<string>());
 
-  const transport = useMemo(
-    () =>
-      new DefaultChatTransport<PageMessage>({
-        api: '/v1/ai-sdk/chat',
-        headers: () => authHeaders(keyRef.current),
-        // SessionOptions for the session this chat id creates (ignored by the server afterwards).
-        body: { mode, clientTools: CLIENT_TOOLS },
-        // The stored conversation is the truth: send only the last message.
-        prepareSendMessagesRequest: ({ id, messages, trigger, messageId, body }) => ({
-          body: { ...body, title: titleOf(messages), id, messages: messages.slice(-1), trigger, messageId },
-        }),
-      }),
-    [mode],
+  const updateRun = useCallback((runId: string, update: (run: RunView) => RunView) => {
+    turnsRef.current = turnsRef.current.map((t) =>
+      t.run.runId === runId ? { ...t, run: update(t.run) } : t,
+    );
+    setTurns(turnsRef.current);
+  }, []);
+  const runOf = (runId: string) => turnsRef.current.find((t) => t.run.runId === runId)?.run;
+
+  /** The page's own client tool, answered as soon as the model asks. */
+  const answerClientCall = useCallback((runId: string, event: RunEvent) => {
+    const id = String(event.toolCallId);
+    if (answered.current.has(id)) return;
+    answered.current.add(id);
+    const now = new Date();
+    const content =
+      event.name === BROWSER_TIME
+        ? `${now.toISOString()} (${Intl.DateTimeFormat().resolvedOptions().timeZone}, local ${now.toString()})`
+        : `The playground has no tool named ${String(event.name)}.`;
+    postToolResult(keyRef.current, runId, id, content).catch((err: unknown) =>
+      setError(err instanceof Error ? err.message : String(err)),
+    );
+  }, []);
+
+  /**
+   * Follows a run's events to its end: the first response (the POST's stream) if there is one, then
+   * `GET /v1/runs/:id/events` after the last event seen whenever the connection drops, so nothing
+   * shows twice.
+   */
+  const follow = useCallback(
+    async (runId: string, first: Response | null) => {
+      const signal = unmounted.current.signal;
+      let response = first;
+      for (;;) {
+        if (response === null) {
+          try {
+            response = await runEvents(keyRef.current, runId, runOf(runId)?.lastSeq ?? 0, signal);
+          } catch (err) {
+            if (signal.aborted) return;
+            if (err instanceof ApiError) {
+              setConnectionLost(false);
+              setError(err.message);
+              return;
+            }
+            await sleep(RECONNECT_MS);
+            continue;
+          }
+          if (response === null) break; // the run ended and every event is here
+        }
+        setConnectionLost(false);
+        try {
+          await readSse(response.body!, (data) => {
+            const event = JSON.parse(data) as RunEvent;
+            updateRun(runId, (run) => applyEvent(run, event, performance.now()));
+            if (event.type === 'tool_call_start' && event.executor === 'client')
+              answerClientCall(runId, event);
+          });
+        } catch {
+          // A dropped connection: read on from the last event seen.
+        }
+        if (signal.aborted) return;
+        response = null;
+        const run = runOf(runId);
+        if (run === undefined || !isActive(run)) break;
+        setConnectionLost(true);
+        await sleep(RECONNECT_MS);
+      }
+      setConnectionLost(false);
+      onRunSettled();
+    },
+    [answerClientCall, onRunSettled, updateRun],
   );
 
-  const chat = useChat<PageMessage>({
-    id: chatId,
-    transport,
-    // A chat this browser had before may have a run going (or waiting): pick it up from its start.
-    resume: known,
-    sendAutomaticallyWhen: ({ messages }) => {
-      if (!answeredRef.current) return false;
-      const ready =
-        lastAssistantMessageIsCompleteWithApprovalResponses({ messages }) ||
-        lastAssistantMessageIsCompleteWithToolCalls({ messages });
-      if (ready) answeredRef.current = false;
-      return ready;
-    },
-    onToolCall: ({ toolCall }) => {
-      if (toolCall.dynamic || toolCall.toolName !== BROWSER_TIME) return;
-      answeredRef.current = true;
-      const now = new Date();
-      void chat.addToolOutput({
-        tool: BROWSER_TIME,
-        toolCallId: toolCall.toolCallId,
-        output: `${now.toISOString()} (${Intl.DateTimeFormat().resolvedOptions().timeZone}, local ${now.toString()})`,
-      });
-    },
-    onFinish: () => onRunSettled(),
-  });
-  const { messages, status, error, resumeStream } = chat;
-
-  const last = messages.findLast((m) => m.role === 'assistant');
-  const runId = last?.metadata?.runId;
-  const runStatus = last?.metadata?.status;
-  const liveSessionId = last?.metadata?.sessionId;
-  const extras = useRunExtras(apiKey, runId);
-
+  // Opening a stored session: its messages, and its active run followed from its start.
   useEffect(() => {
-    if (liveSessionId !== undefined) rememberChat(liveSessionId, chatId);
-  }, [liveSessionId, chatId]);
+    const abort = unmounted.current;
+    if (openedId !== undefined) {
+      getSession(keyRef.current, openedId).then(
+        (session) => {
+          setInfo({ title: session.title, model: session.model, mode: session.mode });
+          const messages = session.messages;
+          if (session.activeRunId === null) {
+            setHistory(messages);
+            const lastRun = messages.findLast((m) => m.runId !== undefined)?.runId;
+            if (lastRun !== undefined) setInspected(lastRun);
+            return;
+          }
+          // What the store holds after the last prompt is the active run's: its replay shows it.
+          const lastPrompt = messages.findLastIndex((m) => m.role === 'user');
+          setHistory(lastPrompt === -1 ? messages : messages.slice(0, lastPrompt + 1));
+          turnsRef.current = [{ prompt: null, run: newRun(session.activeRunId, false) }];
+          setTurns(turnsRef.current);
+          setInspected(session.activeRunId);
+          void follow(session.activeRunId, null);
+        },
+        (err: unknown) => setLoadError(err instanceof Error ? err.message : String(err)),
+      );
+    }
+    return () => abort.abort();
+    // Opened once per mount: App gives each session its own Chat.
+  }, []);
 
-  // A dropped connection (not an answer from the server): follow the run again. The server replays
-  // the run from its start and the transport replaces the message it had, so no text repeats.
-  useEffect(() => {
-    if (status !== 'error' || !(error instanceof TypeError)) return;
-    const timer = setTimeout(() => void resumeStream(), RESUME_DELAY_MS);
-    return () => clearTimeout(timer);
-  }, [status, error, resumeStream]);
-
-  const [history, setHistory] = useState<StoredMessage[]>([]);
-  useEffect(() => {
-    if (sessionId === undefined) return;
-    getSession(apiKey, sessionId).then(
-      (stored) => setHistory(stored),
-      () => setHistory([]),
-    );
-  }, [apiKey, sessionId]);
-
-  const [input, setInput] = useState('');
-  const [notice, setNotice] = useState<string | null>(null);
-  const busy = status === 'submitted' || status === 'streaming';
-  // A run cancelled while it waited has no stream to say so: the page remembers it ended.
-  const [cancelledRunId, setCancelledRunId] = useState<string | null>(null);
-  const waitingRunCancelled = !busy && runId !== undefined && runId === cancelledRunId;
-  const runActive =
-    runId !== undefined &&
-    !waitingRunCancelled &&
-    (busy || runStatus === undefined || !FINISHED.has(runStatus));
+  const activeRun = turns.map((t) => t.run).findLast(isActive);
+  const status = submitting
+    ? 'submitted'
+    : connectionLost
+      ? 'reconnecting'
+      : activeRun === undefined
+        ? 'ready'
+        : activeRun.status === 'requires_action'
+          ? 'waiting'
+          : 'streaming';
 
   const send = (event: FormEvent) => {
     event.preventDefault();
-    const text = input.trim();
-    if (text === '' || busy) return;
-    setInput('');
+    const prompt = input.trim();
+    if (prompt === '' || submitting || activeRun !== undefined) return;
+    setSubmitting(true);
+    setError(null);
     setNotice(null);
-    void chat.sendMessage({ text });
-  };
-
-  const cancel = () => {
-    if (runId === undefined) return;
-    cancelRun(apiKey, runId).then(
-      () => {
-        setCancelledRunId(runId);
-        setNotice('Cancelled.');
-        onRunSettled();
+    const options = {
+      title: prompt.slice(0, 80),
+      mode: newSession.mode,
+      ...(newSession.model.trim() ? { model: newSession.model.trim() } : {}),
+      clientTools: CLIENT_TOOLS,
+    };
+    startRun(keyRef.current, sessionRef.current, prompt, options, unmounted.current.signal).then(
+      (response) => {
+        setSubmitting(false);
+        setInput('');
+        const runId = response.headers.get('X-Run-Id') ?? '';
+        const sessionId = response.headers.get('X-Session-Id') ?? '';
+        if (sessionRef.current === undefined) {
+          sessionRef.current = sessionId;
+          setInfo({ title: options.title, model: options.model ?? null, mode: options.mode });
+          onSessionStarted(sessionId);
+        }
+        turnsRef.current = [...turnsRef.current, { prompt, run: newRun(runId, true) }];
+        setTurns(turnsRef.current);
+        setInspected(runId);
+        void follow(runId, response);
       },
-      (reason: unknown) => setNotice(`Cancel failed: ${String(reason)}`),
+      (err: unknown) => {
+        setSubmitting(false);
+        if (unmounted.current.signal.aborted) return;
+        setError(
+          err instanceof Error && !(err instanceof TypeError)
+            ? err.message
+            : 'The server could not be reached.',
+        );
+      },
     );
   };
 
-  const decide = (approvalId: string, approved: boolean, reason: string) => {
-    answeredRef.current = true;
-    void chat.addToolApprovalResponse({
-      id: approvalId,
-      approved,
-      ...(reason.trim() ? { reason: reason.trim() } : {}),
-    });
+  const cancel = () => {
+    if (activeRun === undefined) return;
+    const runId = activeRun.runId;
+    cancelRun(keyRef.current, runId).then(
+      () => setNotice('Cancelled.'),
+      (err: unknown) => setError(`Cancel failed: ${err instanceof Error ? err.message : String(err)}`),
+    );
   };
 
+  const decideCall = (runId: string, call: ToolCallView) => (decision: Decision) =>
+    decide(keyRef.current, runId, call.id, decision);
+
+  const model =
+    info?.model ?? turns.at(-1)?.run.model ?? runModel ?? (newSession.model.trim() || defaultModel);
+  const panelRun = turns.find((t) => t.run.runId === inspected)?.run;
+
   return (
-    <div className="chat">
-      <div className="messages" aria-live="polite">
-        <History messages={messages[0]?.role === 'assistant' ? upToLastPrompt(history) : history} />
-        {history.length === 0 && messages.length === 0 && (
-          <p className="empty">
-            Send a message to start a run. Tool calls appear as cards; writes wait for your approval in safe
-            mode.
+    <div className="session">
+      <div className="chat">
+        <header className="session-header">
+          <h2>
+            {listedTitle ??
+              info?.title ??
+              (openedId === undefined && turns.length === 0 ? 'New session' : 'Untitled session')}
+          </h2>
+          <p className="session-meta">
+            <span>
+              Model <strong className="model-name">{model ?? 'the server default'}</strong>
+            </span>
+            <span>
+              Mode <strong>{info?.mode ?? newSession.mode}</strong>
+            </span>
+          </p>
+        </header>
+        <div
+          className="messages"
+          aria-live="polite"
+          ref={messagesRef}
+          onScroll={(event) => {
+            const el = event.currentTarget;
+            atEnd.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+          }}
+        >
+          {loadError !== null && (
+            <p className="error" role="alert">
+              {loadError}
+            </p>
+          )}
+          <StoredConversation messages={history} onInspect={setInspected} />
+          {history.length === 0 && turns.length === 0 && openedId === undefined && (
+            <p className="empty">
+              Send a message to start a run. Tool calls appear as cards; in safe mode, writes wait for your
+              approval and show the change they would make.
+            </p>
+          )}
+          {turns.map((turn) => (
+            <LiveTurn
+              key={turn.run.runId}
+              turn={turn}
+              onDecide={decideCall}
+              onInspect={() => setInspected(turn.run.runId)}
+            />
+          ))}
+        </div>
+        {connectionLost && <p className="notice">Connection lost, reconnecting…</p>}
+        {error !== null && (
+          <p className="error" role="alert">
+            {error}
           </p>
         )}
-        {messages.map((message) => (
-          <article key={message.id} className={`message ${message.role}`}>
-            {message.parts.map((part, index) => {
-              if (part.type === 'text') {
-                return (
-                  <div key={index} className="text">
-                    {part.text}
-                  </div>
-                );
-              }
-              if (isToolUIPart(part)) {
-                return (
-                  <ToolCard
-                    key={part.toolCallId}
-                    name={getToolName(part)}
-                    part={part}
-                    extras={extras.get(part.toolCallId)}
-                    onDecide={waitingRunCancelled && message === last ? undefined : decide}
-                  />
-                );
-              }
-              return null;
-            })}
-            {message.role === 'assistant' &&
-              message.metadata?.status !== undefined &&
-              !(busy && message === last) && (
-                <footer className="run-status">
-                  run{' '}
-                  {message.metadata.status === 'requires_action'
-                    ? 'waiting for you'
-                    : message.metadata.status}
-                  {message.metadata.usage &&
-                    ` · ${message.metadata.usage.promptTokens} + ${message.metadata.usage.completionTokens} tokens`}
-                </footer>
-              )}
-          </article>
-        ))}
+        {notice !== null && <p className="notice">{notice}</p>}
+        <form className="composer" onSubmit={send}>
+          <textarea
+            aria-label="Message"
+            placeholder="Ask the agent… (Enter sends, Shift+Enter for a new line)"
+            value={input}
+            onChange={(event) => setInput(event.target.value)}
+            onKeyDown={(event) => {
+              if (event.key === 'Enter' && !event.shiftKey) send(event);
+            }}
+          />
+          <div className="actions">
+            <span className="status" data-status={status}>
+              {status}
+            </span>
+            <button type="button" className="danger" onClick={cancel} disabled={activeRun === undefined}>
+              Cancel
+            </button>
+            <button type="submit" disabled={submitting || activeRun !== undefined || input.trim() === ''}>
+              Send
+            </button>
+          </div>
+        </form>
       </div>
-      {error !== undefined && (
-        <p className="error" role="alert">
-          {error instanceof TypeError ? 'Connection lost, reconnecting…' : error.message}
-        </p>
-      )}
-      {notice !== null && <p className="notice">{notice}</p>}
-      <form className="composer" onSubmit={send}>
-        <textarea
-          aria-label="Message"
-          placeholder="Ask the agent…"
-          value={input}
-          onChange={(event) => setInput(event.target.value)}
-          onKeyDown={(event) => {
-            if (event.key === 'Enter' && !event.shiftKey) send(event);
-          }}
-        />
-        <div className="actions">
-          <span className="status" data-status={status}>
-            {status}
-          </span>
-          <button type="button" className="danger" onClick={cancel} disabled={!runActive}>
-            Cancel
-          </button>
-          <button type="submit" disabled={busy || input.trim() === ''}>
-            Send
-          </button>
-        </div>
-      </form>
+      <RunPanel apiKey={apiKey} runId={inspected} live={panelRun} onModel={setRunModel} />
     </div>
   );
 }
 
-/** The session's title, from the chat's first prompt (the server keeps the first request's options only). */
-function titleOf(messages: readonly PageMessage[]): string | undefined {
-  const first = messages.find((m) => m.role === 'user');
-  const text = first?.parts
-    .map((part) => (part.type === 'text' ? part.text : ''))
-    .join(' ')
-    .trim();
-  return text ? text.slice(0, 80) : undefined;
+function LiveTurn({
+  turn,
+  onDecide,
+  onInspect,
+}: {
+  turn: Turn;
+  onDecide: (runId: string, call: ToolCallView) => (decision: Decision) => Promise<void>;
+  onInspect: () => void;
+}) {
+  const { run } = turn;
+  const waiting = run.status === 'requires_action';
+  const hasContent = run.segments.some((s) => s.kind === 'tool' || s.text !== '');
+  return (
+    <>
+      {turn.prompt !== null && (
+        <article className="message user">
+          <div className="text">{turn.prompt}</div>
+        </article>
+      )}
+      {(hasContent || run.error !== null || !isActive(run)) && (
+        <article className="message assistant">
+          {run.segments.map((segment, i) =>
+            segment.kind === 'text' ? (
+              segment.text !== '' && <Markdown key={i} text={segment.text} />
+            ) : (
+              <ToolCard
+                key={segment.id}
+                call={run.calls[segment.id]}
+                awaitingApproval={
+                  waiting &&
+                  run.calls[segment.id].result === null &&
+                  run.calls[segment.id].approvalReason !== null
+                }
+                onDecide={onDecide(run.runId, run.calls[segment.id])}
+              />
+            ),
+          )}
+          {run.error !== null && (
+            <p className="run-error" role="alert">
+              The run failed: {run.error.message}
+            </p>
+          )}
+          {!isActive(run) && (
+            <footer className="run-status">
+              run {run.status}
+              {run.usage && ` · ${run.usage.promptTokens} + ${run.usage.completionTokens} tokens`}
+              <button type="button" className="link" onClick={onInspect}>
+                Inspect run
+              </button>
+            </footer>
+          )}
+        </article>
+      )}
+      {!hasContent && isActive(run) && <p className="thinking">Thinking…</p>}
+    </>
+  );
 }
 
-/**
- * A resumed run replays its answer from the start, and a session has at most one active run: the one
- * its last prompt started. What the store holds after that prompt is in the replay, so it is not
- * shown twice.
- */
-function upToLastPrompt(history: readonly StoredMessage[]): readonly StoredMessage[] {
-  const last = history.findLastIndex((m) => m.role === 'user');
-  return last === -1 ? history : history.slice(0, last + 1);
+/** A session's stored messages: prompts as text, answers as sanitized Markdown, tool calls as cards. */
+function StoredConversation({
+  messages,
+  onInspect,
+}: {
+  messages: readonly StoredMessage[];
+  onInspect: (runId: string) => void;
+}) {
+  const results = new Map(
+    messages.filter((m) => m.role === 'tool').map((m) => [m.toolCallId, m.content ?? '']),
+  );
+  const shown = messages.filter((m) => m.role === 'user' || m.role === 'assistant');
+  return (
+    <>
+      {shown.map((m, i) => {
+        if (m.role === 'user') {
+          return (
+            <article key={m.id} className="message user stored">
+              <div className="text">{m.content}</div>
+            </article>
+          );
+        }
+        const endsRun = shown[i + 1]?.role !== 'assistant' || shown[i + 1]?.runId !== m.runId;
+        return (
+          <article key={m.id} className="message assistant stored">
+            {m.content !== null && m.content !== '' && <Markdown text={m.content} />}
+            {m.toolCalls?.map((call) => (
+              <ToolCard
+                key={call.id}
+                call={{
+                  id: call.id,
+                  name: call.name,
+                  arguments: parseStored(call.arguments),
+                  executor: 'server',
+                  approvalReason: null,
+                  output: '',
+                  result: results.has(call.id) ? { content: results.get(call.id)!, isError: false } : null,
+                }}
+                awaitingApproval={false}
+                onDecide={() => Promise.resolve()}
+              />
+            ))}
+            {endsRun && m.runId !== undefined && (
+              <footer className="run-status">
+                <button type="button" className="link" onClick={() => onInspect(m.runId!)}>
+                  Inspect run
+                </button>
+              </footer>
+            )}
+          </article>
+        );
+      })}
+    </>
+  );
+}
+
+/** Stored arguments are the model's JSON text; shown indented when they parse, as given otherwise. */
+function parseStored(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  try {
+    return JSON.parse(value);
+  } catch {
+    return value;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

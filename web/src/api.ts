@@ -1,7 +1,6 @@
-/** The few plain REST calls the page makes beside useChat, all with the stored key. */
+/** The REST calls the page makes, all with the key kept in this browser. */
 
 const KEY_STORAGE = 'loopwright.apiKey';
-const CHATS_STORAGE = 'loopwright.chats';
 
 export function storedKey(): string {
   return localStorage.getItem(KEY_STORAGE) ?? '';
@@ -16,31 +15,11 @@ export function authHeaders(key: string): Record<string, string> {
   return key === '' ? {} : { Authorization: `Bearer ${key}` };
 }
 
-/** Which chat id (the useChat id) this browser used for a session, so choosing it continues that chat. */
-export function chatIdOf(sessionId: string): string | undefined {
-  return readChats()[sessionId];
-}
-
-export function rememberChat(sessionId: string, chatId: string): void {
-  const chats = readChats();
-  if (chats[sessionId] === chatId) return;
-  chats[sessionId] = chatId;
-  localStorage.setItem(CHATS_STORAGE, JSON.stringify(chats));
-}
-
-function readChats(): Record<string, string> {
-  try {
-    const value: unknown = JSON.parse(localStorage.getItem(CHATS_STORAGE) ?? '{}');
-    return typeof value === 'object' && value !== null ? (value as Record<string, string>) : {};
-  } catch {
-    return {};
-  }
-}
-
 export interface SessionSummary {
   id: string;
   title: string | null;
-  mode?: string;
+  model: string | null;
+  mode: string;
   createdAt: string;
 }
 
@@ -50,37 +29,157 @@ export interface StoredMessage {
   content: string | null;
   toolCalls?: { id: string; name: string; arguments: unknown }[];
   toolCallId?: string;
+  runId?: string;
 }
 
-export class ApiError extends Error {}
+export interface SessionDetail extends SessionSummary {
+  activeRunId: string | null;
+  messages: StoredMessage[];
+}
 
-async function request<T>(key: string, method: string, path: string): Promise<T> {
-  const response = await fetch(path, { method, headers: authHeaders(key) });
-  if (!response.ok) {
-    const body = (await response.json().catch(() => null)) as { message?: unknown } | null;
-    const raw = body?.message;
-    const message = Array.isArray(raw) ? raw.join('; ') : typeof raw === 'string' ? raw : '';
-    throw new ApiError(`${response.status} ${message || response.statusText}`);
+/** GET /v1/models: the server's default model and its providers. */
+export interface ModelsInfo {
+  default: string;
+  providers: { name: string; baseUrl: string }[];
+}
+
+/** An answer of the API that is not a success, with the readable `message` of its error JSON. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
   }
+}
+
+/** The error JSON's `message` (a string, or a list of validation messages); never the raw body. */
+export async function apiError(response: Response): Promise<ApiError> {
+  const body = (await response.json().catch(() => null)) as { message?: unknown } | null;
+  const raw = body?.message;
+  const message = Array.isArray(raw) ? raw.map(String).join('; ') : typeof raw === 'string' ? raw : '';
+  if (response.status === 401) {
+    return new ApiError(401, 'The API key was not accepted: paste a key of this server above.');
+  }
+  return new ApiError(response.status, message || `${response.status} ${response.statusText}`);
+}
+
+async function request<T>(key: string, method: string, path: string, body?: unknown): Promise<T> {
+  const response = await fetch(path, {
+    method,
+    headers: {
+      ...authHeaders(key),
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!response.ok) throw await apiError(response);
   // 202 and 204 carry no body.
   const text = await response.text();
   return (text === '' ? undefined : JSON.parse(text)) as T;
 }
 
+/** Every session of the key, newest first (page after page). */
 export async function listSessions(key: string): Promise<SessionSummary[]> {
-  const page = await request<{ data: SessionSummary[] }>(key, 'GET', '/v1/sessions?limit=50');
-  return page.data;
+  const all: SessionSummary[] = [];
+  let cursor: string | null = null;
+  do {
+    const query: string = cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`;
+    const page: { data: SessionSummary[]; nextCursor: string | null } = await request(
+      key,
+      'GET',
+      `/v1/sessions?limit=100${query}`,
+    );
+    all.push(...page.data);
+    cursor = page.nextCursor;
+  } while (cursor !== null && all.length < 2000);
+  return all;
 }
 
-export async function getSession(key: string, id: string): Promise<StoredMessage[]> {
-  const session = await request<{ messages: StoredMessage[] }>(
+export function getSession(key: string, id: string): Promise<SessionDetail> {
+  return request(key, 'GET', `/v1/sessions/${encodeURIComponent(id)}`);
+}
+
+export function renameSession(key: string, id: string, title: string): Promise<SessionSummary> {
+  return request(key, 'PATCH', `/v1/sessions/${encodeURIComponent(id)}`, { title });
+}
+
+export function deleteSession(key: string, id: string): Promise<void> {
+  return request(key, 'DELETE', `/v1/sessions/${encodeURIComponent(id)}`);
+}
+
+export function cancelRun(key: string, runId: string): Promise<void> {
+  return request(key, 'POST', `/v1/runs/${encodeURIComponent(runId)}/cancel`);
+}
+
+export interface Decision {
+  approve: boolean;
+  reason?: string;
+  /** Approves the call with these arguments instead of the model's. */
+  arguments?: Record<string, unknown>;
+}
+
+export function decide(key: string, runId: string, callId: string, decision: Decision): Promise<void> {
+  return request(
     key,
-    'GET',
-    `/v1/sessions/${encodeURIComponent(id)}`,
+    'POST',
+    `/v1/runs/${encodeURIComponent(runId)}/tool-calls/${encodeURIComponent(callId)}/approval`,
+    decision,
   );
-  return session.messages;
 }
 
-export async function cancelRun(key: string, runId: string): Promise<void> {
-  await request<undefined>(key, 'POST', `/v1/runs/${encodeURIComponent(runId)}/cancel`);
+export function postToolResult(key: string, runId: string, callId: string, content: string): Promise<void> {
+  return request(
+    key,
+    'POST',
+    `/v1/runs/${encodeURIComponent(runId)}/tool-calls/${encodeURIComponent(callId)}/result`,
+    { content },
+  );
+}
+
+/** The server's models, or null where it has no GET /v1/models (the page then offers a free-text field). */
+export async function getModels(key: string): Promise<ModelsInfo | null> {
+  const response = await fetch('/v1/models', { headers: authHeaders(key) });
+  if (!response.ok) return null;
+  const body = (await response.json().catch(() => null)) as Partial<ModelsInfo> | null;
+  if (typeof body?.default !== 'string') return null;
+  return { default: body.default, providers: Array.isArray(body.providers) ? body.providers : [] };
+}
+
+/** Starts a run: in a new session (POST /v1/chat) or in `sessionId`. The stream's response. */
+export async function startRun(
+  key: string,
+  sessionId: string | undefined,
+  prompt: string,
+  options: Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<Response> {
+  const [path, body] =
+    sessionId === undefined
+      ? ['/v1/chat', { ...options, prompt }]
+      : [`/v1/sessions/${encodeURIComponent(sessionId)}/messages`, { content: prompt }];
+  const response = await fetch(path, {
+    method: 'POST',
+    headers: { ...authHeaders(key), 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+    signal,
+  });
+  if (!response.ok) throw await apiError(response);
+  return response;
+}
+
+/** A run's events after `after`, live until it ends; null when it has ended and nothing is left (204). */
+export async function runEvents(
+  key: string,
+  runId: string,
+  after: number,
+  signal: AbortSignal,
+): Promise<Response | null> {
+  const response = await fetch(`/v1/runs/${encodeURIComponent(runId)}/events?after=${after}`, {
+    headers: authHeaders(key),
+    signal,
+  });
+  if (response.status === 204) return null;
+  if (!response.ok) throw await apiError(response);
+  return response;
 }

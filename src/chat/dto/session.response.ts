@@ -108,11 +108,22 @@ export class MessageResponse {
   })
   reasoning?: string;
 
+  @ApiPropertyOptional({ format: 'uuid', description: 'The run that wrote it (the system message has none)' })
+  runId?: string;
+
   @ApiProperty({ type: String, format: 'date-time' })
   createdAt!: Date;
 }
 
 export class SessionDetailResponse extends SessionResponse {
+  @ApiProperty({
+    type: String,
+    format: 'uuid',
+    nullable: true,
+    description: 'The running or waiting run, to follow with GET /v1/runs/:id/events',
+  })
+  activeRunId!: string | null;
+
   @ApiProperty({ type: [MessageResponse], description: 'In order, the system message first' })
   messages!: MessageResponse[];
 }

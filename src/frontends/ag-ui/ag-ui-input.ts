@@ -4,11 +4,15 @@ import type { ClientToolDefinition } from '../../persistence/entities/session.en
 export type AgUiTurn =
   | { kind: 'prompt'; text: string }
   | { kind: 'results'; results: { toolCallId: string; content: string; isError: boolean }[] }
+  /** No new user message: the thread's run goes on from where the client's last stream ended. */
+  | { kind: 'continue' }
   | { kind: 'none' };
 
 /**
- * What an input asks for: tool messages at the end answer waiting client calls; otherwise the last
- * user message is the prompt, with the input's context as `description: value` lines after it.
+ * What an input asks for: tool messages at the end answer waiting client calls; an assistant message
+ * at the end (what the client kept of the last stream) asks for the rest of the thread's run;
+ * otherwise the last user message is the prompt, with the input's context as `description: value`
+ * lines after it.
  */
 export function readAgUiTurn(input: RunAgentInput): AgUiTurn {
   const trailing: Extract<Message, { role: 'tool' }>[] = [];
@@ -27,6 +31,7 @@ export function readAgUiTurn(input: RunAgentInput): AgUiTurn {
       })),
     };
   }
+  if (input.messages.at(-1)?.role === 'assistant') return { kind: 'continue' };
   const user = [...input.messages].reverse().find((m) => m.role === 'user');
   const text = user ? contentText(user.content) : '';
   if (text.trim() === '') return { kind: 'none' };

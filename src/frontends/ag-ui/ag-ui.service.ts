@@ -12,6 +12,7 @@ import { SessionsService, type SessionOptions } from '../../sessions/sessions.se
 import { ProjectedRunStream } from '../projected-run.service';
 import { EventStreamService } from '../../chat/sse/event-stream.service';
 import { clientToolsOf, readAgUiTurn } from './ag-ui-input';
+import { AgUiContinuation } from './ag-ui-continuation.service';
 import {
   agUiWaitingFinish,
   newAgUiProjection,
@@ -31,6 +32,7 @@ export class AgUiService {
     private readonly sessions: SessionsService,
     private readonly projected: ProjectedRunStream,
     private readonly streams: EventStreamService,
+    private readonly continuation: AgUiContinuation,
   ) {}
 
   async run(owner: string, body: unknown, reply: FastifyReply): Promise<void> {
@@ -62,16 +64,21 @@ export class AgUiService {
       const { runId } = await this.runs.start(owner, { prompt: turn.text, sessionId: session.id });
       return this.stream(reply, newAgUiProjection({ ...ids, runId }));
     }
-    const { runId, lastSeq, decided } = await this.turns.decide(
-      owner,
-      session.id,
-      turn.results.map((r) => ({ kind: 'result' as const, ...r })),
-      `Thread ${input.threadId} has no waiting run`,
-    );
-    return this.stream(
-      reply,
-      newAgUiProjection({ ...ids, runId }, lastSeq, new Set(decided.map((r) => r.toolCallId))),
-    );
+    if (turn.kind === 'results' && (await this.continuation.answersWaitingCall(session.id, turn.results))) {
+      const { runId, lastSeq, decided } = await this.turns.decide(
+        owner,
+        session.id,
+        turn.results.map((r) => ({ kind: 'result' as const, ...r })),
+        `Thread ${input.threadId} has no waiting run`,
+      );
+      return this.stream(
+        reply,
+        newAgUiProjection({ ...ids, runId }, lastSeq, new Set(decided.map((r) => r.toolCallId))),
+      );
+    }
+    // No new prompt and nothing the run waits for: the thread's run on from the client's last stream.
+    const { runId, after } = await this.continuation.resumePoint(session.id, input.threadId, input.messages);
+    return this.stream(reply, newAgUiProjection({ ...ids, runId }, after));
   }
 
   private stream(reply: FastifyReply, state: AgUiProjectionState): Promise<void> {

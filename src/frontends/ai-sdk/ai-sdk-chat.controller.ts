@@ -32,6 +32,32 @@ export class AiSdkChatController {
     return this.chats.send(owner, { chatId: id, messages, trigger, options }, reply);
   }
 
+  @Get(':chatId/messages')
+  @ApiOperation({
+    summary: "The chat's stored conversation as UIMessage[] (for useChat({ messages }) after a reload)",
+  })
+  @ApiOkResponse({
+    description:
+      'UIMessage[]: user text, assistant text, tool parts in their current states; [] for an unused chat id',
+    schema: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'role', 'parts'],
+        properties: {
+          id: { type: 'string' },
+          role: { type: 'string', enum: ['user', 'assistant'] },
+          metadata: { type: 'object', additionalProperties: true },
+          parts: { type: 'array', items: { type: 'object', additionalProperties: true } },
+        },
+      },
+    },
+  })
+  @ApiErrors(400)
+  messages(@Owner() owner: string, @Param('chatId') chatId: string) {
+    return this.chats.messages(owner, chatId);
+  }
+
   @Get(':chatId/stream')
   @ApiOperation({ summary: "The chat's running or waiting run from its start (useChat's resume)" })
   @ApiProduces('text/event-stream')

@@ -8,7 +8,9 @@ import { SessionsService, type SessionOptions } from '../../sessions/sessions.se
 import { RunStore } from '../../store/run-store.service';
 import { ProjectedRunStream, type Projector } from '../projected-run.service';
 import { EventStreamService } from '../../chat/sse/event-stream.service';
+import { ConversationStore } from '../../store/conversation-store.service';
 import { readLastMessage } from './ui-message-input';
+import { storedUiMessages, type LoopwrightUiMessage } from './stored-ui-messages';
 import {
   newUiProjection,
   projectUiEvent,
@@ -35,6 +37,7 @@ export class AiSdkChatService {
     private readonly store: RunStore,
     private readonly projected: ProjectedRunStream,
     private readonly streams: EventStreamService,
+    private readonly conversation: ConversationStore,
   ) {}
 
   async send(owner: string, req: AiSdkChatRequest, reply: FastifyReply): Promise<void> {
@@ -77,6 +80,17 @@ export class AiSdkChatService {
       return;
     }
     return this.stream(reply, newUiProjection(runId, session.id));
+  }
+
+  /** The chat's stored conversation as `UIMessage[]` (what `useChat({ messages })` takes); `[]` for an unused chat id. */
+  async messages(owner: string, chatId: string): Promise<LoopwrightUiMessage[]> {
+    const session = await this.sessions.findChat(owner, chatId);
+    if (!session) return [];
+    const [messages, calls] = await Promise.all([
+      this.conversation.sessionMessages(session.id),
+      this.conversation.sessionToolCalls(session.id),
+    ]);
+    return storedUiMessages(session.id, messages, calls);
   }
 
   private stream(reply: FastifyReply, state: UiProjectionState): Promise<void> {

@@ -53,6 +53,11 @@ export class CommandSandbox implements OnModuleInit {
     return this.config.runCommandSandbox === 'off' || this.state.usable;
   }
 
+  /** Why no sandbox can be made here, when none can (for the start-up banner). */
+  get unusableReason(): string | null {
+    return this.usable ? null : this.state.why;
+  }
+
   get sandboxed(): boolean {
     return this.config.runCommandSandbox !== 'off';
   }

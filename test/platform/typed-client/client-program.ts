@@ -21,6 +21,18 @@ export async function everyAnswer(baseUrl: string, apiKey: string): Promise<stri
   const message = session.data?.messages[0];
   seen.push(message?.role ?? 'system', message?.content ?? '', message?.toolCalls?.[0]?.name ?? '');
   seen.push(message?.toolCallId ?? '', session.data?.clientTools[0]?.function.name ?? '');
+  seen.push(session.data?.activeRunId ?? 'no active run', message?.runId ?? '');
+
+  const renamed = await client.PATCH('/v1/sessions/{id}', {
+    params: { path: { id: sessionId } },
+    body: { title: 'Renamed' },
+  });
+  seen.push(renamed.data?.title ?? '');
+
+  const stored = await client.GET('/v1/ai-sdk/chat/{chatId}/messages', {
+    params: { path: { chatId: 'chat-1' } },
+  });
+  seen.push(stored.data?.[0]?.role ?? '', String(stored.data?.[0]?.parts.length ?? 0));
 
   const changes = await client.GET('/v1/sessions/{id}/changes', { params: { path: { id: sessionId } } });
   seen.push(changes.data?.[0]?.path ?? '', changes.data?.[0]?.afterSha256 ?? 'deleted');

@@ -1,0 +1,84 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { UNSET_API_KEY, type AppConfig } from './config/app-config';
+import { ModelProviders, splitModelName } from './llm/model-providers';
+import { ANTHROPIC_BASE_URL } from './llm/providers/anthropic/anthropic.provider';
+import { OPENAI_BASE_URL } from './llm/providers/openai/openai.provider';
+import type { UpstreamToCheck } from './llm/upstream-check';
+import { McpConnections } from './mcp/mcp-connections.service';
+import { databaseLocation, type BannerFacts } from './observability/startup-banner';
+import { CommandSandbox } from './tools/exec/command-sandbox.service';
+import { ToolRegistry } from './tools/tool-registry.service';
+
+/** What the start-up banner says, read from the configuration and the running application. */
+export function startupFacts(app: NestFastifyApplication, config: AppConfig, url: string): BannerFacts {
+  const baseUrl = config.llm.baseUrl ?? OPENAI_BASE_URL;
+  const defaultProvider = splitModelName(config.llm.model).provider;
+  const configured = app.get(ModelProviders, { strict: false }).list();
+  const sandbox = app.get(CommandSandbox, { strict: false });
+  const off: string[] = [];
+  if (config.llm.apiKey === UNSET_API_KEY) {
+    off.push(
+      config.llm.baseUrl === null
+        ? `OPENAI_API_KEY is not set: every model call to ${baseUrl} will fail. Set it in .env (or point OPENAI_BASE_URL at a local server such as Ollama).`
+        : `OPENAI_API_KEY is not set: fine for a server that needs no key (${baseUrl}); any other refuses every model call.`,
+    );
+  }
+  if (!config.enableRunCommand) {
+    off.push('run_command (shell commands) is off: ENABLE_RUN_COMMAND=true turns it on.');
+  } else if (sandbox.unusableReason !== null) {
+    off.push(
+      `run_command is not offered: no sandbox can be made here (${sandbox.unusableReason}). Install bubblewrap, or set RUN_COMMAND_SANDBOX=off (unsafe).`,
+    );
+  } else if (!sandbox.sandboxed) {
+    off.push('run_command runs commands WITHOUT a sandbox (RUN_COMMAND_SANDBOX=off).');
+  }
+  return {
+    url,
+    model: {
+      name: config.llm.model,
+      provider: defaultProvider,
+      baseUrl: configured.find((p) => p.name === defaultProvider)?.baseUrl ?? baseUrl,
+    },
+    database:
+      config.databaseUrl === null
+        ? { kind: 'embedded', dataDir: config.dataDir }
+        : { kind: 'external', location: databaseLocation(config.databaseUrl) },
+    workspace: { root: config.workspaceRoot, scope: config.workspaceScope },
+    keys: config.apiKeys === null ? null : [...new Set(config.apiKeys.values())],
+    tools: app
+      .get(ToolRegistry)
+      .catalog('safe')
+      .map((t) => ({ name: t.name, policy: t.policy })),
+    mcp: app
+      .get(McpConnections, { strict: false })
+      .statuses()
+      .map((s) => ({ name: s.name, status: s.status })),
+    off,
+  };
+}
+
+/**
+ * The model upstreams start-up asks whether they answer and take their key: the OpenAI-compatible
+ * one (`openai` and `openai-responses` share it), and Anthropic's when its key is set (its
+ * `GET /v1/models` takes the key as `x-api-key`).
+ */
+export function upstreamsToCheck(config: AppConfig): UpstreamToCheck[] {
+  const upstreams: UpstreamToCheck[] = [
+    {
+      provider: 'openai',
+      baseUrl: config.llm.baseUrl ?? OPENAI_BASE_URL,
+      apiKey: config.llm.apiKey === UNSET_API_KEY ? null : config.llm.apiKey,
+      headers: config.llm.headers,
+    },
+  ];
+  const anthropic = config.llm.anthropic;
+  if (anthropic.apiKey !== null) {
+    upstreams.push({
+      provider: 'anthropic',
+      baseUrl: `${(anthropic.baseUrl ?? ANTHROPIC_BASE_URL).replace(/\/+$/, '')}/v1`,
+      apiKey: null,
+      headers: { ...config.llm.headers, 'x-api-key': anthropic.apiKey, 'anthropic-version': '2023-06-01' },
+    });
+  }
+  return upstreams;
+}
