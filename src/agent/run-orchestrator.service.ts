@@ -2,8 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { ModelError, type ModelRequest, type ModelStreamEvent } from '../llm/model-provider';
-import { ModelProviders } from '../llm/model-providers';
-import { qualifiedModel } from '../llm/model-prices';
+import { ModelProviders, splitModelName } from '../llm/model-providers';
 import { SentModelCall } from '../llm/sent-model-call';
 import { MetricsService } from '../metrics/metrics.service';
 import type { RunError } from '../persistence/entities/run.entity';
@@ -169,10 +168,11 @@ export class RunOrchestrator {
       throw new ModelError('UPSTREAM_CONNECTION', 'The model stream ended without finishing.', true);
     } catch (err) {
       early.stop();
+      const asked = splitModelName(h.run.model);
       h.trace.modelCall({
-        provider: qualifiedModel(h.run.model).provider,
-        requestModel: h.run.model,
-        responseModel: h.run.model,
+        provider: asked.provider,
+        requestModel: asked.model,
+        responseModel: asked.model,
         startedAt: epochOf(started),
         error: err instanceof ModelError ? err.code : h.signal.aborted ? 'aborted' : 'internal',
       });
@@ -195,10 +195,11 @@ export class RunOrchestrator {
   ): ModelTurn {
     const priced = this.accounting.price(h.run.model, finish.usage, finish.model);
     const text = h.streamingText;
+    // The GenAI attributes name a model as its provider knows it; the provider is an attribute of its own.
     h.trace.modelCall({
       provider: priced.provider,
-      requestModel: h.run.model,
-      responseModel: finish.model ?? h.run.model,
+      requestModel: splitModelName(h.run.model).model,
+      responseModel: splitModelName(finish.model ?? h.run.model).model,
       startedAt: epochOf(started),
       finishReason: finish.finishReason,
       inputTokens: finish.usage.promptTokens,

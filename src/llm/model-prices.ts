@@ -4,6 +4,7 @@ import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import type { ModelPrice } from '../config/team-config';
 import type { Usage } from './model-provider';
+import { fullModelName, splitModelName } from './model-providers';
 
 /** genai-prices' provider ids of our providers (the Responses API is OpenAI's price list too). */
 const PRICE_PROVIDERS: Readonly<Record<string, string>> = {
@@ -74,14 +75,11 @@ export function priced(price: ModelPrice, usage: Usage): number {
   );
 }
 
-/** The providers a model name may start with; any other name is the OpenAI-compatible provider's. */
-const PROVIDER_PREFIXES = new Set(['openai', 'openai-responses', 'anthropic']);
-
-/** `provider/model` of a model name as sessions and LLM_MODEL give it (a bare name is `openai/<name>`). */
-export function qualifiedModel(model: string): { provider: string; model: string } {
-  const slash = model.indexOf('/');
-  const prefix = slash > 0 ? model.slice(0, slash) : '';
-  return PROVIDER_PREFIXES.has(prefix)
-    ? { provider: prefix, model }
-    : { provider: 'openai', model: `openai/${model}` };
+/**
+ * A model name as sessions and LLM_MODEL give it, with its provider and in full (`gpt-4o` →
+ * `openai`, `openai/gpt-4o`): the names ModelProviders accepts (a first segment that names no
+ * provider is refused before any call, so it never reaches a price).
+ */
+export function qualifiedModel(name: string): { provider: string; model: string } {
+  return { provider: splitModelName(name).provider, model: fullModelName(name) };
 }

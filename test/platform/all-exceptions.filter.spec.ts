@@ -58,6 +58,7 @@ const MAPPED: [ErrorCode, number, string][] = [
   [ErrorCode.IdempotencyKeyReused, 422, 'Unprocessable Entity'],
   [ErrorCode.RateLimited, 429, 'Too Many Requests'],
   [ErrorCode.TooManyActiveRuns, 429, 'Too Many Requests'],
+  [ErrorCode.BudgetExceeded, 429, 'Too Many Requests'],
   [ErrorCode.ServerBusy, 503, 'Service Unavailable'],
   [ErrorCode.ShuttingDown, 503, 'Service Unavailable'],
 ];
