@@ -6,7 +6,8 @@ import { ModelProviders } from '../llm/model-providers';
 import { SentModelCall } from '../llm/sent-model-call';
 import { MetricsService } from '../metrics/metrics.service';
 import type { RunError } from '../persistence/entities/run.entity';
-import { buildModelMessages } from './conversation';
+import { ContextTooLong, ContextWindow, isContextTooLong } from './context-window';
+import { modelMessages } from './conversation';
 import { EarlyReads } from './early-reads';
 import { RunFinalization, type FinalOutcome } from './run-finalization';
 import { RunStopped, type RunHandle } from './run-handle';
@@ -26,7 +27,7 @@ export type DriveOutcome =
   'completed' | 'max_iterations' | 'requires_action' | 'cancelled' | 'failed' | 'released';
 
 /** What a model call of a run is made of: the run's model and progress, its conversation and tools. */
-export type ModelCallSource = Pick<RunHandle, 'conversation' | 'firstMessageSeq' | 'toolset'> & {
+export type ModelCallSource = Pick<RunHandle, 'conversation' | 'toolset'> & {
   run: Pick<RunRow, 'model' | 'iterations' | 'maxIterations'>;
 };
 
@@ -48,6 +49,7 @@ export class RunOrchestrator {
     private readonly store: RunStore,
     private readonly conversation: ConversationStore,
     private readonly metrics: MetricsService,
+    private readonly window: ContextWindow,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -87,38 +89,74 @@ export class RunOrchestrator {
   }
 
   /**
-   * Sends the run's next model call: the conversation within the history budget, the session's
-   * tools (none allowed on the last call the cap leaves, so the person still gets an answer).
+   * Sends the run's next model call: the conversation the model gets (ContextWindow made room for
+   * it), the session's tools (none allowed on the last call the cap leaves, so the person still
+   * gets an answer).
    */
-  sendModelCall(r: ModelCallSource, signal: AbortSignal): SentModelCall {
+  private sendModelCall(r: ModelCallSource, signal: AbortSignal): SentModelCall {
     const tools = r.toolset.definitions;
     const lastCall = r.run.iterations + 1 >= r.run.maxIterations;
-    const { messages, omitted } = buildModelMessages(
-      r.conversation,
-      { maxMessages: this.config.historyMaxMessages, maxTokens: this.config.historyMaxTokens },
-      r.firstMessageSeq,
-    );
     const { provider, model } = this.models.resolve(r.run.model);
     const request: ModelRequest = {
       model,
-      messages,
+      messages: modelMessages(r.conversation),
       tools,
       toolChoice: tools.length > 0 && lastCall ? 'none' : undefined,
     };
-    return new SentModelCall(provider, request, signal, omitted);
+    return new SentModelCall(provider, request, signal);
+  }
+
+  /**
+   * Sends a model call ahead of the loop (the next one once a step's results are known, a run's
+   * first while its start commits) when it surely fits under COMPACT_AT as it is; otherwise
+   * nothing, and the loop sends the call itself once ContextWindow.fit has made room — compaction
+   * needs a model call and a commit of its own, which only the loop makes.
+   */
+  sendModelCallAhead(r: ModelCallSource, signal: AbortSignal): SentModelCall | undefined {
+    const fits = this.window.fitsAsIs({
+      model: r.run.model,
+      rows: r.conversation,
+      tools: r.toolset.definitions,
+    });
+    return fits ? this.sendModelCall(r, signal) : undefined;
+  }
+
+  /** The loop's own model call: room made first (ContextWindow.fit); `tooLong` after the upstream refused one. */
+  private async fitAndSend(h: RunHandle, tooLong: boolean): Promise<SentModelCall> {
+    await this.window.fit(h, tooLong);
+    return this.sendModelCall(h, h.signal);
   }
 
   /**
    * Reads a model call (`sent`, or one sent now) to its end, streaming its text; the reads it asks
-   * for start as soon as their arguments are whole (`early`, for the step to take).
+   * for start as soon as their arguments are whole (`early`, for the step to take). A call the
+   * upstream refuses as longer than the window is sent once more after compacting further.
    */
   private async callModel(
     h: RunHandle,
     sent?: SentModelCall,
   ): Promise<{ turn: ModelTurn; early: EarlyReads }> {
+    let call = sent ?? (await this.fitAndSend(h, false));
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.readModelCall(h, call);
+      } catch (err) {
+        if (!isContextTooLong(err) || h.streamingText !== '') throw err;
+        if (attempt > 1)
+          throw new ContextTooLong(
+            `The model refused the request as too long after compaction: ${(err as Error).message}`,
+          );
+        call = await this.fitAndSend(h, true);
+      }
+    }
+  }
+
+  private async readModelCall(
+    h: RunHandle,
+    stream: SentModelCall,
+  ): Promise<{ turn: ModelTurn; early: EarlyReads }> {
     h.streamingText = '';
     // A silent upstream is the provider's to time out (LLM_IDLE_TIMEOUT_MS): it throws UPSTREAM_TIMEOUT.
-    const stream = sent ?? this.sendModelCall(h, h.signal);
     const started = stream.sentAt;
     const early = new EarlyReads((call, signal) => this.tools.startEarly(h, call, signal), h.signal);
     let firstTokenMs: number | null = null;
@@ -144,7 +182,6 @@ export class RunOrchestrator {
                 finishReason: event.finishReason,
                 usage: event.usage,
                 toolCalls: event.toolCalls,
-                omittedMessages: stream.omittedMessages,
               },
               early,
             };
@@ -198,7 +235,7 @@ export class RunOrchestrator {
     let next: SentModelCall | undefined;
     const sent = execution?.results.then(
       (results) => {
-        if (!h.signal.aborted) next = this.sendModelCall(afterStep(h, before, step, results), h.signal);
+        if (!h.signal.aborted) next = this.sendModelCallAhead(afterStep(h, before, step, results), h.signal);
       },
       () => undefined, // the same failure is `settled`'s
     );
@@ -283,6 +320,7 @@ function shutdownError(): RunError {
 }
 
 function toRunError(err: unknown): RunError {
+  if (err instanceof ContextTooLong) return { code: err.code, message: err.message, retryable: false };
   if (err instanceof ModelError) return { code: err.code, message: err.message, retryable: err.retryable };
   return { code: 'INTERNAL_ERROR', message: 'The run failed on an internal error.', retryable: false };
 }
@@ -296,7 +334,6 @@ function afterStep(h: RunHandle, before: number, step: StepRecord, results: Mess
   return {
     run: { model: h.run.model, iterations: step.iteration, maxIterations: h.run.maxIterations },
     conversation: [...h.conversation.slice(0, before), ...added],
-    firstMessageSeq: h.firstMessageSeq,
     toolset: h.toolset,
   };
 }

@@ -13,7 +13,6 @@ export interface ModelTurn {
   finishReason: string;
   usage: Usage;
   toolCalls: ModelToolCall[];
-  omittedMessages: number;
 }
 
 /**
@@ -113,7 +112,6 @@ export function buildStepRecord(input: StepInput): StepRecord {
       iteration,
       finishReason: turn.finishReason,
       usage: turn.usage,
-      ...(turn.omittedMessages > 0 ? { omittedMessages: turn.omittedMessages } : {}),
     },
   ];
   if (outcome === 'completed' || outcome === 'max_iterations') {

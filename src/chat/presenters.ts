@@ -30,6 +30,9 @@ export function messageView(m: MessageRow): MessageResponse {
       ? { toolCalls: m.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })) }
       : {}),
     ...(m.toolCallId ? { toolCallId: m.toolCallId } : {}),
+    ...(m.kind ? { kind: m.kind } : {}),
+    ...(m.summarizes ? { summarizes: m.summarizes } : {}),
+    ...(m.context ? { context: m.context } : {}),
     createdAt: m.createdAt,
   };
 }

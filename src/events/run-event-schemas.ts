@@ -13,6 +13,7 @@ const SCHEMA_NAMES: Readonly<Record<RunEventType, string>> = {
   tool_call_output: 'ToolCallOutputEvent',
   tool_call_result: 'ToolCallResultEvent',
   step_finished: 'StepFinishedEvent',
+  context_compacted: 'ContextCompactedEvent',
   done: 'DoneEvent',
   error: 'ErrorEvent',
 };
@@ -91,18 +92,20 @@ export const RUN_EVENT_SCHEMAS: Readonly<Record<string, SchemaObject>> = {
     },
     ['errorCode', 'truncated'],
   ),
-  StepFinishedEvent: event(
-    'step_finished',
-    'One model call is over',
+  StepFinishedEvent: event('step_finished', 'One model call is over', {
+    iteration: integer('1, 2, …'),
+    finishReason: string("The upstream's finish_reason as received (stop, tool_calls, length …)"),
+    usage: ref('Usage'),
+  }),
+  ContextCompactedEvent: event(
+    'context_compacted',
+    'Older context was pruned or summarized before the model call that follows ("Long sessions")',
     {
-      iteration: integer('1, 2, …'),
-      finishReason: string("The upstream's finish_reason as received (stop, tool_calls, length …)"),
-      usage: ref('Usage'),
-      omittedMessages: integer(
-        "Messages of the session's history left out of this call to stay within the budget",
-      ),
+      summarizedMessages: integer('Messages a new summary stands in for (marked `summarized`)'),
+      prunedMessages: integer('Tool results the model now gets as a stub (marked `pruned`)'),
+      tokensBefore: integer("The request's tokens before, as counted for the model"),
+      tokensAfter: integer("The request's tokens after"),
     },
-    ['omittedMessages'],
   ),
   DoneEvent: event('done', 'Last event of a run that ended normally', {
     sessionId: { type: 'string', format: 'uuid' },

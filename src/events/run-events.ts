@@ -37,8 +37,14 @@ export type RunEventBody =
       iteration: number;
       finishReason: string;
       usage: Usage;
-      /** Messages of the session's history left out of this model call to stay within the budget. */
-      omittedMessages?: number;
+    }
+  | {
+      /** Older context was pruned or summarized before the model call that follows ("Long sessions"). */
+      type: 'context_compacted';
+      summarizedMessages: number;
+      prunedMessages: number;
+      tokensBefore: number;
+      tokensAfter: number;
     }
   | {
       type: 'done';

@@ -8,12 +8,13 @@ import { FirstCallsAhead } from './first-calls-ahead';
 import { RunService } from './run.service';
 import { RunStarts } from './run-starts.service';
 import { RunSupervisor } from './run-supervisor.service';
+import { SessionCompactions } from './session-compactions.service';
 import { ToolCallDecisions } from './tool-call-decisions.service';
 
 /** The durable life of runs: start, take up, settle waiting calls, cancel, supervise, end. */
 @Module({
   imports: [AgentModule, EventsModule, SessionsModule, StoreModule, ToolsModule],
-  providers: [RunService, RunStarts, FirstCallsAhead, ToolCallDecisions, RunSupervisor],
-  exports: [RunService, ToolCallDecisions],
+  providers: [RunService, RunStarts, FirstCallsAhead, ToolCallDecisions, RunSupervisor, SessionCompactions],
+  exports: [RunService, ToolCallDecisions, SessionCompactions],
 })
 export class RunsModule {}

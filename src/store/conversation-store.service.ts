@@ -2,7 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import type { MessageRole, StoredToolCall } from '../persistence/entities/message.entity';
+import type {
+  MessageContextMark,
+  MessageRole,
+  StoredToolCall,
+  SummarizedSpan,
+} from '../persistence/entities/message.entity';
 import type { ToolCallApproval, ToolCallStatus } from '../persistence/entities/tool-call.entity';
 import type { FileChange } from '../common/file-change';
 import { returningRows, type Queryable, type SqlStatement } from './run-store.service';
@@ -16,6 +21,25 @@ export interface MessageRow {
   toolCallId: string | null;
   runId: string | null;
   createdAt: Date;
+  /** What the model no longer gets in full ("Long sessions"); null or absent: all of it. */
+  context?: MessageContextMark | null;
+  kind?: 'summary' | null;
+  summarizes?: SummarizedSpan | null;
+}
+
+/** A summary that stands in for older messages: stored at `seq` (x.5, where the span was). */
+export interface NewSummary {
+  id: string;
+  seq: number;
+  content: string;
+  summarizes: SummarizedSpan;
+}
+
+/** What one compaction marks and adds: it rewrites no message's content. */
+export interface CompactionWrite {
+  pruned: readonly string[];
+  summarized: readonly string[];
+  summary: NewSummary | null;
 }
 
 export interface ToolCallRow {
@@ -84,7 +108,7 @@ export interface ToolCallSettlement {
 }
 
 const MESSAGE_COLUMNS = `id, seq, role, content, tool_calls AS "toolCalls", tool_call_id AS "toolCallId",
-  run_id AS "runId", created_at AS "createdAt"`;
+  run_id AS "runId", created_at AS "createdAt", context, kind, summarizes`;
 
 const TOOL_CALL_COLUMNS = `tc.id, tc.run_id AS "runId", tc.message_id AS "messageId", tc.call_id AS "callId",
   tc.iteration, tc.position, tc.name, tc.raw_arguments AS "rawArguments", tc.arguments, tc.executor,
@@ -162,6 +186,62 @@ export class ConversationStore {
         ORDER BY seq`,
       [sessionId],
     );
+  }
+
+  /**
+   * Stores a compaction: the pruned and summarized marks, and the summary in its place. Marks only
+   * grow (a summarized message stays summarized; a pruned one may later be summarized).
+   */
+  async storeCompaction(
+    tx: Queryable,
+    sessionId: string,
+    runId: string | null,
+    c: CompactionWrite,
+  ): Promise<void> {
+    if (c.pruned.length > 0) {
+      await tx.query(
+        `UPDATE messages SET context = 'pruned' WHERE session_id = $1 AND id = ANY($2::uuid[]) AND context IS NULL`,
+        [sessionId, c.pruned],
+      );
+    }
+    if (c.summarized.length > 0) {
+      await tx.query(
+        `UPDATE messages SET context = 'summarized' WHERE session_id = $1 AND id = ANY($2::uuid[])`,
+        [sessionId, c.summarized],
+      );
+    }
+    if (c.summary) {
+      await tx.query(
+        `INSERT INTO messages (id, session_id, run_id, seq, role, content, kind, summarizes)
+         VALUES ($1, $2, $3, $4::float8, 'system', $5, 'summary', $6::jsonb)`,
+        [
+          c.summary.id,
+          sessionId,
+          runId,
+          c.summary.seq,
+          c.summary.content,
+          JSON.stringify(c.summary.summarizes),
+        ],
+      );
+    }
+  }
+
+  /**
+   * Locks the session's row for the rest of the transaction (a run's start waits behind it) and says
+   * where its conversation stands: its next free position and its active run, if any.
+   */
+  async lockSession(
+    tx: Queryable,
+    sessionId: string,
+  ): Promise<{ nextMessageSeq: number; activeRunId: string | null } | null> {
+    const rows: { nextMessageSeq: number; activeRunId: string | null }[] = await tx.query(
+      `SELECT s.next_message_seq AS "nextMessageSeq",
+              (SELECT r.id FROM runs r WHERE r.session_id = s.id AND r.status IN ('running', 'requires_action')
+                LIMIT 1) AS "activeRunId"
+         FROM sessions s WHERE s.id = $1 FOR UPDATE`,
+      [sessionId],
+    );
+    return rows[0] ?? null;
   }
 
   /** The newest assistant message of a run, for `done.messageId` when the run ends without a text answer. */

@@ -15,7 +15,6 @@ const turn = (text: string): ModelTurn => ({
   finishReason: 'stop',
   usage: { promptTokens: 7, completionTokens: 3 },
   toolCalls: [],
-  omittedMessages: 0,
 });
 function planned(position: number, status: PlannedCall['status'], name = 'read_file'): PlannedCall {
   return {

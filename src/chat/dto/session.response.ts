@@ -66,6 +66,14 @@ export class MessageToolCallResponse {
   arguments!: unknown;
 }
 
+export class SummarizedSpanResponse {
+  @ApiProperty({ format: 'uuid' })
+  fromId!: string;
+
+  @ApiProperty({ format: 'uuid' })
+  toId!: string;
+}
+
 export class MessageResponse {
   @ApiProperty({ format: 'uuid' })
   id!: string;
@@ -84,6 +92,25 @@ export class MessageResponse {
 
   @ApiPropertyOptional({ description: 'A tool message: the call it answers' })
   toolCallId?: string;
+
+  @ApiPropertyOptional({
+    enum: ['summary'],
+    description: 'A summary standing in for older messages (role system)',
+  })
+  kind?: 'summary';
+
+  @ApiPropertyOptional({
+    type: SummarizedSpanResponse,
+    description: 'A summary: the first and the last message it stands in for',
+  })
+  summarizes?: SummarizedSpanResponse;
+
+  @ApiPropertyOptional({
+    enum: ['pruned', 'summarized'],
+    description:
+      'What the model no longer gets in full: `pruned`, a stub in place of this tool result; `summarized`, nothing (a summary stands in for it)',
+  })
+  context?: 'pruned' | 'summarized';
 
   @ApiProperty({ type: String, format: 'date-time' })
   createdAt!: Date;

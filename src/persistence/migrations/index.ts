@@ -5,6 +5,7 @@ import { RunSupersededBy1795413323169 } from './1795413323169-run-superseded-by'
 import { IdempotencyKeys1795417048424 } from './1795417048424-idempotency-keys';
 import { LightEventLog1795417824579 } from './1795417824579-light-event-log';
 import { OwnerActiveRuns1795417890573 } from './1795417890573-owner-active-runs';
+import { MessageContext1795779164919 } from './1795779164919-message-context';
 
 /** Every committed migration, oldest first. Never edit one that has landed; add a new one. */
 export const MIGRATIONS = [
@@ -15,4 +16,5 @@ export const MIGRATIONS = [
   IdempotencyKeys1795417048424,
   LightEventLog1795417824579,
   OwnerActiveRuns1795417890573,
+  MessageContext1795779164919,
 ];

@@ -1,0 +1,498 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { resolveModel } from 'tokenlens';
+import { APP_CONFIG } from '../config/config.module';
+import type { AppConfig } from '../config/app-config';
+import {
+  ModelError,
+  type ModelMessage,
+  type ModelRequest,
+  type ModelToolDefinition,
+} from '../llm/model-provider';
+import { ModelProviders } from '../llm/model-providers';
+import { MetricsService } from '../metrics/metrics.service';
+import type { CompactionWrite, MessageRow } from '../store/conversation-store.service';
+import { ConversationStore } from '../store/conversation-store.service';
+import { prunedStub, toModelMessage, toolNames } from './conversation';
+import type { RunHandle } from './run-handle';
+import {
+  countText,
+  messageChars,
+  rawMessageTokens,
+  rawToolTokens,
+  REQUEST_TOKENS,
+  tokenizerFor,
+  type Tokenizer,
+} from './token-count';
+
+/** The request cannot be made to fit the model's window: the run fails with CONTEXT_TOO_LONG (not retryable). */
+export class ContextTooLong extends Error {
+  readonly code = 'CONTEXT_TOO_LONG';
+  constructor(message: string) {
+    super(message);
+    this.name = 'ContextTooLong';
+  }
+}
+
+/** Whether an upstream refused a request as longer than the model's window (OpenAI, Anthropic, compatible servers). */
+export function isContextTooLong(err: unknown): boolean {
+  return (
+    err instanceof ModelError &&
+    (err.status === 400 || err.status === 413 || err.status === undefined) &&
+    /context_length_exceeded|maximum context length|context window|prompt is too long|too many (input )?tokens/i.test(
+      err.message,
+    )
+  );
+}
+
+/** What a model call is counted from: the session's stored rows in order, the model and the tools offered. */
+export interface CallShape {
+  model: string;
+  rows: readonly MessageRow[];
+  tools: readonly ModelToolDefinition[];
+}
+
+/** A compaction decided and, when it summarizes, written: what to store and the summary's row. */
+export interface Compaction {
+  write: CompactionWrite;
+  summaryRow: MessageRow | null;
+  tokensBefore: number;
+  tokensAfter: number;
+}
+
+/** Messages counted and remembered per process (by id and encoding; a stored message never changes). */
+const COUNTS_REMEMBERED = 100_000;
+/** New text the synchronous check may count before it leaves the call to the loop's own path. */
+const AHEAD_COUNT_CHARS = 64 * 1024;
+/** Text counted between two yields to the event loop (a few milliseconds' work). */
+const YIELD_CHARS = 128 * 1024;
+
+const SUMMARIZER_PROMPT = `You write the summary that replaces the older part of a conversation between a user and an AI coding agent, so that the agent can carry on without it.
+Keep: the user's goals, requests and constraints; decisions made and why; files, functions, commands and values that matter, with their paths; what was done, what failed, and what is still open.
+Leave out: pleasantries, and tool output the agent can read again (say which file or command it came from instead).
+Write plain prose and short lists, in the conversation's language. Never address the user; never invent anything.`;
+
+/**
+ * The stage before every model call ("Long sessions"): counts the request in the model's tokens
+ * against its window, and past COMPACT_AT of it, prunes old tool results to stubs, then summarizes
+ * the oldest part with one model call, stored (marks and a summary message) before the call it made
+ * room for. It never separates an assistant's tool calls from their results and never touches the
+ * newest user message or what follows it.
+ */
+@Injectable()
+export class ContextWindow {
+  private readonly counts = new Map<string, number>();
+  private readonly windows = new Map<string, number>();
+  private readonly toolCounts = new WeakMap<readonly ModelToolDefinition[], number>();
+
+  constructor(
+    private readonly models: ModelProviders,
+    private readonly conversation: ConversationStore,
+    private readonly metrics: MetricsService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** The model's context window in tokens: the registry's for a known model, else LLM_CONTEXT_TOKENS. */
+  windowOf(model: string): number {
+    let window = this.windows.get(model);
+    if (window === undefined) {
+      window = registryWindow(model) ?? this.config.contextTokens;
+      this.windows.set(model, window);
+    }
+    return window;
+  }
+
+  tokenizerOf(model: string): Tokenizer {
+    const slash = model.indexOf('/');
+    return tokenizerFor(slash > 0 ? model.slice(0, slash) : null, model);
+  }
+
+  /**
+   * Whether the call can go out as it is, known without waiting: under COMPACT_AT, counting at most
+   * a little new text. For calls sent ahead (the next one after a step, a run's first one); when it
+   * says no, the loop sends the call itself after `fit`.
+   */
+  fitsAsIs(call: CallShape): boolean {
+    const total = this.tally(call, AHEAD_COUNT_CHARS, true);
+    return total !== null && total <= this.target(call.model);
+  }
+
+  /** The tokens of the request `call` makes, counted (yielding to the event loop on long text). */
+  async count(call: CallShape): Promise<number> {
+    let total = this.tally(call, YIELD_CHARS, false);
+    while (total === null) {
+      await nextTurn();
+      total = this.tally(call, YIELD_CHARS, false);
+    }
+    return total;
+  }
+
+  /**
+   * Makes room before the run's next model call: nothing while it is under COMPACT_AT; otherwise
+   * prunes, then summarizes, stores that (with `context_compacted`) and updates the handle. With
+   * `tooLong` (the upstream refused the last attempt as too long) it compacts as far as the rules
+   * allow. Throws ContextTooLong when the call still cannot fit the window.
+   */
+  async fit(h: RunHandle, tooLong = false): Promise<void> {
+    const shape = { model: h.run.model, rows: h.conversation, tools: h.toolset.definitions };
+    const window = this.windowOf(shape.model);
+    const before = await this.count(shape);
+    if (!tooLong && before <= this.target(shape.model)) return;
+    const compaction = await this.compact(shape, tooLong ? 0 : this.target(shape.model), before, h.signal);
+    if (compaction) {
+      const { write, summaryRow, tokensBefore, tokensAfter } = compaction;
+      await h.sink.commit(
+        [
+          {
+            type: 'context_compacted',
+            summarizedMessages: write.summarized.length,
+            prunedMessages: write.pruned.length,
+            tokensBefore,
+            tokensAfter,
+          },
+        ],
+        (tx) => this.conversation.storeCompaction(tx, h.run.sessionId, null, write),
+      );
+      h.contextCompacted(write, summaryRow);
+    }
+    const after = compaction?.tokensAfter ?? before;
+    if (tooLong && !compaction) {
+      throw new ContextTooLong(
+        "The newest prompt and what followed it do not fit the model's context window.",
+      );
+    }
+    if (after > window) {
+      throw new ContextTooLong(
+        `The request takes ${after} tokens and the model's context window is ${window}: the newest prompt and what followed it do not fit.`,
+      );
+    }
+  }
+
+  /**
+   * The on-demand compaction (`POST /v1/sessions/:id/compact`): summarizes everything before the
+   * newest user message's turn; null when there is nothing older to summarize.
+   */
+  async summarizeOlder(
+    model: string,
+    rows: readonly MessageRow[],
+    signal: AbortSignal,
+  ): Promise<Compaction | null> {
+    const shape = { model, rows, tools: [] };
+    const before = await this.count(shape);
+    const span = summarySpan(rows, 0, this.liveTokens(rows, this.tokenizerOf(model)));
+    if (!span) return null;
+    return this.summarizeSpan(shape, span, [], before, signal);
+  }
+
+  /** COMPACT_AT of the model's window. */
+  target(model: string): number {
+    return Math.floor(this.windowOf(model) * this.config.compactAt);
+  }
+
+  /** Prunes (oldest first, as few as needed), then summarizes when that is not enough; null when nothing could be done. */
+  private async compact(
+    shape: CallShape,
+    goal: number,
+    before: number,
+    signal: AbortSignal,
+  ): Promise<Compaction | null> {
+    const tk = this.tokenizerOf(shape.model);
+    const newestUser = findLastIndex(shape.rows, (m) => m.role === 'user');
+    const names = toolNames(shape.rows);
+    const pruned: MessageRow[] = [];
+    let tokens = before;
+    for (let i = 0; i < newestUser && tokens > goal; i++) {
+      const m = shape.rows[i];
+      if (m.role !== 'tool' || m.context) continue;
+      const stub = prunedStub(names.get(m.toolCallId ?? '') ?? 'the tool', m.content);
+      const saved = this.rowTokens(m, tk) - (4 + countText(stub, tk.encoding));
+      if (saved <= 0) continue;
+      pruned.push(m);
+      tokens -= Math.floor(saved * tk.factor);
+    }
+    const prunedIds = pruned.map((m) => m.id);
+    if (tokens > goal) {
+      const prunedSet = new Set(prunedIds);
+      const asPruned = (m: MessageRow) => (prunedSet.has(m.id) ? { ...m, context: 'pruned' as const } : m);
+      const rows = shape.rows.map(asPruned);
+      const span = summarySpan(rows, Math.floor(goal / 2), this.liveTokens(rows, tk));
+      const summarized = span
+        ? await this.summarizeSpan({ ...shape, rows }, span, prunedIds, before, signal)
+        : null;
+      if (summarized) return summarized;
+    }
+    if (pruned.length === 0) return null;
+    const prunedSet = new Set(prunedIds);
+    const after = await this.count({
+      ...shape,
+      rows: shape.rows.map((m) => (prunedSet.has(m.id) ? { ...m, context: 'pruned' as const } : m)),
+    });
+    return {
+      write: { pruned: prunedIds, summarized: [], summary: null },
+      summaryRow: null,
+      tokensBefore: before,
+      tokensAfter: after,
+    };
+  }
+
+  /** One model call without tools that writes the summary standing in for `span`. */
+  private async summarizeSpan(
+    shape: CallShape,
+    span: readonly MessageRow[],
+    pruned: string[],
+    before: number,
+    signal: AbortSignal,
+  ): Promise<Compaction | null> {
+    const window = this.windowOf(shape.model);
+    // The summary gets an eighth of the target (at most 2,000 tokens); the transcript most of the rest.
+    const summaryTokens = Math.min(2000, Math.max(200, Math.floor(this.target(shape.model) / 8)));
+    const transcriptChars = Math.max(4000, Math.floor((window * 0.6 - summaryTokens) * 3));
+    const text = await this.callSummarizer(
+      shape.model,
+      transcript(span, toolNames(shape.rows), transcriptChars),
+      summaryTokens,
+      signal,
+    );
+    if (text === '') return null;
+    const first = span[0];
+    const last = span[span.length - 1];
+    const summaryRow: MessageRow = {
+      id: randomUUID(),
+      seq: Math.floor(last.seq) + 0.5,
+      role: 'system',
+      content: `Summary of the earlier conversation:\n${text}`,
+      toolCalls: null,
+      toolCallId: null,
+      runId: null,
+      createdAt: new Date(),
+      context: null,
+      kind: 'summary',
+      summarizes: { fromId: first.id, toId: last.id },
+    };
+    const spanIds = new Set(span.map((m) => m.id));
+    const rows = [...shape.rows.filter((m) => !spanIds.has(m.id)), summaryRow].sort((a, b) => a.seq - b.seq);
+    const prunedSet = new Set(pruned);
+    const after = await this.count({
+      ...shape,
+      rows: rows.map((m) => (prunedSet.has(m.id) ? { ...m, context: 'pruned' as const } : m)),
+    });
+    const summary = {
+      id: summaryRow.id,
+      seq: summaryRow.seq,
+      content: summaryRow.content ?? '',
+      summarizes: summaryRow.summarizes!,
+    };
+    return {
+      write: { pruned: pruned.filter((id) => !spanIds.has(id)), summarized: [...spanIds], summary },
+      summaryRow,
+      tokensBefore: before,
+      tokensAfter: after,
+    };
+  }
+
+  private async callSummarizer(
+    model: string,
+    text: string,
+    maxTokens: number,
+    signal: AbortSignal,
+  ): Promise<string> {
+    const { provider, model: upstreamModel } = this.models.resolve(model);
+    const words = Math.floor(maxTokens * 0.7);
+    const request: ModelRequest = {
+      model: upstreamModel,
+      messages: [
+        { role: 'system', content: SUMMARIZER_PROMPT },
+        {
+          role: 'user',
+          content: `${text}\n\n---\nSummarize the conversation above in at most ${words} words.`,
+        },
+      ],
+      tools: [],
+    };
+    const maxChars = maxTokens * 6;
+    let out = '';
+    for await (const event of provider.stream(request, signal)) {
+      if (event.type === 'text') out += event.delta;
+      else if (event.type === 'finish') {
+        this.metrics.tokensUsed(event.usage.promptTokens, event.usage.completionTokens);
+      }
+      // A summary longer than asked for is cut: it must leave room for what it makes room for.
+      if (out.length > maxChars) break;
+    }
+    return out.slice(0, maxChars).trim();
+  }
+
+  /**
+   * The request's tokens, counting at most `newChars` characters of messages not counted before
+   * (`strict`: not even one longer message); null when more were needed (what was counted is
+   * remembered, so calling again goes on).
+   */
+  private tally(call: CallShape, newChars: number, strict: boolean): number | null {
+    const tk = this.tokenizerOf(call.model);
+    const names = toolNames(call.rows);
+    let raw = REQUEST_TOKENS + this.toolTokens(call.tools, tk);
+    let budget = newChars;
+    for (const m of call.rows) {
+      if (m.context === 'summarized') continue;
+      if (m.context === 'pruned') {
+        raw += rawMessageTokens(toModelMessage(m, names), tk.encoding);
+        continue;
+      }
+      const key = `${tk.encoding}|${m.id}`;
+      let n = this.counts.get(key);
+      if (n === undefined) {
+        const message = toModelMessage(m, names);
+        const chars = messageChars(message);
+        if (chars > budget && (strict || budget < newChars)) return null;
+        budget -= chars;
+        n = rawMessageTokens(message, tk.encoding);
+        this.remember(key, n);
+      }
+      raw += n;
+    }
+    return Math.ceil(raw * tk.factor);
+  }
+
+  /** A message's tokens as the model gets it (a pruned one as its stub), without the tokenizer's factor. */
+  private liveTokens(rows: readonly MessageRow[], tk: Tokenizer): (m: MessageRow) => number {
+    const names = toolNames(rows);
+    return (m) =>
+      m.context === 'pruned'
+        ? rawMessageTokens(toModelMessage(m, names), tk.encoding)
+        : this.rowTokens(m, tk);
+  }
+
+  /** A stored message's tokens as the model gets it in full (without the tokenizer's factor). */
+  private rowTokens(m: MessageRow, tk: Tokenizer): number {
+    const key = `${tk.encoding}|${m.id}`;
+    let n = this.counts.get(key);
+    if (n === undefined) {
+      n = rawMessageTokens(toModelMessage({ ...m, context: null }, new Map()), tk.encoding);
+      this.remember(key, n);
+    }
+    return n;
+  }
+
+  private toolTokens(tools: readonly ModelToolDefinition[], tk: Tokenizer): number {
+    let n = this.toolCounts.get(tools);
+    if (n === undefined) {
+      n = rawToolTokens(tools, tk.encoding);
+      this.toolCounts.set(tools, n);
+    }
+    return n;
+  }
+
+  private remember(key: string, tokens: number): void {
+    if (this.counts.size >= COUNTS_REMEMBERED) {
+      // Forget the oldest tenth (a Map iterates in insertion order).
+      let drop = COUNTS_REMEMBERED / 10;
+      for (const k of this.counts.keys()) {
+        this.counts.delete(k);
+        if (--drop === 0) break;
+      }
+    }
+    this.counts.set(key, tokens);
+  }
+}
+
+/** The window the registry (tokenlens) gives for `provider/model`, or null for a model it does not know. */
+function registryWindow(model: string): number | null {
+  const slash = model.indexOf('/');
+  const provider = slash > 0 ? model.slice(0, slash) : null;
+  const name = model.slice(model.lastIndexOf('/') + 1);
+  const registryProvider = provider === 'openai-responses' ? 'openai' : provider;
+  const candidates = [
+    ...(registryProvider ? [`${registryProvider}:${name}`] : []),
+    name,
+    name.replace(/-\d{8}$/, ''),
+  ];
+  for (const id of candidates) {
+    const found = resolveModel(id)?.context;
+    const window = found?.combinedMax ?? found?.inputMax;
+    if (typeof window === 'number' && window > 0) return window;
+  }
+  return null;
+}
+
+/**
+ * The oldest part of the conversation to summarize: from the first message the model still gets
+ * (after the session's own system message) to a cut point — before a user message, or before an
+ * assistant message once every tool call in the span has its result in the span — at or before the
+ * newest user message. The cut is the oldest one that leaves at most `keepTokens` after it (the
+ * newest user message's at the latest). Null when there is nothing (new) to summarize.
+ */
+export function summarySpan(
+  rows: readonly MessageRow[],
+  keepTokens: number,
+  tokensOf: (m: MessageRow) => number,
+): MessageRow[] | null {
+  const live = rows.filter(
+    (m, i) => m.context !== 'summarized' && !(i === 0 && m.role === 'system' && !m.kind),
+  );
+  const newestUser = findLastIndex(live, (m) => m.role === 'user');
+  if (newestUser <= 0) return null;
+  const tail = new Array<number>(live.length + 1).fill(0);
+  for (let i = live.length - 1; i >= 0; i--) {
+    tail[i] = tail[i + 1] + tokensOf(live[i]);
+  }
+  const open = new Set<string>();
+  let cut = -1;
+  for (let i = 0; i <= newestUser; i++) {
+    const m = live[i];
+    if (i > 0 && open.size === 0 && (m.role === 'user' || m.role === 'assistant')) {
+      cut = i;
+      if (tail[i] <= keepTokens) break;
+    }
+    for (const c of m.toolCalls ?? []) open.add(c.id);
+    if (m.role === 'tool' && m.toolCallId) open.delete(m.toolCallId);
+  }
+  if (cut <= 0) return null;
+  const span = live.slice(0, cut);
+  // A span that is only an earlier summary has nothing new in it.
+  if (span.every((m) => m.kind === 'summary')) return null;
+  return span;
+}
+
+/** The span as text for the summarizer (long messages cut in the middle so the whole fits `maxChars`). */
+function transcript(
+  span: readonly MessageRow[],
+  names: ReadonlyMap<string, string>,
+  maxChars: number,
+): string {
+  const perMessage = Math.max(300, Math.floor(maxChars / Math.max(1, span.length)));
+  const lines: string[] = [];
+  for (const m of span) {
+    const message: ModelMessage = toModelMessage(m, names);
+    let head: string;
+    switch (message.role) {
+      case 'system':
+        head = m.kind === 'summary' ? 'Summary of what came before' : 'System';
+        break;
+      case 'user':
+        head = 'User';
+        break;
+      case 'assistant':
+        head = 'Assistant';
+        break;
+      case 'tool':
+        head = `Result of ${names.get(message.toolCallId) ?? 'a tool'}`;
+        break;
+    }
+    let body = message.content ?? '';
+    if (message.role === 'assistant') {
+      for (const c of message.toolCalls ?? []) body += `\n(called ${c.name} ${c.arguments})`;
+    }
+    if (body.length > perMessage) {
+      const keep = Math.floor(perMessage / 2);
+      body = `${body.slice(0, keep)}\n[… ${body.length - 2 * keep} characters left out …]\n${body.slice(-keep)}`;
+    }
+    lines.push(`[${head}]\n${body}`);
+  }
+  return lines.join('\n\n').slice(0, maxChars);
+}
+
+function findLastIndex<T>(items: readonly T[], test: (item: T) => boolean): number {
+  for (let i = items.length - 1; i >= 0; i--) if (test(items[i])) return i;
+  return -1;
+}
