@@ -397,7 +397,7 @@ export class ContextWindow {
 }
 
 /** The window the registry (tokenlens) gives for `provider/model`, or null for a model it does not know. */
-function registryWindow(model: string): number | null {
+export function registryWindow(model: string): number | null {
   const slash = model.indexOf('/');
   const provider = slash > 0 ? model.slice(0, slash) : null;
   const name = model.slice(model.lastIndexOf('/') + 1);

@@ -6,10 +6,12 @@ import type { ModelMessage, ModelToolDefinition } from '../llm/model-provider';
 /**
  * How a model's tokens are counted: `exact` with the tokenizer OpenAI publishes for its models
  * (o200k_base, or cl100k_base for GPT-4 and GPT-3.5), `estimate` for every other model — o200k_base
- * scaled by `factor` (Claude's tokenizer is not published; it splits the same text into about a
- * quarter more tokens than o200k_base: 16 % for prose, 21 % for maths, 30 % for code in published
- * comparisons. Open models' 150k+-vocabulary tokenizers — Qwen, Llama 3, DeepSeek — land within a
- * few per cent of o200k_base). docs/long-sessions.md has the measured error.
+ * scaled by `factor`. Claude's tokenizer is not published; published comparisons have it split the
+ * same text into 16 % (prose) to 30 % (code) more tokens than o200k_base. Other models' tokenizers
+ * differ both ways; on the one recorded prompt with its count (Qwen3-Coder, llama.cpp, in
+ * test/fixtures/upstream) o200k_base counts 17.5 % fewer, so the estimate leans high: an
+ * overestimate only compacts a little early, an underestimate costs a refused call.
+ * docs/long-sessions.md has the measured errors.
  */
 export interface Tokenizer {
   kind: 'exact' | 'estimate';
@@ -19,6 +21,8 @@ export interface Tokenizer {
 
 /** Claude's tokens per o200k_base token, the middle of the published 1.16–1.30. */
 export const CLAUDE_FACTOR = 1.23;
+/** Any other model's tokens per o200k_base token (see Tokenizer). */
+export const OTHER_FACTOR = 1.1;
 
 /** Tokens of a message's frame (role, separators) and of the reply's priming, as OpenAI counts them. */
 const MESSAGE_OVERHEAD = 4;
@@ -42,12 +46,19 @@ export function tokenizerFor(provider: string | null, model: string): Tokenizer 
     return { kind: 'exact', encoding: cl100k ? 'cl100k_base' : 'o200k_base', factor: 1 };
   }
   const claude = provider === 'anthropic' || name.startsWith('claude');
-  return { kind: 'estimate', encoding: 'o200k_base', factor: claude ? CLAUDE_FACTOR : 1 };
+  return { kind: 'estimate', encoding: 'o200k_base', factor: claude ? CLAUDE_FACTOR : OTHER_FACTOR };
 }
+
+/**
+ * Text that looks like a special token (`<|endoftext|>`, `<|im_start|>`) is counted as the plain
+ * text it is: a prompt or a tool's output may hold it, and the tokenizer would otherwise throw.
+ */
+const AS_PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 
 /** The tokens of `text` in `encoding`, counted slice by slice (see SLICE_CHARS). */
 export function countText(text: string, encoding: Tokenizer['encoding']): number {
-  const count = encoding === 'cl100k_base' ? countCl100k : countO200k;
+  const countIn = encoding === 'cl100k_base' ? countCl100k : countO200k;
+  const count = (slice: string) => countIn(slice, AS_PLAIN_TEXT);
   if (text.length <= SLICE_CHARS) return text.length === 0 ? 0 : count(text);
   let total = 0;
   for (let i = 0; i < text.length;) {

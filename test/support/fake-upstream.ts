@@ -8,7 +8,7 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
-import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base';
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
 import {
   chatChunk,
@@ -585,6 +585,8 @@ function sendJson(res: ServerResponse, code: number, body: object): void {
  * tools' JSON — the way OpenAI's own accounting goes (written apart from the server's count).
  */
 export function requestTokens(body: ChatCompletionCreateParams): number {
+  const plain = { disallowedSpecial: new Set<string>() };
+  const countTokens = (text: string) => countO200k(text, plain);
   let n = 3;
   for (const m of body.messages) {
     n += 4;
