@@ -73,7 +73,7 @@ export class FirstCallsAhead {
     // Where the start statement will put the prompt, unless a message lands before it (then the
     // stored conversation differs and the call is not kept).
     const promptSeq = (session as SessionRow).nextMessageSeq;
-    const sent = this.conversation.sessionMessages(run.sessionId).then(
+    const sent = this.conversation.runConversation(run.sessionId).then(
       (history) =>
         send([
           ...history.filter((m) => m.seq < promptSeq),
@@ -98,7 +98,12 @@ export class FirstCallsAhead {
     const same =
       sent !== undefined &&
       sent.conversation.length === conversation.length &&
-      sent.conversation.every((m, i) => m.id === conversation[i].id && m.seq === conversation[i].seq);
+      sent.conversation.every(
+        (m, i) =>
+          m.id === conversation[i].id &&
+          m.seq === conversation[i].seq &&
+          m.context === conversation[i].context,
+      );
     if (same) return { call: sent.call, controller: ahead.controller };
     ahead.controller.abort(new Error('the conversation changed while the start was stored'));
     return undefined;

@@ -262,7 +262,7 @@ export class RunStarts {
       conversation = newSessionConversation(answers, run.id, session.createdAt);
     } else {
       session = plan.session as SessionRow;
-      conversation = await this.conversation.sessionMessages(session.id);
+      conversation = await this.conversation.runConversation(session.id);
     }
     return {
       run: newRunRow(run),

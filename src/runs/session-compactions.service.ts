@@ -25,7 +25,7 @@ export class SessionCompactions {
   async compact(owner: string, sessionId: string): Promise<MessageRow> {
     const { session, activeRunId } = await this.sessions.findWithActiveRun(owner, sessionId);
     if (activeRunId) throw busy(sessionId, activeRunId);
-    const rows = await this.conversation.sessionMessages(sessionId);
+    const rows = await this.conversation.runConversation(sessionId);
     const model = session.model ?? this.orchestrator.defaultModel;
     const compaction = await this.window.summarizeOlder(model, rows, new AbortController().signal);
     if (!compaction?.summaryRow) {

@@ -176,15 +176,30 @@ export class ConversationStore {
     };
   }
 
+  /** Every message of the session in order, for `GET /v1/sessions/:id`. */
   async sessionMessages(sessionId: string, q: Queryable = this.db.manager): Promise<MessageRow[]> {
+    return this.messagesOf(sessionId, q, true);
+  }
+
+  /**
+   * The session's messages a run works from: all but those a summary stands in for (the model never
+   * gets them again), so what a run reads stays about the size of the model's window however long
+   * the session grows.
+   */
+  async runConversation(sessionId: string, q: Queryable = this.db.manager): Promise<MessageRow[]> {
+    return this.messagesOf(sessionId, q, false);
+  }
+
+  private messagesOf(sessionId: string, q: Queryable, withSummarized: boolean): Promise<MessageRow[]> {
     // The answers of a prompt that was answered again (regenerated) are no longer the conversation.
     return q.query(
       `SELECT ${MESSAGE_COLUMNS} FROM messages m
         WHERE m.session_id = $1
+          AND ($2::bool OR m.context IS DISTINCT FROM 'summarized')
           AND (m.role = 'user' OR NOT EXISTS (
                 SELECT 1 FROM runs r WHERE r.id = m.run_id AND r.superseded_by IS NOT NULL))
         ORDER BY seq`,
-      [sessionId],
+      [sessionId, withSummarized],
     );
   }
 

@@ -29,7 +29,8 @@ function model(request: RecordedRequest): FakeResponse {
   if (isSummaryCall(request)) return text('The user had files read one after another; each was read whole.');
   const last = request.body.messages.at(-1)!;
   if (last.role !== 'user') return text('Read it.');
-  const [, k, path] = /Prompt (\d+): read (\S+)/.exec(String(last.content)) ?? ['', '0', 'small.txt'];
+  const content = typeof last.content === 'string' ? last.content : '';
+  const [, k, path] = /Prompt (\d+): read (\S+)/.exec(content) ?? ['', '0', 'small.txt'];
   const read = { id: `call_${k}`, name: 'read_file', arguments: { path } };
   return Number(k) % 4 === 3
     ? toolCalls([read, { id: `call_${k}_small`, name: 'read_file', arguments: { path: 'small.txt' } }])

@@ -20,6 +20,12 @@ describe('loadConfig', () => {
       bodyLimitBytes: 1_048_576,
       rateLimitRunsPerMinute: 120,
       maxActiveRunsPerKey: 16,
+      contextTokens: 128_000,
+      compactAt: 0.8,
+    });
+    expect(loadConfig({ COMPACT_AT: '.5', LLM_CONTEXT_TOKENS: '16000' })).toMatchObject({
+      compactAt: 0.5,
+      contextTokens: 16_000,
     });
     expect(c.llm.answerMaxBytes).toBe(1_048_576);
   });
@@ -35,6 +41,10 @@ describe('loadConfig', () => {
     ['OPENAI_BASE_URL', 'not a url'],
     ['PORT', '70000'],
     ['ANSWER_MAX_BYTES', '0'],
+    ['COMPACT_AT', '0'],
+    ['COMPACT_AT', '1.5'],
+    ['COMPACT_AT', '80%'],
+    ['LLM_CONTEXT_TOKENS', '16k'],
   ])('stops on %s=%s with a message naming the variable and what it accepts', (variable, value) => {
     expect(() => loadConfig({ [variable]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [variable]: value })).toThrow(new RegExp(`^${variable}=.*accepts`));
