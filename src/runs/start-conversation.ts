@@ -26,5 +26,17 @@ export function storedMessage(
   createdAt: Date,
 ): MessageRow {
   const { id, content } = message;
-  return { id, seq, role, content, toolCalls: null, toolCallId: null, runId, createdAt };
+  return {
+    id,
+    seq,
+    role,
+    content,
+    toolCalls: null,
+    toolCallId: null,
+    runId,
+    createdAt,
+    context: null,
+    kind: null,
+    summarizes: null,
+  };
 }
