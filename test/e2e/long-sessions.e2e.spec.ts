@@ -45,6 +45,7 @@ describe('long sessions on a small window (e2e)', () => {
     LLM_MODEL: 'tiny-window-model',
     LLM_CONTEXT_TOKENS: contextTokens,
     MAX_ITERATIONS: '4',
+    RATE_LIMIT_RUNS_PER_MINUTE: '100000',
     API_KEYS: 'alice:alice-secret-123,bob:bob-secret-456',
   });
 
@@ -197,6 +198,42 @@ describe('long sessions on a small window (e2e)', () => {
       await again.close();
     }
   }, 240_000);
+
+  it('runs the 200 prompts of the issue (50 KB each, 16k window) without a failed run, an orphaned result or a rewritten message', async () => {
+    upstream.fallback = model;
+    upstream.contextWindow = 16_000;
+    const pairing: string[] = [];
+    upstream.beforeAnswer = (request) => {
+      const problem = pairingProblem(received(request.body));
+      if (problem) pairing.push(`call ${request.index}: ${problem}`);
+      return Promise.resolve();
+    };
+    const sessionId = await newSession();
+    const seen = new Map<string, string | null>();
+    const rewritten: string[] = [];
+    const outcomes = new Map<string, number>();
+    for (let k = 0; k < 200; k++) {
+      const events = await prompt(sessionId, `Prompt ${k}: read big-${k % FILES}.txt`);
+      const end = events.at(-1)!.data;
+      const outcome = `${end.type} ${end.status ?? end.code}`;
+      outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+      if (k % 40 === 39) {
+        for (const m of await listed(sessionId)) {
+          if (seen.has(m.id) && seen.get(m.id) !== m.content) rewritten.push(m.id);
+          seen.set(m.id, m.content);
+        }
+      }
+    }
+    expect([...outcomes]).toEqual([['done completed', 200]]);
+    expect(upstream.requests.filter((r) => r.refused)).toHaveLength(0);
+    expect(pairing).toEqual([]);
+    expect(rewritten).toEqual([]);
+    const messages = await listed(sessionId);
+    expect(messages.filter((m) => m.role === 'user')).toHaveLength(200);
+    // The last call was exactly the replay of the stored session.
+    const lastCall = upstream.requests.filter((r) => !isSummaryCall(r)).at(-1)!;
+    expect(replay(messages).slice(0, -1)).toEqual(received(lastCall.body));
+  }, 180_000);
 
   it.each(['openai', 'anthropic'] as const)(
     'compacts further and sends the call once more when the upstream (%s) still says the request is too long',
