@@ -12,7 +12,7 @@ import {
 } from '../llm/model-provider';
 import { ModelProviders } from '../llm/model-providers';
 import { MetricsService } from '../metrics/metrics.service';
-import type { CompactionWrite, MessageRow } from '../store/conversation-store.service';
+import type { CompactionWrite, MessageRow, NewSummary } from '../store/conversation-store.service';
 import { ConversationStore } from '../store/conversation-store.service';
 import { prunedStub, toModelMessage, toolNames } from './conversation';
 import type { RunHandle } from './run-handle';
@@ -206,16 +206,16 @@ export class ContextWindow {
       const m = shape.rows[i];
       if (m.role !== 'tool' || m.context) continue;
       const stub = prunedStub(names.get(m.toolCallId ?? '') ?? 'the tool', m.content);
-      const saved = this.rowTokens(m, tk) - (4 + countText(stub, tk.encoding));
+      const saved =
+        this.rowTokens(m, tk) -
+        rawMessageTokens({ role: 'tool', toolCallId: '', content: stub }, tk.encoding);
       if (saved <= 0) continue;
       pruned.push(m);
       tokens -= Math.floor(saved * tk.factor);
     }
     const prunedIds = pruned.map((m) => m.id);
+    const rows = withPruned(shape.rows, prunedIds);
     if (tokens > goal) {
-      const prunedSet = new Set(prunedIds);
-      const asPruned = (m: MessageRow) => (prunedSet.has(m.id) ? { ...m, context: 'pruned' as const } : m);
-      const rows = shape.rows.map(asPruned);
       const span = summarySpan(rows, Math.floor(goal / 2), this.liveTokens(rows, tk));
       const summarized = span
         ? await this.summarizeSpan({ ...shape, rows }, span, prunedIds, before, signal)
@@ -223,11 +223,7 @@ export class ContextWindow {
       if (summarized) return summarized;
     }
     if (pruned.length === 0) return null;
-    const prunedSet = new Set(prunedIds);
-    const after = await this.count({
-      ...shape,
-      rows: shape.rows.map((m) => (prunedSet.has(m.id) ? { ...m, context: 'pruned' as const } : m)),
-    });
+    const after = await this.count({ ...shape, rows });
     return {
       write: { pruned: prunedIds, summarized: [], summary: null },
       summaryRow: null,
@@ -244,45 +240,38 @@ export class ContextWindow {
     before: number,
     signal: AbortSignal,
   ): Promise<Compaction | null> {
-    const window = this.windowOf(shape.model);
-    // The summary gets an eighth of the target (at most 2,000 tokens); the transcript most of the rest.
+    const tk = this.tokenizerOf(shape.model);
+    // The summary gets an eighth of the target (at most 2,000 tokens); the transcript half the window.
     const summaryTokens = Math.min(2000, Math.max(200, Math.floor(this.target(shape.model) / 8)));
-    const transcriptChars = Math.max(4000, Math.floor((window * 0.6 - summaryTokens) * 3));
-    const text = await this.callSummarizer(
-      shape.model,
-      transcript(span, toolNames(shape.rows), transcriptChars),
-      summaryTokens,
-      signal,
-    );
-    if (text === '') return null;
-    const first = span[0];
-    const last = span[span.length - 1];
-    const summaryRow: MessageRow = {
+    const transcriptTokens = Math.floor(this.windowOf(shape.model) / 2);
+    const names = toolNames(shape.rows);
+    let text = transcript(span, names, transcriptTokens * 4);
+    const tokens = Math.ceil(countText(text, tk.encoding) * tk.factor);
+    // Text denser than 4 characters a token (code, data) is cut further, to what fits.
+    if (tokens > transcriptTokens) {
+      text = transcript(span, names, Math.floor(((text.length * transcriptTokens) / tokens) * 0.9));
+    }
+    const written = await this.callSummarizer(shape.model, text, summaryTokens, signal);
+    if (written === '') return null;
+    const summary: NewSummary = {
       id: randomUUID(),
-      seq: Math.floor(last.seq) + 0.5,
+      seq: Math.floor(span[span.length - 1].seq) + 0.5,
+      content: `Summary of the earlier conversation:\n${written}`,
+      summarizes: { fromId: span[0].id, toId: span[span.length - 1].id },
+    };
+    const summaryRow: MessageRow = {
+      ...summary,
       role: 'system',
-      content: `Summary of the earlier conversation:\n${text}`,
       toolCalls: null,
       toolCallId: null,
       runId: null,
       createdAt: new Date(),
       context: null,
       kind: 'summary',
-      summarizes: { fromId: first.id, toId: last.id },
     };
     const spanIds = new Set(span.map((m) => m.id));
     const rows = [...shape.rows.filter((m) => !spanIds.has(m.id)), summaryRow].sort((a, b) => a.seq - b.seq);
-    const prunedSet = new Set(pruned);
-    const after = await this.count({
-      ...shape,
-      rows: rows.map((m) => (prunedSet.has(m.id) ? { ...m, context: 'pruned' as const } : m)),
-    });
-    const summary = {
-      id: summaryRow.id,
-      seq: summaryRow.seq,
-      content: summaryRow.content ?? '',
-      summarizes: summaryRow.summarizes!,
-    };
+    const after = await this.count({ ...shape, rows: withPruned(rows, pruned) });
     return {
       write: { pruned: pruned.filter((id) => !spanIds.has(id)), summarized: [...spanIds], summary },
       summaryRow,
@@ -490,6 +479,13 @@ function transcript(
     lines.push(`[${head}]\n${body}`);
   }
   return lines.join('\n\n').slice(0, maxChars);
+}
+
+/** `rows` with those of `ids` marked pruned (copies; the stored rows change only once stored). */
+function withPruned(rows: readonly MessageRow[], ids: readonly string[]): MessageRow[] {
+  if (ids.length === 0) return [...rows];
+  const pruned = new Set(ids);
+  return rows.map((m) => (pruned.has(m.id) ? { ...m, context: 'pruned' as const } : m));
 }
 
 function findLastIndex<T>(items: readonly T[], test: (item: T) => boolean): number {
