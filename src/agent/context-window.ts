@@ -14,7 +14,7 @@ import { ModelProviders } from '../llm/model-providers';
 import { MetricsService } from '../metrics/metrics.service';
 import type { CompactionWrite, MessageRow, NewSummary } from '../store/conversation-store.service';
 import { ConversationStore } from '../store/conversation-store.service';
-import { prunedStub, toModelMessage, toolNames } from './conversation';
+import { contentBytes, prunedStub, toModelMessage, toolNames } from './conversation';
 import type { RunHandle } from './run-handle';
 import {
   countText,
@@ -205,7 +205,7 @@ export class ContextWindow {
     for (let i = 0; i < newestUser && tokens > goal; i++) {
       const m = shape.rows[i];
       if (m.role !== 'tool' || m.context) continue;
-      const stub = prunedStub(names.get(m.toolCallId ?? '') ?? 'the tool', m.content);
+      const stub = prunedStub(names.get(m.toolCallId ?? '') ?? 'the tool', contentBytes(m));
       const saved =
         this.rowTokens(m, tk) -
         rawMessageTokens({ role: 'tool', toolCallId: '', content: stub }, tk.encoding);

@@ -16,9 +16,9 @@ export function modelMessages(rows: readonly MessageRow[]): ModelMessage[] {
   return messages;
 }
 
-/** What the model gets in place of a pruned tool result. */
-export function prunedStub(toolName: string, content: string | null): string {
-  const kb = Math.max(1, Math.round(Buffer.byteLength(content ?? '', 'utf8') / 1024));
+/** What the model gets in place of a pruned tool result of `bytes` (its content's UTF-8 size). */
+export function prunedStub(toolName: string, bytes: number): string {
+  const kb = Math.max(1, Math.round(bytes / 1024));
   return `[output of ${toolName} pruned to save context: ${kb} KB; call the tool again to see it]`;
 }
 
@@ -43,9 +43,14 @@ export function toModelMessage(m: MessageRow, names: ReadonlyMap<string, string>
       const toolCallId = m.toolCallId ?? '';
       const content =
         m.context === 'pruned'
-          ? prunedStub(names.get(toolCallId) ?? 'the tool', m.content)
+          ? prunedStub(names.get(toolCallId) ?? 'the tool', contentBytes(m))
           : (m.content ?? '');
       return { role: 'tool', toolCallId, content };
     }
   }
+}
+
+/** The UTF-8 size of a message's stored content (known without it for a pruned row read without it). */
+export function contentBytes(m: MessageRow): number {
+  return m.prunedBytes ?? Buffer.byteLength(m.content ?? '', 'utf8');
 }

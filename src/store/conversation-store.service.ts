@@ -25,6 +25,11 @@ export interface MessageRow {
   context?: MessageContextMark | null;
   kind?: 'summary' | null;
   summarizes?: SummarizedSpan | null;
+  /**
+   * A pruned tool result read for a run (`runConversation`): its content is left in the database
+   * (null here) and this is its UTF-8 size, all its stub needs.
+   */
+  prunedBytes?: number | null;
 }
 
 /** A summary that stands in for older messages: stored at `seq` (x.5, where the span was). */
@@ -110,6 +115,11 @@ export interface ToolCallSettlement {
 const MESSAGE_COLUMNS = `id, seq, role, content, tool_calls AS "toolCalls", tool_call_id AS "toolCallId",
   run_id AS "runId", created_at AS "createdAt", context, kind, summarizes`;
 
+/** A message as a run reads it: a pruned tool result without its content, with its size. */
+const RUN_MESSAGE_COLUMNS = `id, seq, role, CASE WHEN context = 'pruned' THEN NULL ELSE content END AS content,
+  tool_calls AS "toolCalls", tool_call_id AS "toolCallId", run_id AS "runId", created_at AS "createdAt",
+  context, kind, summarizes, CASE WHEN context = 'pruned' THEN octet_length(content) END AS "prunedBytes"`;
+
 const TOOL_CALL_COLUMNS = `tc.id, tc.run_id AS "runId", tc.message_id AS "messageId", tc.call_id AS "callId",
   tc.iteration, tc.position, tc.name, tc.raw_arguments AS "rawArguments", tc.arguments, tc.executor,
   tc.status, tc.approval, tc.result, tc.is_error AS "isError", tc.error_code AS "errorCode",
@@ -183,23 +193,23 @@ export class ConversationStore {
 
   /**
    * The session's messages a run works from: all but those a summary stands in for (the model never
-   * gets them again), so what a run reads stays about the size of the model's window however long
-   * the session grows.
+   * gets them again), and pruned tool results without their content (`prunedBytes`), so what a run
+   * reads stays about the size of the model's window however long the session grows.
    */
   async runConversation(sessionId: string, q: Queryable = this.db.manager): Promise<MessageRow[]> {
     return this.messagesOf(sessionId, q, false);
   }
 
-  private messagesOf(sessionId: string, q: Queryable, withSummarized: boolean): Promise<MessageRow[]> {
+  private messagesOf(sessionId: string, q: Queryable, whole: boolean): Promise<MessageRow[]> {
     // The answers of a prompt that was answered again (regenerated) are no longer the conversation.
     return q.query(
-      `SELECT ${MESSAGE_COLUMNS} FROM messages m
+      `SELECT ${whole ? MESSAGE_COLUMNS : RUN_MESSAGE_COLUMNS} FROM messages m
         WHERE m.session_id = $1
           AND ($2::bool OR m.context IS DISTINCT FROM 'summarized')
           AND (m.role = 'user' OR NOT EXISTS (
                 SELECT 1 FROM runs r WHERE r.id = m.run_id AND r.superseded_by IS NOT NULL))
         ORDER BY seq`,
-      [sessionId, withSummarized],
+      [sessionId, whole],
     );
   }
 

@@ -271,6 +271,41 @@ describe('long sessions on a small window (e2e)', () => {
     60_000,
   );
 
+  it('gives a result pruned in an earlier run as its stub to every later run (read without its content)', async () => {
+    // 40k tokens: pruning alone makes room for a while, so pruned results are read by later runs.
+    const roomy = await startApp(
+      { ...env(upstream.baseUrl, '40000'), WORKSPACE_ROOT: app.workspace },
+      app.databaseUrl,
+    );
+    try {
+      upstream.fallback = model;
+      const sessionId = await newSession(roomy.url);
+      const { found } = watch(
+        () => roomy.url,
+        () => sessionId,
+      );
+      for (let k = 0; k < 5; k++) {
+        const events = await prompt(sessionId, `Prompt ${k}: read big-${k % FILES}.txt`, roomy.url);
+        expect(events.at(-1)!.data).toMatchObject({ type: 'done', status: 'completed' });
+      }
+      const messages = await listed(sessionId, roomy.url);
+      const pruned = messages.filter((m) => m.context === 'pruned');
+      expect(pruned.length).toBeGreaterThan(1);
+      expect(messages.some((m) => m.kind === 'summary')).toBe(false);
+      expect(found.mismatches).toEqual([]);
+      expect(found.calls).toBe(10);
+      // The last run's first call carried results pruned by earlier runs, as stubs read without their content.
+      const stubs = received(upstream.requests.at(-2)!.body).filter((m) =>
+        /^\[output of read_file pruned to save context: 50 KB; call the tool again to see it\]$/.test(
+          m.content,
+        ),
+      );
+      expect(stubs.length).toBeGreaterThan(0);
+    } finally {
+      await roomy.close();
+    }
+  }, 60_000);
+
   it('fails only a prompt that does not fit the window alone (CONTEXT_TOO_LONG), and the session goes on', async () => {
     upstream.fallback = model;
     const sessionId = await newSession();
