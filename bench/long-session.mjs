@@ -3,7 +3,7 @@
 //   npx nest build && node bench/long-session.mjs [--turns 200] [--sessions 16] [--counted-turns 40]
 //
 // 1. Counting: what counting a request's tokens costs each model call, with 16 sessions at once —
-//    in process, on the compiled ContextWindow, as the loop calls it before every call: each session
+//    in process, on the compiled RequestTokens (what ContextWindow counts with), as the loop calls it before every call: each session
 //    grows by a prompt, a read_file call and its 50 KB result a turn (nothing compacted, so every
 //    call counts the whole conversation; what was counted before is remembered by message id). Also
 //    a conversation counted cold (a process that just took the session over).
@@ -30,7 +30,7 @@ import pg from 'pg';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
 const { countTokens } = require('gpt-tokenizer/encoding/o200k_base');
-const { ContextWindow } = require(join(ROOT, 'dist', 'agent', 'context-window.js'));
+const { RequestTokens } = require(join(ROOT, 'dist', 'agent', 'request-tokens.js'));
 
 const arg = (name, fallback) => {
   const at = process.argv.indexOf(`--${name}`);
@@ -73,7 +73,7 @@ const ms = (v) => (Number.isFinite(v) ? v.toFixed(2) : '-');
 // ---------------------------------------------------------------------------------------------
 // 1. Counting at c = SESSIONS.
 async function countingScenario() {
-  const window = new ContextWindow(null, null, null, { contextTokens: 128_000, compactAt: 0.8 });
+  const window = new RequestTokens();
   const tools = [
     {
       name: 'read_file',
@@ -96,7 +96,7 @@ async function countingScenario() {
   });
   const sessions = Array.from({ length: SESSIONS }, (_, s) => [row(s, 'system', 'You are a coding agent.')]);
   // The tokenizer's tables load and the code warms up once per process, before any measured call.
-  await new ContextWindow(null, null, null, {}).count({ model: MODEL, rows: [row('w', 'user', files[0])], tools });
+  await new RequestTokens().count({ model: MODEL, rows: [row('w', 'user', files[0])], tools });
   const warm = [];
   const cpuBefore = process.cpuUsage();
   let counts = 0;
@@ -119,7 +119,7 @@ async function countingScenario() {
   }
   const cpu = process.cpuUsage(cpuBefore);
   // Cold: one session's whole conversation, nothing remembered (a process that just took it over).
-  const cold = new ContextWindow(null, null, null, { contextTokens: 128_000, compactAt: 0.8 });
+  const cold = new RequestTokens();
   const coldStarted = performance.now();
   const tokens = await cold.count({ model: MODEL, rows: sessions[0], tools });
   const coldMs = performance.now() - coldStarted;

@@ -1,30 +1,17 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { resolveModel } from 'tokenlens';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
-import {
-  ModelError,
-  type ModelMessage,
-  type ModelRequest,
-  type ModelToolDefinition,
-} from '../llm/model-provider';
+import { ModelError, type ModelMessage, type ModelRequest } from '../llm/model-provider';
 import { ModelProviders } from '../llm/model-providers';
 import { MetricsService } from '../metrics/metrics.service';
 import type { CompactionWrite, MessageRow, NewSummary } from '../store/conversation-store.service';
 import { ConversationStore } from '../store/conversation-store.service';
 import { contentBytes, prunedStub, toModelMessage, toolNames } from './conversation';
+import { RequestTokens, type CallShape } from './request-tokens';
 import type { RunHandle } from './run-handle';
-import {
-  countText,
-  messageChars,
-  rawMessageTokens,
-  rawToolTokens,
-  REQUEST_TOKENS,
-  tokenizerFor,
-  type Tokenizer,
-} from './token-count';
+import { countText, rawMessageTokens } from './token-count';
 
 /** The request cannot be made to fit the model's window: the run fails with CONTEXT_TOO_LONG (not retryable). */
 export class ContextTooLong extends Error {
@@ -46,13 +33,6 @@ export function isContextTooLong(err: unknown): boolean {
   );
 }
 
-/** What a model call is counted from: the session's stored rows in order, the model and the tools offered. */
-export interface CallShape {
-  model: string;
-  rows: readonly MessageRow[];
-  tools: readonly ModelToolDefinition[];
-}
-
 /** A compaction decided and, when it summarizes, written: what to store and the summary's row. */
 export interface Compaction {
   write: CompactionWrite;
@@ -60,13 +40,6 @@ export interface Compaction {
   tokensBefore: number;
   tokensAfter: number;
 }
-
-/** Messages counted and remembered per process (by id and encoding; a stored message never changes). */
-const COUNTS_REMEMBERED = 100_000;
-/** New text the synchronous check may count before it leaves the call to the loop's own path. */
-const AHEAD_COUNT_CHARS = 64 * 1024;
-/** Text counted between two yields to the event loop (a few milliseconds' work). */
-const YIELD_CHARS = 128 * 1024;
 
 const SUMMARIZER_PROMPT = `You write the summary that replaces the older part of a conversation between a user and an AI coding agent, so that the agent can carry on without it.
 Keep: the user's goals, requests and constraints; decisions made and why; files, functions, commands and values that matter, with their paths; what was done, what failed, and what is still open.
@@ -82,9 +55,8 @@ Write plain prose and short lists, in the conversation's language. Never address
  */
 @Injectable()
 export class ContextWindow {
-  private readonly counts = new Map<string, number>();
   private readonly windows = new Map<string, number>();
-  private readonly toolCounts = new WeakMap<readonly ModelToolDefinition[], number>();
+  private readonly tokens = new RequestTokens();
 
   constructor(
     private readonly models: ModelProviders,
@@ -103,29 +75,13 @@ export class ContextWindow {
     return window;
   }
 
-  tokenizerOf(model: string): Tokenizer {
-    const slash = model.indexOf('/');
-    return tokenizerFor(slash > 0 ? model.slice(0, slash) : null, model);
-  }
-
   /**
    * Whether the call can go out as it is, known without waiting: under COMPACT_AT, counting at most
    * a little new text. For calls sent ahead (the next one after a step, a run's first one); when it
    * says no, the loop sends the call itself after `fit`.
    */
   fitsAsIs(call: CallShape): boolean {
-    const total = this.tally(call, AHEAD_COUNT_CHARS, true);
-    return total !== null && total <= this.target(call.model);
-  }
-
-  /** The tokens of the request `call` makes, counted (yielding to the event loop on long text). */
-  async count(call: CallShape): Promise<number> {
-    let total = this.tally(call, YIELD_CHARS, false);
-    while (total === null) {
-      await nextTurn();
-      total = this.tally(call, YIELD_CHARS, false);
-    }
-    return total;
+    return this.tokens.withinNow(call, this.target(call.model));
   }
 
   /**
@@ -137,7 +93,7 @@ export class ContextWindow {
   async fit(h: RunHandle, tooLong = false): Promise<void> {
     const shape = { model: h.run.model, rows: h.conversation, tools: h.toolset.definitions };
     const window = this.windowOf(shape.model);
-    const before = await this.count(shape);
+    const before = await this.tokens.count(shape);
     if (!tooLong && before <= this.target(shape.model)) return;
     const compaction = await this.compact(shape, tooLong ? 0 : this.target(shape.model), before, h.signal);
     if (compaction) {
@@ -179,8 +135,8 @@ export class ContextWindow {
     signal: AbortSignal,
   ): Promise<Compaction | null> {
     const shape = { model, rows, tools: [] };
-    const before = await this.count(shape);
-    const span = summarySpan(rows, 0, this.liveTokens(rows, this.tokenizerOf(model)));
+    const before = await this.tokens.count(shape);
+    const span = summarySpan(rows, 0, this.tokens.liveTokens(rows, this.tokens.tokenizerOf(model)));
     if (!span) return null;
     return this.summarizeSpan(shape, span, [], before, signal);
   }
@@ -197,7 +153,7 @@ export class ContextWindow {
     before: number,
     signal: AbortSignal,
   ): Promise<Compaction | null> {
-    const tk = this.tokenizerOf(shape.model);
+    const tk = this.tokens.tokenizerOf(shape.model);
     const newestUser = findLastIndex(shape.rows, (m) => m.role === 'user');
     const names = toolNames(shape.rows);
     const pruned: MessageRow[] = [];
@@ -207,7 +163,7 @@ export class ContextWindow {
       if (m.role !== 'tool' || m.context) continue;
       const stub = prunedStub(names.get(m.toolCallId ?? '') ?? 'the tool', contentBytes(m));
       const saved =
-        this.rowTokens(m, tk) -
+        this.tokens.rowTokens(m, tk) -
         rawMessageTokens({ role: 'tool', toolCallId: '', content: stub }, tk.encoding);
       if (saved <= 0) continue;
       pruned.push(m);
@@ -216,14 +172,14 @@ export class ContextWindow {
     const prunedIds = pruned.map((m) => m.id);
     const rows = withPruned(shape.rows, prunedIds);
     if (tokens > goal) {
-      const span = summarySpan(rows, Math.floor(goal / 2), this.liveTokens(rows, tk));
+      const span = summarySpan(rows, Math.floor(goal / 2), this.tokens.liveTokens(rows, tk));
       const summarized = span
         ? await this.summarizeSpan({ ...shape, rows }, span, prunedIds, before, signal)
         : null;
       if (summarized) return summarized;
     }
     if (pruned.length === 0) return null;
-    const after = await this.count({ ...shape, rows });
+    const after = await this.tokens.count({ ...shape, rows });
     return {
       write: { pruned: prunedIds, summarized: [], summary: null },
       summaryRow: null,
@@ -240,7 +196,7 @@ export class ContextWindow {
     before: number,
     signal: AbortSignal,
   ): Promise<Compaction | null> {
-    const tk = this.tokenizerOf(shape.model);
+    const tk = this.tokens.tokenizerOf(shape.model);
     // The summary gets an eighth of the target (at most 2,000 tokens); the transcript half the window.
     const summaryTokens = Math.min(2000, Math.max(200, Math.floor(this.target(shape.model) / 8)));
     const transcriptTokens = Math.floor(this.windowOf(shape.model) / 2);
@@ -271,7 +227,7 @@ export class ContextWindow {
     };
     const spanIds = new Set(span.map((m) => m.id));
     const rows = [...shape.rows.filter((m) => !spanIds.has(m.id)), summaryRow].sort((a, b) => a.seq - b.seq);
-    const after = await this.count({ ...shape, rows: withPruned(rows, pruned) });
+    const after = await this.tokens.count({ ...shape, rows: withPruned(rows, pruned) });
     return {
       write: { pruned: pruned.filter((id) => !spanIds.has(id)), summarized: [...spanIds], summary },
       summaryRow,
@@ -310,78 +266,6 @@ export class ContextWindow {
       if (out.length > maxChars) break;
     }
     return out.slice(0, maxChars).trim();
-  }
-
-  /**
-   * The request's tokens, counting at most `newChars` characters of messages not counted before
-   * (`strict`: not even one longer message); null when more were needed (what was counted is
-   * remembered, so calling again goes on).
-   */
-  private tally(call: CallShape, newChars: number, strict: boolean): number | null {
-    const tk = this.tokenizerOf(call.model);
-    const names = toolNames(call.rows);
-    let raw = REQUEST_TOKENS + this.toolTokens(call.tools, tk);
-    let budget = newChars;
-    for (const m of call.rows) {
-      if (m.context === 'summarized') continue;
-      if (m.context === 'pruned') {
-        raw += rawMessageTokens(toModelMessage(m, names), tk.encoding);
-        continue;
-      }
-      const key = `${tk.encoding}|${m.id}`;
-      let n = this.counts.get(key);
-      if (n === undefined) {
-        const message = toModelMessage(m, names);
-        const chars = messageChars(message);
-        if (chars > budget && (strict || budget < newChars)) return null;
-        budget -= chars;
-        n = rawMessageTokens(message, tk.encoding);
-        this.remember(key, n);
-      }
-      raw += n;
-    }
-    return Math.ceil(raw * tk.factor);
-  }
-
-  /** A message's tokens as the model gets it (a pruned one as its stub), without the tokenizer's factor. */
-  private liveTokens(rows: readonly MessageRow[], tk: Tokenizer): (m: MessageRow) => number {
-    const names = toolNames(rows);
-    return (m) =>
-      m.context === 'pruned'
-        ? rawMessageTokens(toModelMessage(m, names), tk.encoding)
-        : this.rowTokens(m, tk);
-  }
-
-  /** A stored message's tokens as the model gets it in full (without the tokenizer's factor). */
-  private rowTokens(m: MessageRow, tk: Tokenizer): number {
-    const key = `${tk.encoding}|${m.id}`;
-    let n = this.counts.get(key);
-    if (n === undefined) {
-      n = rawMessageTokens(toModelMessage({ ...m, context: null }, new Map()), tk.encoding);
-      this.remember(key, n);
-    }
-    return n;
-  }
-
-  private toolTokens(tools: readonly ModelToolDefinition[], tk: Tokenizer): number {
-    let n = this.toolCounts.get(tools);
-    if (n === undefined) {
-      n = rawToolTokens(tools, tk.encoding);
-      this.toolCounts.set(tools, n);
-    }
-    return n;
-  }
-
-  private remember(key: string, tokens: number): void {
-    if (this.counts.size >= COUNTS_REMEMBERED) {
-      // Forget the oldest tenth (a Map iterates in insertion order).
-      let drop = COUNTS_REMEMBERED / 10;
-      for (const k of this.counts.keys()) {
-        this.counts.delete(k);
-        if (--drop === 0) break;
-      }
-    }
-    this.counts.set(key, tokens);
   }
 }
 

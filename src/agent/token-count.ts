@@ -1,6 +1,7 @@
 import { countTokens as countCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
 import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base';
 import { modelToEncodingMap } from 'gpt-tokenizer/mapping';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ModelMessage, ModelToolDefinition } from '../llm/model-provider';
 
 /**
@@ -55,12 +56,8 @@ export function tokenizerFor(provider: string | null, model: string): Tokenizer 
  */
 const AS_PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 
-/** The tokens of `text` in `encoding`, counted slice by slice (see SLICE_CHARS). */
-export function countText(text: string, encoding: Tokenizer['encoding']): number {
-  const countIn = encoding === 'cl100k_base' ? countCl100k : countO200k;
-  const count = (slice: string) => countIn(slice, AS_PLAIN_TEXT);
-  if (text.length <= SLICE_CHARS) return text.length === 0 ? 0 : count(text);
-  let total = 0;
+/** `text` in slices of about SLICE_CHARS, each cut before a line break where there is one. */
+function* slices(text: string): Generator<string> {
   for (let i = 0; i < text.length;) {
     let end = Math.min(text.length, i + SLICE_CHARS);
     if (end < text.length) {
@@ -69,8 +66,40 @@ export function countText(text: string, encoding: Tokenizer['encoding']): number
       // Never between the two halves of a surrogate pair.
       else if (/[\uD800-\uDBFF]/.test(text[end - 1])) end--;
     }
-    total += count(text.slice(i, end));
+    yield text.slice(i, end);
     i = end;
+  }
+}
+
+function counterOf(encoding: Tokenizer['encoding']): (slice: string) => number {
+  const countIn = encoding === 'cl100k_base' ? countCl100k : countO200k;
+  return (slice) => countIn(slice, AS_PLAIN_TEXT);
+}
+
+/** The tokens of `text` in `encoding`, counted slice by slice (see SLICE_CHARS). */
+export function countText(text: string, encoding: Tokenizer['encoding']): number {
+  const count = counterOf(encoding);
+  let total = 0;
+  for (const slice of slices(text)) total += count(slice);
+  return total;
+}
+
+/** `countText`, handing the event loop back after every `yieldChars` counted (for long text). */
+export async function countTextYielding(
+  text: string,
+  encoding: Tokenizer['encoding'],
+  yieldChars: number,
+): Promise<number> {
+  const count = counterOf(encoding);
+  let total = 0;
+  let since = 0;
+  for (const slice of slices(text)) {
+    total += count(slice);
+    since += slice.length;
+    if (since >= yieldChars) {
+      since = 0;
+      await nextTurn();
+    }
   }
   return total;
 }
@@ -81,6 +110,24 @@ export function rawMessageTokens(m: ModelMessage, encoding: Tokenizer['encoding'
   if (m.role === 'assistant') {
     for (const c of m.toolCalls ?? []) {
       n += TOOL_CALL_OVERHEAD + countText(c.name, encoding) + countText(c.arguments, encoding);
+    }
+  }
+  return n;
+}
+
+/** `rawMessageTokens` for a long message, yielding to the event loop as it goes. */
+export async function rawMessageTokensYielding(
+  m: ModelMessage,
+  encoding: Tokenizer['encoding'],
+  yieldChars: number,
+): Promise<number> {
+  let n = MESSAGE_OVERHEAD + (await countTextYielding(m.content ?? '', encoding, yieldChars));
+  if (m.role === 'assistant') {
+    for (const c of m.toolCalls ?? []) {
+      n +=
+        TOOL_CALL_OVERHEAD +
+        countText(c.name, encoding) +
+        (await countTextYielding(c.arguments, encoding, yieldChars));
     }
   }
   return n;

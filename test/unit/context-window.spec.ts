@@ -1,6 +1,7 @@
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { registryWindow, summarySpan } from '../../src/agent/context-window';
 import { modelMessages, prunedStub } from '../../src/agent/conversation';
+import { RequestTokens } from '../../src/agent/request-tokens';
 import { CLAUDE_FACTOR, countText, tokenizerFor } from '../../src/agent/token-count';
 import type { MessageRow } from '../../src/store/conversation-store.service';
 import { proseOf } from '../support/long-session';
@@ -144,6 +145,21 @@ describe('counting tokens', () => {
   it('counts text that looks like a special token as plain text instead of throwing', () => {
     expect(countText('before <|endoftext|> after <|im_start|>', 'o200k_base')).toBeGreaterThan(5);
     expect(countText('<|endoftext|>', 'cl100k_base')).toBeGreaterThan(1);
+  });
+
+  it('hands the event loop back while it counts a request holding a megabyte-long message', async () => {
+    const rows = [row('system'), row('user', { content: proseOf(1024 * 1024, 5) })];
+    let loopTurned = false;
+    const counted = new RequestTokens().count({ model: 'some-model', rows, tools: [] });
+    setImmediate(() => (loopTurned = true));
+    const tokens = await counted;
+    expect(loopTurned).toBe(true);
+    // And it counts the same as counting at once.
+    expect(tokens).toBe(
+      Math.ceil(
+        (3 + 4 + countText('system 1', 'o200k_base') + 4 + countText(rows[1].content!, 'o200k_base')) * 1.1,
+      ),
+    );
   });
 
   it('takes a known model’s window from the registry and knows none for a model it has never heard of', () => {
