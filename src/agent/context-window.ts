@@ -11,7 +11,7 @@ import { ConversationStore } from '../store/conversation-store.service';
 import { contentBytes, prunedStub, toModelMessage, toolNames } from './conversation';
 import { RequestTokens, type CallShape } from './request-tokens';
 import type { RunHandle } from './run-handle';
-import { countText, rawMessageTokens } from './token-count';
+import { countTextYielding, rawMessageTokens } from './token-count';
 
 /** The request cannot be made to fit the model's window: the run fails with CONTEXT_TOO_LONG (not retryable). */
 export class ContextTooLong extends Error {
@@ -202,7 +202,7 @@ export class ContextWindow {
     const transcriptTokens = Math.floor(this.windowOf(shape.model) / 2);
     const names = toolNames(shape.rows);
     let text = transcript(span, names, transcriptTokens * 4);
-    const tokens = Math.ceil(countText(text, tk.encoding) * tk.factor);
+    const tokens = Math.ceil((await countTextYielding(text, tk.encoding, 128 * 1024)) * tk.factor);
     // Text denser than 4 characters a token (code, data) is cut further, to what fits.
     if (tokens > transcriptTokens) {
       text = transcript(span, names, Math.floor(((text.length * transcriptTokens) / tokens) * 0.9));
