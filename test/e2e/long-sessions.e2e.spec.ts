@@ -30,6 +30,11 @@ function model(request: RecordedRequest): FakeResponse {
   const last = request.body.messages.at(-1)!;
   if (last.role !== 'user') return text('Read it.');
   const content = typeof last.content === 'string' ? last.content : '';
+  const write = /Prompt (\d+): write (\S+)/.exec(content);
+  if (write)
+    return toolCalls([
+      { id: `call_${write[1]}`, name: 'write_file', arguments: { path: write[2], content: 'x\n' } },
+    ]);
   const [, k, path] = /Prompt (\d+): read (\S+)/.exec(content) ?? ['', '0', 'small.txt'];
   const read = { id: `call_${k}`, name: 'read_file', arguments: { path } };
   return Number(k) % 4 === 3
@@ -303,6 +308,47 @@ describe('long sessions on a small window (e2e)', () => {
       expect(stubs.length).toBeGreaterThan(0);
     } finally {
       await roomy.close();
+    }
+  }, 60_000);
+
+  it('goes on from the stored summaries when another process takes a waiting run up', async () => {
+    upstream.fallback = model;
+    const sessionId = await newSession();
+    for (let k = 0; k < 3; k++) await prompt(sessionId, `Prompt ${k}: read big-${k % FILES}.txt`);
+    expect((await listed(sessionId)).some((m) => m.kind === 'summary')).toBe(true);
+
+    const other = await startApp(
+      { ...env(upstream.baseUrl), WORKSPACE_ROOT: app.workspace },
+      app.databaseUrl,
+    );
+    try {
+      const stream = await openStream(`${app.url}/v1/sessions/${sessionId}/messages`, {
+        body: { content: 'Prompt 3: write taken-over.txt' },
+        headers: ALICE,
+      });
+      const waiting = (await stream.until('tool_approval_required')).at(-1)!.data;
+      // The approval goes to the other process, which takes the run up from the store and drives it on.
+      const { found } = watch(
+        () => other.url,
+        () => sessionId,
+      );
+      const approved = await api(
+        other.url,
+        'POST',
+        `/v1/runs/${waiting.runId}/tool-calls/${waiting.toolCallId}/approval`,
+        { approve: true },
+        ALICE,
+      );
+      expect(approved.status).toBe(202);
+      const rest = await stream.rest();
+      expect(rest.at(-1)!.data).toMatchObject({ type: 'done', status: 'completed' });
+      expect(found.calls).toBe(1);
+      expect(found.mismatches).toEqual([]);
+      expect(found.pairing).toEqual([]);
+      const sent = received(upstream.requests.at(-1)!.body);
+      expect(sent[1].content).toMatch(/^Summary of the earlier conversation:/);
+    } finally {
+      await other.close();
     }
   }, 60_000);
 
