@@ -4,6 +4,7 @@ import { BudgetGuard } from './budget-guard';
 import { RunAccounting } from './run-accounting';
 import { StoreModule } from '../store/store.module';
 import { ToolsModule } from '../tools/tools.module';
+import { ContextWindow } from './context-window';
 import { RunOrchestrator } from './run-orchestrator.service';
 import { RunTakeover } from './run-takeover';
 import { RunTools } from './run-tools.service';
@@ -12,7 +13,7 @@ import { ToolStepService } from './tool-step.service';
 /** The loop: call the model, decide and run each step's tool calls, store what happened. */
 @Module({
   imports: [LlmModule, ToolsModule, StoreModule],
-  providers: [RunTools, ToolStepService, RunTakeover, RunOrchestrator, BudgetGuard, RunAccounting],
-  exports: [RunOrchestrator, BudgetGuard],
+  providers: [RunTools, ToolStepService, RunTakeover, ContextWindow, RunOrchestrator, BudgetGuard, RunAccounting],
+  exports: [RunOrchestrator, BudgetGuard, ContextWindow],
 })
 export class AgentModule {}

@@ -1,61 +1,35 @@
 import type { ModelMessage } from '../llm/model-provider';
 import type { MessageRow } from '../store/conversation-store.service';
 
-export interface HistoryBudget {
-  maxMessages: number;
-  maxTokens: number;
-}
-
-/** A rough token estimate (4 characters a token): good enough to keep a request within reach. */
-function estimateTokens(m: MessageRow): number {
-  let chars = m.content?.length ?? 0;
-  for (const c of m.toolCalls ?? []) chars += c.name.length + c.arguments.length;
-  return Math.ceil(chars / 4) + 4;
-}
-
 /**
- * The conversation the model is sent: the system message, then as many of the newest turns as fit
- * the budget. Turns are left out whole and oldest first — an assistant message with tool calls and
- * its tool results are one unit — and the current run's messages (from `keepFromSeq`) always stay.
+ * The conversation the model gets ("Long sessions"): the session's messages that are not
+ * summarized, in order, each pruned tool result as its stub. `GET /v1/sessions/:id` lists the same
+ * messages with the same marks, so a client replaying it sees exactly this.
  */
-export function buildModelMessages(
-  rows: readonly MessageRow[],
-  budget: HistoryBudget,
-  keepFromSeq: number,
-): { messages: ModelMessage[]; omitted: number } {
-  const system = rows[0]?.role === 'system' ? rows[0] : null;
-  const rest = system ? rows.slice(1) : rows;
-
-  // Units, newest first.
-  const units: MessageRow[][] = [];
-  for (let i = rest.length - 1; i >= 0;) {
-    let start = i;
-    while (start > 0 && rest[start].role === 'tool') start--;
-    units.push(rest.slice(start, i + 1));
-    i = start - 1;
-  }
-
-  let count = system ? 1 : 0;
-  let tokens = system ? estimateTokens(system) : 0;
-  let kept = 0;
-  for (const unit of units) {
-    const unitTokens = unit.reduce((n, m) => n + estimateTokens(m), 0);
-    const mustKeep = unit[unit.length - 1].seq >= keepFromSeq;
-    if (!mustKeep && (count + unit.length > budget.maxMessages || tokens + unitTokens > budget.maxTokens))
-      break;
-    count += unit.length;
-    tokens += unitTokens;
-    kept++;
-  }
-
-  const included = units.slice(0, kept).reverse().flat();
+export function modelMessages(rows: readonly MessageRow[]): ModelMessage[] {
+  const names = toolNames(rows);
   const messages: ModelMessage[] = [];
-  if (system) messages.push({ role: 'system', content: system.content ?? '' });
-  for (const m of included) messages.push(toModelMessage(m));
-  return { messages, omitted: rest.length - included.length };
+  for (const m of rows) {
+    if (m.context === 'summarized') continue;
+    messages.push(toModelMessage(m, names));
+  }
+  return messages;
 }
 
-function toModelMessage(m: MessageRow): ModelMessage {
+/** What the model gets in place of a pruned tool result of `bytes` (its content's UTF-8 size). */
+export function prunedStub(toolName: string, bytes: number): string {
+  const kb = Math.max(1, Math.round(bytes / 1024));
+  return `[output of ${toolName} pruned to save context: ${kb} KB; call the tool again to see it]`;
+}
+
+/** The tool name of every call in `rows`, by call id (a pruned result's stub names its tool). */
+export function toolNames(rows: readonly MessageRow[]): Map<string, string> {
+  const names = new Map<string, string>();
+  for (const m of rows) for (const c of m.toolCalls ?? []) names.set(c.id, c.name);
+  return names;
+}
+
+export function toModelMessage(m: MessageRow, names: ReadonlyMap<string, string>): ModelMessage {
   switch (m.role) {
     case 'system':
       return { role: 'system', content: m.content ?? '' };
@@ -70,7 +44,18 @@ function toModelMessage(m: MessageRow): ModelMessage {
         ...(m.reasoning ? { reasoning: m.reasoning } : {}),
         ...(m.providerData ? { providerData: m.providerData } : {}),
       };
-    case 'tool':
-      return { role: 'tool', toolCallId: m.toolCallId ?? '', content: m.content ?? '' };
+    case 'tool': {
+      const toolCallId = m.toolCallId ?? '';
+      const content =
+        m.context === 'pruned'
+          ? prunedStub(names.get(toolCallId) ?? 'the tool', contentBytes(m))
+          : (m.content ?? '');
+      return { role: 'tool', toolCallId, content };
+    }
   }
+}
+
+/** The UTF-8 size of a message's stored content (known without it for a pruned row read without it). */
+export function contentBytes(m: MessageRow): number {
+  return m.prunedBytes ?? Buffer.byteLength(m.content ?? '', 'utf8');
 }

@@ -2,7 +2,7 @@ import type { PricedUsage } from '../events/run-events';
 import type { RunEventSink } from '../events/run-event-sink';
 import type { RunLease } from '../events/run-lease';
 import { isRunReleased, LeaseLost, type StoreUnavailable } from '../store/store-errors';
-import type { MessageRow } from '../store/conversation-store.service';
+import type { CompactionWrite, MessageRow } from '../store/conversation-store.service';
 import type { RunRow } from '../store/run-store.service';
 import type { SessionRow } from '../store/session-store.service';
 import type { Toolset } from '../tools/toolset';
@@ -196,6 +196,17 @@ export class RunHandle {
       this.messages.splice(i, 0, m);
       if (m.role === 'assistant') this.lastAssistantId = m.id;
     }
+  }
+
+  /** A compaction was stored (ContextWindow.fit): its marks, and its summary in its place. */
+  contextCompacted(write: CompactionWrite, summary: MessageRow | null): void {
+    const pruned = new Set(write.pruned);
+    const summarized = new Set(write.summarized);
+    for (const m of this.messages) {
+      if (summarized.has(m.id)) m.context = 'summarized';
+      else if (pruned.has(m.id) && !m.context) m.context = 'pruned';
+    }
+    if (summary) this.addMessages([summary]);
   }
 
   /**

@@ -6,7 +6,8 @@ import { ModelProviders, splitModelName } from '../llm/model-providers';
 import { SentModelCall } from '../llm/sent-model-call';
 import { MetricsService } from '../metrics/metrics.service';
 import type { RunError } from '../persistence/entities/run.entity';
-import { buildModelMessages } from './conversation';
+import { ContextTooLong, ContextWindow, isContextTooLong } from './context-window';
+import { modelMessages } from './conversation';
 import { EarlyReads } from './early-reads';
 import { RunFinalization, type FinalOutcome } from './run-finalization';
 import { RunStopped, type RunHandle } from './run-handle';
@@ -35,7 +36,7 @@ export type DriveOutcome =
   | 'released';
 
 /** What a model call of a run is made of: the run's model and progress, its conversation and tools. */
-export type ModelCallSource = Pick<RunHandle, 'conversation' | 'firstMessageSeq' | 'toolset'> & {
+export type ModelCallSource = Pick<RunHandle, 'conversation' | 'toolset'> & {
   run: Pick<RunRow, 'model' | 'iterations' | 'maxIterations'>;
   session: { reasoning?: SessionRow['reasoning'] };
 };
@@ -59,6 +60,7 @@ export class RunOrchestrator {
     private readonly conversation: ConversationStore,
     private readonly metrics: MetricsService,
     private readonly accounting: RunAccounting,
+    private readonly window: ContextWindow,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly takeover: RunTakeover,
   ) {}
@@ -106,41 +108,77 @@ export class RunOrchestrator {
   }
 
   /**
-   * Sends the run's next model call: the conversation within the history budget, the session's
-   * tools (none allowed on the last call the cap leaves, so the person still gets an answer).
+   * Sends the run's next model call: the conversation the model gets (ContextWindow made room for
+   * it), the session's tools (none allowed on the last call the cap leaves, so the person still
+   * gets an answer).
    */
-  sendModelCall(r: ModelCallSource, signal: AbortSignal): SentModelCall {
+  private sendModelCall(r: ModelCallSource, signal: AbortSignal): SentModelCall {
     const tools = r.toolset.definitions;
     const lastCall = r.run.iterations + 1 >= r.run.maxIterations;
-    const { messages, omitted } = buildModelMessages(
-      r.conversation,
-      { maxMessages: this.config.historyMaxMessages, maxTokens: this.config.historyMaxTokens },
-      r.firstMessageSeq,
-    );
     const request: ModelRequest = {
       model: r.run.model,
-      messages,
+      messages: modelMessages(r.conversation),
       tools,
       toolChoice: tools.length > 0 && lastCall ? 'none' : undefined,
       reasoning: r.session.reasoning ?? this.config.llm.reasoning,
       maxOutputTokens: this.config.llm.maxOutputTokens,
     };
     // ModelProviders picks the provider (or a fallback) and holds the call to its limits.
-    return new SentModelCall(this.models, request, signal, omitted);
+    return new SentModelCall(this.models, request, signal);
+  }
+
+  /**
+   * Sends a model call ahead of the loop (the next one once a step's results are known, a run's
+   * first while its start commits) when it surely fits under COMPACT_AT as it is; otherwise
+   * nothing, and the loop sends the call itself once ContextWindow.fit has made room — compaction
+   * needs a model call and a commit of its own, which only the loop makes.
+   */
+  sendModelCallAhead(r: ModelCallSource, signal: AbortSignal): SentModelCall | undefined {
+    const fits = this.window.fitsAsIs({
+      model: r.run.model,
+      rows: r.conversation,
+      tools: r.toolset.definitions,
+    });
+    return fits ? this.sendModelCall(r, signal) : undefined;
+  }
+
+  /** The loop's own model call: room made first (ContextWindow.fit); `tooLong` after the upstream refused one. */
+  private async fitAndSend(h: RunHandle, tooLong: boolean): Promise<SentModelCall> {
+    await this.window.fit(h, tooLong);
+    return this.sendModelCall(h, h.signal);
   }
 
   /**
    * Reads a model call (`sent`, or one sent now) to its end, streaming its text; the reads it asks
-   * for start as soon as their arguments are whole (`early`, for the step to take).
+   * for start as soon as their arguments are whole (`early`, for the step to take). A call the
+   * upstream refuses as longer than the window is sent once more after compacting further.
    */
   private async callModel(
     h: RunHandle,
     sent?: SentModelCall,
   ): Promise<{ turn: ModelTurn; early: EarlyReads }> {
+    let call = sent ?? (await this.fitAndSend(h, false));
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.readModelCall(h, call);
+      } catch (err) {
+        if (!isContextTooLong(err) || h.streamingText !== '') throw err;
+        if (attempt > 1)
+          throw new ContextTooLong(
+            `The model refused the request as too long after compaction: ${(err as Error).message}`,
+          );
+        call = await this.fitAndSend(h, true);
+      }
+    }
+  }
+
+  private async readModelCall(
+    h: RunHandle,
+    stream: SentModelCall,
+  ): Promise<{ turn: ModelTurn; early: EarlyReads }> {
     h.streamingText = '';
     let reasoning = '';
     // A silent upstream is the provider's to time out (LLM_IDLE_TIMEOUT_MS): it throws UPSTREAM_TIMEOUT.
-    const stream = sent ?? this.sendModelCall(h, h.signal);
     const started = stream.sentAt;
     const early = new EarlyReads((call, signal) => this.tools.startEarly(h, call, signal), h.signal);
     let firstTokenMs: number | null = null;
@@ -162,7 +200,7 @@ export class RunOrchestrator {
           case 'finish':
             this.metrics.modelCall('ok', performance.now() - started, firstTokenMs);
             this.metrics.tokensUsed(event.usage.promptTokens, event.usage.completionTokens);
-            return { turn: this.finishedTurn(h, event, started, stream.omittedMessages, reasoning), early };
+            return { turn: this.finishedTurn(h, event, started, reasoning), early };
         }
       }
       throw new ModelError('UPSTREAM_CONNECTION', 'The model stream ended without finishing.', true);
@@ -190,7 +228,6 @@ export class RunOrchestrator {
     h: RunHandle,
     finish: Extract<ModelStreamEvent, { type: 'finish' }>,
     started: number,
-    omittedMessages: number,
     reasoning: string,
   ): ModelTurn {
     const priced = this.accounting.price(h.run.model, finish.usage, finish.model);
@@ -211,7 +248,6 @@ export class RunOrchestrator {
       finishReason: finish.finishReason,
       usage: finish.usage,
       toolCalls: finish.toolCalls,
-      omittedMessages,
       reasoning,
       providerData: finish.providerData,
       model: finish.model,
@@ -257,7 +293,7 @@ export class RunOrchestrator {
       (results) => {
         // Under a limit the next call waits for its check, which must see this step stored.
         if (!h.signal.aborted && !this.accounting.limited(h))
-          next = this.sendModelCall(afterStep(h, before, step, results), h.signal);
+          next = this.sendModelCallAhead(afterStep(h, before, step, results), h.signal);
       },
       () => undefined, // the same failure is `settled`'s
     );
@@ -341,6 +377,7 @@ function epochOf(performanceMs: number): number {
   return Date.now() - (performance.now() - performanceMs);
 }
 function toRunError(err: unknown): RunError {
+  if (err instanceof ContextTooLong) return { code: err.code, message: err.message, retryable: false };
   if (err instanceof ModelError) return { code: err.code, message: err.message, retryable: err.retryable };
   return { code: 'INTERNAL_ERROR', message: 'The run failed on an internal error.', retryable: false };
 }
@@ -355,7 +392,6 @@ function afterStep(h: RunHandle, before: number, step: StepRecord, results: Mess
     run: { model: h.run.model, iterations: step.iteration, maxIterations: h.run.maxIterations },
     session: h.session,
     conversation: [...h.conversation.slice(0, before), ...added],
-    firstMessageSeq: h.firstMessageSeq,
     toolset: h.toolset,
   };
 }

@@ -14,7 +14,6 @@ export interface ModelTurn {
   finishReason: string;
   usage: Usage;
   toolCalls: ModelToolCall[];
-  omittedMessages: number;
   /** This call's row of usage (model, tokens, cost), stored with the step. */
   modelCall: NewModelCall;
   /** The reasoning the model showed (stored with the answer, never as its content). */
@@ -131,7 +130,6 @@ export function buildStepRecord(input: StepInput): StepRecord {
       finishReason: turn.finishReason,
       usage: { ...turn.usage, costUsd: callCost },
       ...(turn.model !== undefined ? { model: turn.model } : {}),
-      ...(turn.omittedMessages > 0 ? { omittedMessages: turn.omittedMessages } : {}),
     },
   ];
   if (outcome === 'completed' || outcome === 'max_iterations') {

@@ -37,6 +37,9 @@ export function messageView(m: MessageRow): MessageResponse {
     ...(m.toolCallId ? { toolCallId: m.toolCallId } : {}),
     ...(m.reasoning ? { reasoning: m.reasoning } : {}),
     ...(m.runId ? { runId: m.runId } : {}),
+    ...(m.kind ? { kind: m.kind } : {}),
+    ...(m.summarizes ? { summarizes: m.summarizes } : {}),
+    ...(m.context ? { context: m.context } : {}),
     createdAt: m.createdAt,
   };
 }

@@ -8,6 +8,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { ApiErrors } from '../http/api-errors.decorator';
+import { SessionCompactions } from '../runs/session-compactions.service';
 import { SessionsService } from '../sessions/sessions.service';
 import { Owner } from '../auth/owner.decorator';
 import { ListSessionsQuery } from './dto/list-sessions.query';
@@ -15,6 +16,7 @@ import { SessionOptionsDto } from './dto/session-options.dto';
 import { UpdateSessionDto } from './dto/update-session.dto';
 import {
   FileChangeResponse,
+  MessageResponse,
   SessionDetailResponse,
   SessionPageResponse,
   SessionResponse,
@@ -25,7 +27,10 @@ import { SessionIdPipe } from './uuid-or-404.pipe';
 @ApiTags('sessions')
 @Controller('v1/sessions')
 export class SessionsController {
-  constructor(private readonly sessions: SessionsService) {}
+  constructor(
+    private readonly sessions: SessionsService,
+    private readonly compactions: SessionCompactions,
+  ) {}
 
   @Post()
   @ApiOperation({ summary: 'Create a session' })
@@ -79,6 +84,17 @@ export class SessionsController {
   @ApiErrors(404)
   changes(@Owner() owner: string, @Param('id', SessionIdPipe) id: string) {
     return this.sessions.changes(owner, id);
+  }
+
+  @Post(':id/compact')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: "Summarize the session's older messages now (everything before its newest prompt's turn)",
+  })
+  @ApiOkResponse({ type: MessageResponse, description: 'The summary message' })
+  @ApiErrors(404, 409)
+  async compact(@Owner() owner: string, @Param('id', SessionIdPipe) id: string): Promise<MessageResponse> {
+    return messageView(await this.compactions.compact(owner, id));
   }
 
   @Delete(':id')

@@ -80,9 +80,10 @@ export interface AppConfig {
   maxActiveRuns: number;
   maxOpenStreams: number;
   corsOrigins: readonly string[];
-  /** History sent to the model: at most this many messages and about this many tokens. */
-  historyMaxMessages: number;
-  historyMaxTokens: number;
+  /** The context window assumed for a model the registry does not know (LLM_CONTEXT_TOKENS). */
+  contextTokens: number;
+  /** The share of the window above which older context is pruned, then summarized (COMPACT_AT). */
+  compactAt: number;
   /** Recover `<tool_call>{…}</tool_call>` written into text by models served without a tool parser. */
   toolCallTextRecovery: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -222,8 +223,8 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
       /^(\*|https?:\/\/[^\s,/]+)$/,
       'comma-separated origins such as https://app.example.com',
     ),
-    historyMaxMessages: read.int('HISTORY_MAX_MESSAGES', 200, 2, 100_000),
-    historyMaxTokens: read.int('HISTORY_MAX_TOKENS', 100_000, 100, 10_000_000),
+    contextTokens: read.int('LLM_CONTEXT_TOKENS', 128_000, 1000, 100_000_000),
+    compactAt: read.fraction('COMPACT_AT', 0.8),
     toolCallTextRecovery: read.bool('TOOL_CALL_TEXT_RECOVERY', false),
     logLevel: read.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
     logContent: read.bool('LOG_CONTENT', false),
@@ -285,6 +286,17 @@ class EnvReader {
     const n = Number(v);
     if (!/^\d+$/.test(v) || !Number.isSafeInteger(n) || n < min || n > max) {
       throw new ConfigError(name, `an integer from ${min} to ${max}`, v);
+    }
+    return n;
+  }
+
+  /** A number above 0 and at most 1. */
+  fraction(name: string, fallback: number): number {
+    const v = this.raw(name);
+    if (v === undefined) return fallback;
+    const n = Number(v);
+    if (!/^(0|1)?(\.\d+)?$/.test(v) || !(n > 0 && n <= 1)) {
+      throw new ConfigError(name, 'a number above 0 and at most 1', v);
     }
     return n;
   }

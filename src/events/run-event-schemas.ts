@@ -13,6 +13,7 @@ const SCHEMA_NAMES: Readonly<Record<RunEventType, string>> = {
   tool_call_output: 'ToolCallOutputEvent',
   tool_call_result: 'ToolCallResultEvent',
   step_finished: 'StepFinishedEvent',
+  context_compacted: 'ContextCompactedEvent',
   done: 'DoneEvent',
   error: 'ErrorEvent',
   run_resumed: 'RunResumedEvent',
@@ -115,11 +116,18 @@ export const RUN_EVENT_SCHEMAS: Readonly<Record<string, SchemaObject>> = {
       finishReason: string("The upstream's finish_reason as received (stop, tool_calls, length …)"),
       usage: ref('Usage'),
       model: string('The provider/model that answered (a fallback when one did)'),
-      omittedMessages: integer(
-        "Messages of the session's history left out of this call to stay within the budget",
-      ),
     },
-    ['model', 'omittedMessages'],
+    ['model'],
+  ),
+  ContextCompactedEvent: event(
+    'context_compacted',
+    'Older context was pruned or summarized before the model call that follows ("Long sessions")',
+    {
+      summarizedMessages: integer('Messages a new summary stands in for (marked `summarized`)'),
+      prunedMessages: integer('Tool results the model now gets as a stub (marked `pruned`)'),
+      tokensBefore: integer("The request's tokens before, as counted for the model"),
+      tokensAfter: integer("The request's tokens after"),
+    },
   ),
   DoneEvent: event('done', 'Last event of a run that ended normally', {
     sessionId: { type: 'string', format: 'uuid' },

@@ -43,8 +43,14 @@ export type RunEventBody =
       usage: PricedUsage;
       /** The `provider/model` that answered (a fallback's, when one did). */
       model?: string;
-      /** Messages of the session's history left out of this model call to stay within the budget. */
-      omittedMessages?: number;
+    }
+  | {
+      /** Older context was pruned or summarized before the model call that follows ("Long sessions"). */
+      type: 'context_compacted';
+      summarizedMessages: number;
+      prunedMessages: number;
+      tokensBefore: number;
+      tokensAfter: number;
     }
   | {
       type: 'done';

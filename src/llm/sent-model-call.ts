@@ -19,8 +19,6 @@ export class SentModelCall implements AsyncIterable<ModelStreamEvent> {
     provider: ModelProvider,
     readonly request: ModelRequest,
     signal: AbortSignal,
-    /** Messages of the conversation the history budget left out of the request. */
-    readonly omittedMessages: number,
   ) {
     this.events = provider.stream(request, signal)[Symbol.asyncIterator]();
     const first = this.events.next();

@@ -7,7 +7,7 @@ import type { Toolset } from '../tools/toolset';
 import { ConversationStore, type MessageRow } from '../store/conversation-store.service';
 import type { KeyRunCounts, RunStart } from '../store/run-start-store.service';
 import type { NewSession, SessionRow } from '../store/session-store.service';
-import { NEW_SESSION_PROMPT_SEQ, newSessionConversation, storedMessage } from './start-conversation';
+import { newSessionConversation, storedMessage } from './start-conversation';
 
 /** Keys remembered as having had room at their last start here. */
 const KEYS_REMEMBERED = 10_000;
@@ -56,37 +56,34 @@ export class FirstCallsAhead {
     const { run, answers } = start;
     if (answers.kind === 'regenerate' || !this.keysWithRoom.has(run.owner)) return undefined;
     const controller = new AbortController();
-    const send = (conversation: MessageRow[], promptSeq: number) => {
+    const send = (conversation: MessageRow[]) => {
       // The start failed while the conversation was read: nothing to send.
       if (controller.signal.aborted) return undefined;
-      const call = this.orchestrator.sendModelCall(
+      // A conversation that needs room made first is sent by the run itself (ContextWindow.fit).
+      const call = this.orchestrator.sendModelCallAhead(
         {
           run: { model: run.model, iterations: 0, maxIterations: run.maxIterations },
           session,
           conversation,
-          firstMessageSeq: promptSeq,
           toolset,
         },
         controller.signal,
       );
-      return { call, conversation };
+      return call && { call, conversation };
     };
     if (answers.kind === 'new-session') {
       const conversation = newSessionConversation(answers, run.id, new Date());
-      return { controller, sent: Promise.resolve(send(conversation, NEW_SESSION_PROMPT_SEQ)) };
+      return { controller, sent: Promise.resolve(send(conversation)) };
     }
     // Where the start statement will put the prompt, unless a message lands before it (then the
     // stored conversation differs and the call is not kept).
     const promptSeq = (session as SessionRow).nextMessageSeq;
-    const sent = this.conversation.sessionMessages(run.sessionId).then(
+    const sent = this.conversation.runConversation(run.sessionId).then(
       (history) =>
-        send(
-          [
-            ...history.filter((m) => m.seq < promptSeq),
-            storedMessage(answers.prompt, 'user', promptSeq, run.id, new Date()),
-          ],
-          promptSeq,
-        ),
+        send([
+          ...history.filter((m) => m.seq < promptSeq),
+          storedMessage(answers.prompt, 'user', promptSeq, run.id, new Date()),
+        ]),
       () => undefined, // the run sends its own call
     );
     return { controller, sent };
@@ -106,7 +103,12 @@ export class FirstCallsAhead {
     const same =
       sent !== undefined &&
       sent.conversation.length === conversation.length &&
-      sent.conversation.every((m, i) => m.id === conversation[i].id && m.seq === conversation[i].seq);
+      sent.conversation.every(
+        (m, i) =>
+          m.id === conversation[i].id &&
+          m.seq === conversation[i].seq &&
+          m.context === conversation[i].context,
+      );
     if (same) return { call: sent.call, controller: ahead.controller };
     ahead.controller.abort(new Error('the conversation changed while the start was stored'));
     return undefined;

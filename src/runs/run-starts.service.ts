@@ -297,7 +297,8 @@ export class RunStarts {
       conversation = newSessionConversation(answers, run.id, session.createdAt);
     } else {
       session = plan.session as SessionRow;
-      conversation = await this.conversation.sessionMessages(session.id, tx);
+      // In the start's transaction when there is one: the only connection that sees the prompt yet.
+      conversation = await this.conversation.runConversation(session.id, tx);
     }
     return {
       run: newRunRow(run),

@@ -313,7 +313,7 @@ export class RunService implements OnModuleInit, BeforeApplicationShutdown {
     const session = await this.sessionStore.find(run.sessionId, null);
     if (!session) return;
     const [conversation, previousCalls] = await Promise.all([
-      this.conversation.sessionMessages(run.sessionId),
+      this.conversation.runConversation(run.sessionId),
       this.conversation.runToolCallKeys(runId),
     ]);
     const callIds = new Set(previousCalls.map((c) => c.callId));

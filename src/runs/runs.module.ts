@@ -9,13 +9,23 @@ import { RunService } from './run.service';
 import { RunStarts } from './run-starts.service';
 import { RunSupervisor } from './run-supervisor.service';
 import { LostRuns } from './lost-runs.service';
+import { SessionCompactions } from './session-compactions.service';
 import { ToolCallDecisions } from './tool-call-decisions.service';
 import { UsageReports } from './usage-reports.service';
 
 /** The durable life of runs: start, take up, settle waiting calls, cancel, supervise, end. */
 @Module({
   imports: [AgentModule, EventsModule, SessionsModule, StoreModule, ToolsModule],
-  providers: [RunService, RunStarts, FirstCallsAhead, ToolCallDecisions, LostRuns, RunSupervisor, UsageReports],
-  exports: [RunService, ToolCallDecisions, UsageReports],
+  providers: [
+    RunService,
+    RunStarts,
+    FirstCallsAhead,
+    ToolCallDecisions,
+    LostRuns,
+    RunSupervisor,
+    UsageReports,
+    SessionCompactions,
+  ],
+  exports: [RunService, ToolCallDecisions, UsageReports, SessionCompactions],
 })
 export class RunsModule {}

@@ -37,5 +37,8 @@ export function storedMessage(
     createdAt,
     reasoning: null,
     providerData: null,
+    context: null,
+    kind: null,
+    summarizes: null,
   };
 }

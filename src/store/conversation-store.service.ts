@@ -2,7 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import type { MessageRole, StoredToolCall } from '../persistence/entities/message.entity';
+import type {
+  MessageContextMark,
+  MessageRole,
+  StoredToolCall,
+  SummarizedSpan,
+} from '../persistence/entities/message.entity';
 import type { ToolCallApproval, ToolCallStatus } from '../persistence/entities/tool-call.entity';
 import type { FileChange } from '../common/file-change';
 import { returningRows, type Queryable, type SqlStatement } from './run-store.service';
@@ -20,12 +25,36 @@ export interface MessageRow {
   reasoning?: string | null;
   /** What the provider that wrote it needs back (sent only to that provider). */
   providerData?: StoredProviderData | null;
+  /** What the model no longer gets in full ("Long sessions"); null or absent: all of it. */
+  context?: MessageContextMark | null;
+  kind?: 'summary' | null;
+  summarizes?: SummarizedSpan | null;
+  /**
+   * A pruned tool result read for a run (`runConversation`): its content is left in the database
+   * (null here) and this is its UTF-8 size, all its stub needs.
+   */
+  prunedBytes?: number | null;
 }
 
 /** A provider's opaque data kept with a message (llm's ProviderData). */
 export interface StoredProviderData {
   provider: string;
   items: unknown[];
+}
+
+/** A summary that stands in for older messages: stored at `seq` (x.5, where the span was). */
+export interface NewSummary {
+  id: string;
+  seq: number;
+  content: string;
+  summarizes: SummarizedSpan;
+}
+
+/** What one compaction marks and adds: it rewrites no message's content. */
+export interface CompactionWrite {
+  pruned: readonly string[];
+  summarized: readonly string[];
+  summary: NewSummary | null;
 }
 
 export interface ToolCallRow {
@@ -96,7 +125,13 @@ export interface ToolCallSettlement {
 }
 
 const MESSAGE_COLUMNS = `id, seq, role, content, tool_calls AS "toolCalls", tool_call_id AS "toolCallId",
-  run_id AS "runId", created_at AS "createdAt", reasoning, provider_data AS "providerData"`;
+  run_id AS "runId", created_at AS "createdAt", reasoning, provider_data AS "providerData", context, kind, summarizes`;
+
+/** A message as a run reads it: a pruned tool result without its content, with its size. */
+const RUN_MESSAGE_COLUMNS = `id, seq, role, CASE WHEN context = 'pruned' THEN NULL ELSE content END AS content,
+  tool_calls AS "toolCalls", tool_call_id AS "toolCallId", run_id AS "runId", created_at AS "createdAt",
+  reasoning, provider_data AS "providerData", context, kind, summarizes,
+  CASE WHEN context = 'pruned' THEN octet_length(content) END AS "prunedBytes"`;
 
 const TOOL_CALL_COLUMNS = `tc.id, tc.run_id AS "runId", tc.message_id AS "messageId", tc.call_id AS "callId",
   tc.iteration, tc.position, tc.name, tc.raw_arguments AS "rawArguments", tc.arguments, tc.executor,
@@ -167,16 +202,87 @@ export class ConversationStore {
     };
   }
 
+  /** Every message of the session in order, for `GET /v1/sessions/:id`. */
   async sessionMessages(sessionId: string, q: Queryable = this.db.manager): Promise<MessageRow[]> {
+    return this.messagesOf(sessionId, q, true);
+  }
+
+  /**
+   * The session's messages a run works from: all but those a summary stands in for (the model never
+   * gets them again), and pruned tool results without their content (`prunedBytes`), so what a run
+   * reads stays about the size of the model's window however long the session grows.
+   */
+  async runConversation(sessionId: string, q: Queryable = this.db.manager): Promise<MessageRow[]> {
+    return this.messagesOf(sessionId, q, false);
+  }
+
+  private messagesOf(sessionId: string, q: Queryable, whole: boolean): Promise<MessageRow[]> {
     // The answers of a prompt that was answered again (regenerated) are no longer the conversation.
     return q.query(
-      `SELECT ${MESSAGE_COLUMNS} FROM messages m
+      `SELECT ${whole ? MESSAGE_COLUMNS : RUN_MESSAGE_COLUMNS} FROM messages m
         WHERE m.session_id = $1
+          AND ($2::bool OR m.context IS DISTINCT FROM 'summarized')
           AND (m.role = 'user' OR NOT EXISTS (
                 SELECT 1 FROM runs r WHERE r.id = m.run_id AND r.superseded_by IS NOT NULL))
         ORDER BY seq`,
+      [sessionId, whole],
+    );
+  }
+
+  /**
+   * Stores a compaction: the pruned and summarized marks, and the summary in its place. Marks only
+   * grow (a summarized message stays summarized; a pruned one may later be summarized).
+   */
+  async storeCompaction(
+    tx: Queryable,
+    sessionId: string,
+    runId: string | null,
+    c: CompactionWrite,
+  ): Promise<void> {
+    if (c.pruned.length > 0) {
+      await tx.query(
+        `UPDATE messages SET context = 'pruned' WHERE session_id = $1 AND id = ANY($2::uuid[]) AND context IS NULL`,
+        [sessionId, c.pruned],
+      );
+    }
+    if (c.summarized.length > 0) {
+      await tx.query(
+        `UPDATE messages SET context = 'summarized' WHERE session_id = $1 AND id = ANY($2::uuid[])`,
+        [sessionId, c.summarized],
+      );
+    }
+    if (c.summary) {
+      await tx.query(
+        `INSERT INTO messages (id, session_id, run_id, seq, role, content, kind, summarizes)
+         VALUES ($1, $2, $3, $4::float8, 'system', $5, 'summary', $6::jsonb)`,
+        [
+          c.summary.id,
+          sessionId,
+          runId,
+          c.summary.seq,
+          c.summary.content,
+          JSON.stringify(c.summary.summarizes),
+        ],
+      );
+    }
+  }
+
+  /**
+   * Locks the session's row for the rest of the transaction (a run's start waits behind it) and says
+   * where its conversation stands: its next free position and its active run, if any.
+   */
+  async lockSession(
+    tx: Queryable,
+    sessionId: string,
+  ): Promise<{ nextMessageSeq: number; activeRunId: string | null } | null> {
+    const rows: { nextMessageSeq: number; activeRunId: string | null }[] = await tx.query(
+      `SELECT s.next_message_seq AS "nextMessageSeq",
+              (SELECT r.id FROM runs r WHERE r.session_id = s.id AND r.status IN ('running', 'requires_action')
+                LIMIT 1) AS "activeRunId"
+         FROM sessions s WHERE s.id = $1 FOR UPDATE`,
       [sessionId],
     );
+    return rows[0] ?? null;
   }
 
   /** The newest assistant message of a run, for `done.messageId` when the run ends without a text answer. */

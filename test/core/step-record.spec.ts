@@ -16,7 +16,6 @@ const turn = (text: string): ModelTurn => ({
   finishReason: 'stop',
   usage: { promptTokens: 7, completionTokens: 3 },
   toolCalls: [],
-  omittedMessages: 0,
   modelCall: {
     id: 'call-row',
     runId: 'run-1',

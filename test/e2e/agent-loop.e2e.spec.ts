@@ -267,43 +267,6 @@ describe('the agent loop over HTTP (e2e)', () => {
     expect(session.body.messages.at(-1).content).toBe('Answer.');
   });
 
-  it('leaves the oldest turns out whole when the history outgrows its budget, and says so', async () => {
-    const small = await startApp(
-      { OPENAI_BASE_URL: upstream.baseUrl, HISTORY_MAX_MESSAGES: '6' },
-      app.databaseUrl,
-    );
-    try {
-      upstream.enqueue(
-        toolCalls([{ id: 'call_old', name: 'read_file', arguments: { path: 'src/a.ts' } }]),
-        text('first'),
-      );
-      const first = await (await openStream(`${small.url}/v1/chat`, { body: { prompt: 'one' } })).rest();
-      const sessionId = first[0].data.sessionId;
-      upstream.enqueue(text('second'));
-      await (
-        await openStream(`${small.url}/v1/sessions/${sessionId}/messages`, { body: { content: 'two' } })
-      ).rest();
-      upstream.enqueue(text('third'));
-      const third = await (
-        await openStream(`${small.url}/v1/sessions/${sessionId}/messages`, { body: { content: 'three' } })
-      ).rest();
-
-      const sent = bodyOf(upstream.requests.at(-1)!).messages;
-      expect(sent[0].role).toBe('system');
-      expect(sent.length).toBeLessThanOrEqual(6);
-      expect(sent.at(-1)).toEqual({ role: 'user', content: 'three' });
-      // A tool result never travels without the call that asked for it.
-      const callIds = sent.flatMap((m: any) => (m.tool_calls ?? []).map((c: any) => c.id));
-      for (const m of sent.filter((m: any) => m.role === 'tool')) expect(callIds).toContain(m.tool_call_id);
-      expect(ofType(third, 'step_finished')[0].omittedMessages).toBeGreaterThan(0);
-      // Nothing is deleted.
-      const stored = await api(small.url, 'GET', `/v1/sessions/${sessionId}`);
-      expect(stored.body.messages).toHaveLength(9);
-    } finally {
-      await small.close();
-    }
-  });
-
   it('recovers a tool call a model wrote into its text, behind TOOL_CALL_TEXT_RECOVERY', async () => {
     const recovering = await startApp(
       { OPENAI_BASE_URL: upstream.baseUrl, TOOL_CALL_TEXT_RECOVERY: 'true', WORKSPACE_ROOT: app.workspace },

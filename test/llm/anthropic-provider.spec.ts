@@ -206,6 +206,26 @@ describe('AnthropicProvider', () => {
     expect(fake.requests[0].body.thinking).toBeUndefined();
   });
 
+  it('opens a conversation whose older part a summary stands in for with a user turn, rather than be refused', async () => {
+    fake.enqueue(anthropicText('Done.'));
+    const result = await collect(
+      provider().stream(
+        request([
+          { role: 'system', content: 'You are helpful.' },
+          { role: 'system', content: 'Summary of the earlier conversation: the user wants notes.md.' },
+          { role: 'assistant', content: 'I wrote notes.md.' },
+          { role: 'user', content: 'Thanks. Anything else?' },
+        ]),
+        neverAborted(),
+      ),
+    );
+    expect(result.error).toBeUndefined();
+    expect(fake.refusals).toEqual([]);
+    const sent = fake.requests[0].body as { system: { text: string }[]; messages: { role: string }[] };
+    expect(sent.system[0].text).toContain('Summary of the earlier conversation');
+    expect(sent.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+  });
+
   it("sends another provider's call ids in the pattern the API takes, the same in the call and its result", async () => {
     fake.enqueue(anthropicText('Done.'));
     const result = await collect(

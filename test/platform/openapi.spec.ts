@@ -44,6 +44,7 @@ const CONTRACT: [method: string, path: string][] = [
   ['get', '/v1/models'],
   ['get', '/v1/mcp/servers'],
   ['get', '/v1/sessions/{id}/changes'],
+  ['post', '/v1/sessions/{id}/compact'],
   ['get', '/health/live'],
   ['get', '/health/ready'],
   ['get', '/metrics'],
@@ -57,6 +58,7 @@ const EVENT_SCHEMAS = [
   'ToolCallOutputEvent',
   'ToolCallResultEvent',
   'StepFinishedEvent',
+  'ContextCompactedEvent',
   'DoneEvent',
   'ErrorEvent',
   'RunResumedEvent',
@@ -192,6 +194,9 @@ describe('the OpenAPI document', () => {
       expect.arrayContaining(['400', '404', '409']),
     );
     expect(errorsOf('delete', '/v1/sessions/{id}')).toEqual(expect.arrayContaining(['404', '409']));
+    expect(errorsOf('post', '/v1/sessions/{id}/compact')).toEqual(
+      expect.arrayContaining(['401', '404', '409']),
+    );
     expect(errorsOf('get', '/health/live')).toEqual(['421']);
   });
 

@@ -8,6 +8,7 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
+import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base';
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
 import {
   chatChunk,
@@ -38,6 +39,8 @@ export interface RecordedRequest {
   readonly headers: IncomingHttpHeaders;
   /** The client went away before the fake finished answering (an abort). */
   aborted: boolean;
+  /** Refused as longer than `contextWindow` (then no script was used for it). */
+  refused?: boolean;
 }
 
 type Plan =
@@ -119,6 +122,14 @@ export class FakeUpstream {
   aborted = 0;
   /** TCP connections opened to the fake so far (a client that reuses its connections opens few). */
   connections = 0;
+  /**
+   * When set, a request over this many tokens (`requestTokens`) is refused with a 400 the way
+   * `refuseAs` does: OpenAI's `context_length_exceeded` or Anthropic's "prompt is too long".
+   */
+  contextWindow: number | null = null;
+  refuseAs: 'openai' | 'anthropic' = 'openai';
+  /** Awaited before a request is answered (a test may look at the server meanwhile). */
+  beforeAnswer: ((request: RecordedRequest) => Promise<void>) | null = null;
   /** Streamed answers sent to their clean end. */
   completed = 0;
   private readonly queue: FakeResponse[] = [];
@@ -161,6 +172,9 @@ export class FakeUpstream {
     this.aborted = 0;
     this.completed = 0;
     this.fallback = NO_SCRIPT;
+    this.contextWindow = null;
+    this.refuseAs = 'openai';
+    this.beforeAnswer = null;
   }
 
   /** Resolves once `count` requests have arrived in total. */
@@ -241,21 +255,45 @@ export class FakeUpstream {
       };
       this.requests.push(request);
       this.changed();
-      let plan: Plan;
-      try {
-        plan = resolveResponse(this.queue.shift() ?? this.fallback, request).plan(request);
-      } catch (error) {
-        sendJson(res, 500, {
-          error: {
-            message: `FakeUpstream: the script threw: ${String(error)}`,
-            type: 'server_error',
-            code: null,
-          },
-        });
+      const tokens = this.contextWindow === null ? 0 : requestTokens(body);
+      if (this.contextWindow !== null && tokens > this.contextWindow) {
+        request.refused = true;
+        sendJson(res, 400, tooLongBody(this.refuseAs, tokens, this.contextWindow));
         return;
       }
-      this.play(plan, request, res);
+      if (this.beforeAnswer) {
+        this.beforeAnswer(request).then(
+          () => this.answer(request, res),
+          (error: unknown) =>
+            sendJson(res, 500, {
+              error: {
+                message: `FakeUpstream: beforeAnswer threw: ${String(error)}`,
+                type: 'server_error',
+                code: null,
+              },
+            }),
+        );
+        return;
+      }
+      this.answer(request, res);
     });
+  }
+
+  private answer(request: RecordedRequest, res: ServerResponse): void {
+    let plan: Plan;
+    try {
+      plan = resolveResponse(this.queue.shift() ?? this.fallback, request).plan(request);
+    } catch (error) {
+      sendJson(res, 500, {
+        error: {
+          message: `FakeUpstream: the script threw: ${String(error)}`,
+          type: 'server_error',
+          code: null,
+        },
+      });
+      return;
+    }
+    this.play(plan, request, res);
   }
 
   private play(plan: Plan, request: RecordedRequest, res: ServerResponse): void {
@@ -554,4 +592,52 @@ function readFixture(name: string): string {
 function sendJson(res: ServerResponse, code: number, body: object): void {
   res.writeHead(code, { 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
+}
+
+/**
+ * The tokens of a Chat Completions request as the fake counts them, with o200k_base: each message's
+ * content, tool calls' names and arguments, a few tokens of frame per message and per call, and the
+ * tools' JSON — the way OpenAI's own accounting goes (written apart from the server's count).
+ */
+export function requestTokens(body: ChatCompletionCreateParams): number {
+  const plain = { disallowedSpecial: new Set<string>() };
+  const countTokens = (text: string) => countO200k(text, plain);
+  let n = 3;
+  for (const m of body.messages) {
+    n += 4;
+    const content: unknown = m.content;
+    if (typeof content === 'string') n += countTokens(content);
+    else if (Array.isArray(content)) {
+      for (const part of content as { text?: string }[]) n += countTokens(part.text ?? '');
+    }
+    if (m.role === 'assistant') {
+      for (const c of m.tool_calls ?? []) {
+        if (c.type === 'function') n += 8 + countTokens(c.function.name) + countTokens(c.function.arguments);
+      }
+    }
+  }
+  if (body.tools && body.tools.length > 0) {
+    n += 10 + countTokens(JSON.stringify(body.tools.map((t) => (t.type === 'function' ? t.function : t))));
+  }
+  return n;
+}
+
+function tooLongBody(style: 'openai' | 'anthropic', tokens: number, window: number): object {
+  if (style === 'anthropic') {
+    return {
+      type: 'error',
+      error: {
+        type: 'invalid_request_error',
+        message: `prompt is too long: ${tokens} tokens > ${window} maximum`,
+      },
+    };
+  }
+  return {
+    error: {
+      message: `This model's maximum context length is ${window} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`,
+      type: 'invalid_request_error',
+      param: 'messages',
+      code: 'context_length_exceeded',
+    },
+  };
 }

@@ -23,6 +23,12 @@ describe('loadConfig', () => {
       shutdownGraceMs: 10_000,
       runLeaseMs: 10_000,
       runMaxResumes: 3,
+      contextTokens: 128_000,
+      compactAt: 0.8,
+    });
+    expect(loadConfig({ COMPACT_AT: '.5', LLM_CONTEXT_TOKENS: '16000' })).toMatchObject({
+      compactAt: 0.5,
+      contextTokens: 16_000,
     });
     expect(c.llm.answerMaxBytes).toBe(1_048_576);
   });
@@ -41,6 +47,10 @@ describe('loadConfig', () => {
     ['RUN_LEASE_MS', '999'],
     ['RUN_MAX_RESUMES', '-1'],
     ['RUN_MAX_RESUMES', 'three'],
+    ['COMPACT_AT', '0'],
+    ['COMPACT_AT', '1.5'],
+    ['COMPACT_AT', '80%'],
+    ['LLM_CONTEXT_TOKENS', '16k'],
   ])('stops on %s=%s with a message naming the variable and what it accepts', (variable, value) => {
     expect(() => loadConfig({ [variable]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [variable]: value })).toThrow(new RegExp(`^${variable}=.*accepts`));

@@ -84,6 +84,14 @@ export class MessageToolCallResponse {
   arguments!: unknown;
 }
 
+export class SummarizedSpanResponse {
+  @ApiProperty({ format: 'uuid' })
+  fromId!: string;
+
+  @ApiProperty({ format: 'uuid' })
+  toId!: string;
+}
+
 export class MessageResponse {
   @ApiProperty({ format: 'uuid' })
   id!: string;
@@ -110,6 +118,25 @@ export class MessageResponse {
 
   @ApiPropertyOptional({ format: 'uuid', description: 'The run that wrote it (the system message has none)' })
   runId?: string;
+
+  @ApiPropertyOptional({
+    enum: ['summary'],
+    description: 'A summary standing in for older messages (role system)',
+  })
+  kind?: 'summary';
+
+  @ApiPropertyOptional({
+    type: SummarizedSpanResponse,
+    description: 'A summary: the first and the last message it stands in for',
+  })
+  summarizes?: SummarizedSpanResponse;
+
+  @ApiPropertyOptional({
+    enum: ['pruned', 'summarized'],
+    description:
+      'What the model no longer gets in full: `pruned`, a stub in place of this tool result; `summarized`, nothing (a summary stands in for it)',
+  })
+  context?: 'pruned' | 'summarized';
 
   @ApiProperty({ type: String, format: 'date-time' })
   createdAt!: Date;

@@ -54,8 +54,10 @@ export function runStarted(s: AgUiProjectionState): BaseEvent {
 export function projectAgUiEvent(s: AgUiProjectionState, e: RunEvent): BaseEvent[] {
   const out: BaseEvent[] = [];
   switch (e.type) {
+    // context_compacted: older context made room for the next call; the client's messages are unchanged.
     case 'run_started':
     case 'tool_call_output':
+    case 'context_compacted':
       break;
     case 'reasoning':
       openStep(s, out);

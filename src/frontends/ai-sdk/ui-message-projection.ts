@@ -65,8 +65,10 @@ export function projectUiEvent(s: UiProjectionState, e: RunEvent): LoopwrightChu
   const out: LoopwrightChunk[] = [];
   s.lastSeq = e.seq;
   switch (e.type) {
+    // context_compacted: older context made room for the next call; the client's messages are unchanged.
     case 'run_started':
     case 'tool_call_output':
+    case 'context_compacted':
       break;
     case 'reasoning':
       openStep(s, out);

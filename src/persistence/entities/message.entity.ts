@@ -3,6 +3,15 @@ import { SessionEntity } from './session.entity';
 
 export type MessageRole = 'system' | 'user' | 'assistant' | 'tool';
 
+/** What the model gets of a message it no longer gets in full ("Long sessions"); null: all of it. */
+export type MessageContextMark = 'pruned' | 'summarized';
+
+/** The span of messages a summary stands in for (ids of the first and the last). */
+export interface SummarizedSpan {
+  fromId: string;
+  toId: string;
+}
+
 export interface StoredToolCall {
   id: string;
   name: string;
@@ -26,7 +35,8 @@ export class MessageEntity {
   @JoinColumn({ name: 'session_id', foreignKeyConstraintName: 'fk_messages_session' })
   session?: SessionEntity;
 
-  @Column({ type: 'int' })
+  /** Its place in the session; a summary takes x.5, between the span it summarizes and what follows. */
+  @Column({ type: 'double precision' })
   seq!: number;
 
   @Column({ type: 'text' })
@@ -48,6 +58,16 @@ export class MessageEntity {
 
   @Column({ name: 'tool_call_id', type: 'text', nullable: true })
   toolCallId!: string | null;
+
+  @Column({ type: 'text', nullable: true })
+  context!: MessageContextMark | null;
+
+  /** `summary` for a summary of older messages (role `system`). */
+  @Column({ type: 'text', nullable: true })
+  kind!: 'summary' | null;
+
+  @Column({ type: 'jsonb', nullable: true })
+  summarizes!: SummarizedSpan | null;
 
   @Column({ name: 'run_id', type: 'uuid', nullable: true })
   runId!: string | null;

@@ -8,6 +8,7 @@ import { OwnerActiveRuns1795417890573 } from './1795417890573-owner-active-runs'
 import { RunResumes1795420000000 } from './1795420000000-run-resumes';
 import { ModelProviders1795500000000 } from './1795500000000-model-providers';
 import { TeamUsage1795779091472 } from './1795779091472-team-usage';
+import { MessageContext1795779164919 } from './1795779164919-message-context';
 
 /** Every committed migration, oldest first. Never edit one that has landed; add a new one. */
 export const MIGRATIONS = [
@@ -21,4 +22,5 @@ export const MIGRATIONS = [
   RunResumes1795420000000,
   ModelProviders1795500000000,
   TeamUsage1795779091472,
+  MessageContext1795779164919,
 ];

@@ -121,8 +121,15 @@ function toMessages(conversation: readonly ModelMessage[]): MessageParam[] {
       }
     }
   }
+  // The Messages API takes a conversation that opens with the user. One whose older part a summary
+  // stands in for ("Long sessions") may open with an answer: the summary is in the system prompt, and
+  // this turn — on the wire only, never stored — says so.
+  if (out[0]?.role === 'assistant') out.unshift({ role: 'user', content: [text(SUMMARY_OPENING)] });
   return out;
 }
+
+/** The user turn that opens a conversation whose start a summary (in the system prompt) stands in for. */
+const SUMMARY_OPENING = '(The earlier conversation is summarized in the system prompt.)';
 
 /**
  * A call id as the Messages API takes it (`^[a-zA-Z0-9_-]+$`): another provider's ids (such as

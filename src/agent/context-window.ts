@@ -1,0 +1,378 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { resolveModel } from 'tokenlens';
+import { APP_CONFIG } from '../config/config.module';
+import type { AppConfig } from '../config/app-config';
+import { ModelError, type ModelMessage, type ModelRequest } from '../llm/model-provider';
+import { ModelProviders } from '../llm/model-providers';
+import { MetricsService } from '../metrics/metrics.service';
+import type { CompactionWrite, MessageRow, NewSummary } from '../store/conversation-store.service';
+import { ConversationStore } from '../store/conversation-store.service';
+import { contentBytes, prunedStub, toModelMessage, toolNames } from './conversation';
+import { RequestTokens, type CallShape } from './request-tokens';
+import type { RunHandle } from './run-handle';
+import { countTextYielding, rawMessageTokens } from './token-count';
+
+/** The request cannot be made to fit the model's window: the run fails with CONTEXT_TOO_LONG (not retryable). */
+export class ContextTooLong extends Error {
+  readonly code = 'CONTEXT_TOO_LONG';
+  constructor(message: string) {
+    super(message);
+    this.name = 'ContextTooLong';
+  }
+}
+
+/** Whether an upstream refused a request as longer than the model's window (OpenAI, Anthropic, compatible servers). */
+export function isContextTooLong(err: unknown): boolean {
+  return (
+    err instanceof ModelError &&
+    (err.status === 400 || err.status === 413 || err.status === undefined) &&
+    /context_length_exceeded|maximum context length|context window|prompt is too long|too many (input )?tokens/i.test(
+      err.message,
+    )
+  );
+}
+
+/** A compaction decided and, when it summarizes, written: what to store and the summary's row. */
+export interface Compaction {
+  write: CompactionWrite;
+  summaryRow: MessageRow | null;
+  tokensBefore: number;
+  tokensAfter: number;
+}
+
+const SUMMARIZER_PROMPT = `You write the summary that replaces the older part of a conversation between a user and an AI coding agent, so that the agent can carry on without it.
+Keep: the user's goals, requests and constraints; decisions made and why; files, functions, commands and values that matter, with their paths; what was done, what failed, and what is still open.
+Leave out: pleasantries, and tool output the agent can read again (say which file or command it came from instead).
+Write plain prose and short lists, in the conversation's language. Never address the user; never invent anything.`;
+
+/**
+ * The stage before every model call ("Long sessions"): counts the request in the model's tokens
+ * against its window, and past COMPACT_AT of it, prunes old tool results to stubs, then summarizes
+ * the oldest part with one model call, stored (marks and a summary message) before the call it made
+ * room for. It never separates an assistant's tool calls from their results and never touches the
+ * newest user message or what follows it.
+ */
+@Injectable()
+export class ContextWindow {
+  private readonly windows = new Map<string, number>();
+  private readonly tokens = new RequestTokens();
+
+  constructor(
+    private readonly models: ModelProviders,
+    private readonly conversation: ConversationStore,
+    private readonly metrics: MetricsService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** The model's context window in tokens: the registry's for a known model, else LLM_CONTEXT_TOKENS. */
+  windowOf(model: string): number {
+    let window = this.windows.get(model);
+    if (window === undefined) {
+      window = registryWindow(model) ?? this.config.contextTokens;
+      this.windows.set(model, window);
+    }
+    return window;
+  }
+
+  /**
+   * Whether the call can go out as it is, known without waiting: under COMPACT_AT, counting at most
+   * a little new text. For calls sent ahead (the next one after a step, a run's first one); when it
+   * says no, the loop sends the call itself after `fit`.
+   */
+  fitsAsIs(call: CallShape): boolean {
+    return this.tokens.withinNow(call, this.target(call.model));
+  }
+
+  /**
+   * Makes room before the run's next model call: nothing while it is under COMPACT_AT; otherwise
+   * prunes, then summarizes, stores that (with `context_compacted`) and updates the handle. With
+   * `tooLong` (the upstream refused the last attempt as too long) it compacts as far as the rules
+   * allow. Throws ContextTooLong when the call still cannot fit the window.
+   */
+  async fit(h: RunHandle, tooLong = false): Promise<void> {
+    const shape = { model: h.run.model, rows: h.conversation, tools: h.toolset.definitions };
+    const window = this.windowOf(shape.model);
+    const before = await this.tokens.count(shape);
+    if (!tooLong && before <= this.target(shape.model)) return;
+    const compaction = await this.compact(shape, tooLong ? 0 : this.target(shape.model), before, h.signal);
+    if (compaction) {
+      const { write, summaryRow, tokensBefore, tokensAfter } = compaction;
+      await h.sink.commit(
+        [
+          {
+            type: 'context_compacted',
+            summarizedMessages: write.summarized.length,
+            prunedMessages: write.pruned.length,
+            tokensBefore,
+            tokensAfter,
+          },
+        ],
+        (tx) => this.conversation.storeCompaction(tx, h.run.sessionId, null, write),
+      );
+      h.contextCompacted(write, summaryRow);
+    }
+    const after = compaction?.tokensAfter ?? before;
+    if (tooLong && !compaction) {
+      throw new ContextTooLong(
+        "The newest prompt and what followed it do not fit the model's context window.",
+      );
+    }
+    if (after > window) {
+      throw new ContextTooLong(
+        `The request takes ${after} tokens and the model's context window is ${window}: the newest prompt and what followed it do not fit.`,
+      );
+    }
+  }
+
+  /**
+   * The on-demand compaction (`POST /v1/sessions/:id/compact`): summarizes everything before the
+   * newest user message's turn; null when there is nothing older to summarize.
+   */
+  async summarizeOlder(
+    model: string,
+    rows: readonly MessageRow[],
+    signal: AbortSignal,
+  ): Promise<Compaction | null> {
+    const shape = { model, rows, tools: [] };
+    const before = await this.tokens.count(shape);
+    const span = summarySpan(rows, 0, this.tokens.liveTokens(rows, this.tokens.tokenizerOf(model)));
+    if (!span) return null;
+    return this.summarizeSpan(shape, span, [], before, signal);
+  }
+
+  /** COMPACT_AT of the model's window. */
+  target(model: string): number {
+    return Math.floor(this.windowOf(model) * this.config.compactAt);
+  }
+
+  /** Prunes (oldest first, as few as needed), then summarizes when that is not enough; null when nothing could be done. */
+  private async compact(
+    shape: CallShape,
+    goal: number,
+    before: number,
+    signal: AbortSignal,
+  ): Promise<Compaction | null> {
+    const tk = this.tokens.tokenizerOf(shape.model);
+    const newestUser = findLastIndex(shape.rows, (m) => m.role === 'user');
+    const names = toolNames(shape.rows);
+    const pruned: MessageRow[] = [];
+    let tokens = before;
+    for (let i = 0; i < newestUser && tokens > goal; i++) {
+      const m = shape.rows[i];
+      if (m.role !== 'tool' || m.context) continue;
+      const stub = prunedStub(names.get(m.toolCallId ?? '') ?? 'the tool', contentBytes(m));
+      const saved =
+        this.tokens.rowTokens(m, tk) -
+        rawMessageTokens({ role: 'tool', toolCallId: '', content: stub }, tk.encoding);
+      if (saved <= 0) continue;
+      pruned.push(m);
+      tokens -= Math.floor(saved * tk.factor);
+    }
+    const prunedIds = pruned.map((m) => m.id);
+    const rows = withPruned(shape.rows, prunedIds);
+    if (tokens > goal) {
+      const span = summarySpan(rows, Math.floor(goal / 2), this.tokens.liveTokens(rows, tk));
+      const summarized = span
+        ? await this.summarizeSpan({ ...shape, rows }, span, prunedIds, before, signal)
+        : null;
+      if (summarized) return summarized;
+    }
+    if (pruned.length === 0) return null;
+    const after = await this.tokens.count({ ...shape, rows });
+    return {
+      write: { pruned: prunedIds, summarized: [], summary: null },
+      summaryRow: null,
+      tokensBefore: before,
+      tokensAfter: after,
+    };
+  }
+
+  /** One model call without tools that writes the summary standing in for `span`. */
+  private async summarizeSpan(
+    shape: CallShape,
+    span: readonly MessageRow[],
+    pruned: string[],
+    before: number,
+    signal: AbortSignal,
+  ): Promise<Compaction | null> {
+    const tk = this.tokens.tokenizerOf(shape.model);
+    // The summary gets an eighth of the target (at most 2,000 tokens); the transcript half the window.
+    const summaryTokens = Math.min(2000, Math.max(200, Math.floor(this.target(shape.model) / 8)));
+    const transcriptTokens = Math.floor(this.windowOf(shape.model) / 2);
+    const names = toolNames(shape.rows);
+    let text = transcript(span, names, transcriptTokens * 4);
+    const tokens = Math.ceil((await countTextYielding(text, tk.encoding, 128 * 1024)) * tk.factor);
+    // Text denser than 4 characters a token (code, data) is cut further, to what fits.
+    if (tokens > transcriptTokens) {
+      text = transcript(span, names, Math.floor(((text.length * transcriptTokens) / tokens) * 0.9));
+    }
+    const written = await this.callSummarizer(shape.model, text, summaryTokens, signal);
+    if (written === '') return null;
+    const summary: NewSummary = {
+      id: randomUUID(),
+      seq: Math.floor(span[span.length - 1].seq) + 0.5,
+      content: `Summary of the earlier conversation:\n${written}`,
+      summarizes: { fromId: span[0].id, toId: span[span.length - 1].id },
+    };
+    const summaryRow: MessageRow = {
+      ...summary,
+      role: 'system',
+      toolCalls: null,
+      toolCallId: null,
+      runId: null,
+      createdAt: new Date(),
+      context: null,
+      kind: 'summary',
+    };
+    const spanIds = new Set(span.map((m) => m.id));
+    const rows = [...shape.rows.filter((m) => !spanIds.has(m.id)), summaryRow].sort((a, b) => a.seq - b.seq);
+    const after = await this.tokens.count({ ...shape, rows: withPruned(rows, pruned) });
+    return {
+      write: { pruned: pruned.filter((id) => !spanIds.has(id)), summarized: [...spanIds], summary },
+      summaryRow,
+      tokensBefore: before,
+      tokensAfter: after,
+    };
+  }
+
+  private async callSummarizer(
+    model: string,
+    text: string,
+    maxTokens: number,
+    signal: AbortSignal,
+  ): Promise<string> {
+    const { provider, model: upstreamModel } = this.models.resolve(model);
+    const words = Math.floor(maxTokens * 0.7);
+    const request: ModelRequest = {
+      model: upstreamModel,
+      messages: [
+        { role: 'system', content: SUMMARIZER_PROMPT },
+        {
+          role: 'user',
+          content: `${text}\n\n---\nSummarize the conversation above in at most ${words} words.`,
+        },
+      ],
+      tools: [],
+    };
+    const maxChars = maxTokens * 6;
+    let out = '';
+    for await (const event of provider.stream(request, signal)) {
+      if (event.type === 'text') out += event.delta;
+      else if (event.type === 'finish') {
+        this.metrics.tokensUsed(event.usage.promptTokens, event.usage.completionTokens);
+      }
+      // A summary longer than asked for is cut: it must leave room for what it makes room for.
+      if (out.length > maxChars) break;
+    }
+    return out.slice(0, maxChars).trim();
+  }
+}
+
+/** The window the registry (tokenlens) gives for `provider/model`, or null for a model it does not know. */
+export function registryWindow(model: string): number | null {
+  const slash = model.indexOf('/');
+  const provider = slash > 0 ? model.slice(0, slash) : null;
+  const name = model.slice(model.lastIndexOf('/') + 1);
+  const registryProvider = provider === 'openai-responses' ? 'openai' : provider;
+  const candidates = [
+    ...(registryProvider ? [`${registryProvider}:${name}`] : []),
+    name,
+    name.replace(/-\d{8}$/, ''),
+  ];
+  for (const id of candidates) {
+    const found = resolveModel(id)?.context;
+    const window = found?.combinedMax ?? found?.inputMax;
+    if (typeof window === 'number' && window > 0) return window;
+  }
+  return null;
+}
+
+/**
+ * The oldest part of the conversation to summarize: from the first message the model still gets
+ * (after the session's own system message) to a cut point — before a user message, or before an
+ * assistant message once every tool call in the span has its result in the span — at or before the
+ * newest user message. The cut is the oldest one that leaves at most `keepTokens` after it (the
+ * newest user message's at the latest). Null when there is nothing (new) to summarize.
+ */
+export function summarySpan(
+  rows: readonly MessageRow[],
+  keepTokens: number,
+  tokensOf: (m: MessageRow) => number,
+): MessageRow[] | null {
+  const live = rows.filter(
+    (m, i) => m.context !== 'summarized' && !(i === 0 && m.role === 'system' && !m.kind),
+  );
+  const newestUser = findLastIndex(live, (m) => m.role === 'user');
+  if (newestUser <= 0) return null;
+  const tail = new Array<number>(live.length + 1).fill(0);
+  for (let i = live.length - 1; i >= 0; i--) {
+    tail[i] = tail[i + 1] + tokensOf(live[i]);
+  }
+  const open = new Set<string>();
+  let cut = -1;
+  for (let i = 0; i <= newestUser; i++) {
+    const m = live[i];
+    if (i > 0 && open.size === 0 && (m.role === 'user' || m.role === 'assistant')) {
+      cut = i;
+      if (tail[i] <= keepTokens) break;
+    }
+    for (const c of m.toolCalls ?? []) open.add(c.id);
+    if (m.role === 'tool' && m.toolCallId) open.delete(m.toolCallId);
+  }
+  if (cut <= 0) return null;
+  const span = live.slice(0, cut);
+  // A span that is only an earlier summary has nothing new in it.
+  if (span.every((m) => m.kind === 'summary')) return null;
+  return span;
+}
+
+/** The span as text for the summarizer (long messages cut in the middle so the whole fits `maxChars`). */
+function transcript(
+  span: readonly MessageRow[],
+  names: ReadonlyMap<string, string>,
+  maxChars: number,
+): string {
+  const perMessage = Math.max(300, Math.floor(maxChars / Math.max(1, span.length)));
+  const lines: string[] = [];
+  for (const m of span) {
+    const message: ModelMessage = toModelMessage(m, names);
+    let head: string;
+    switch (message.role) {
+      case 'system':
+        head = m.kind === 'summary' ? 'Summary of what came before' : 'System';
+        break;
+      case 'user':
+        head = 'User';
+        break;
+      case 'assistant':
+        head = 'Assistant';
+        break;
+      case 'tool':
+        head = `Result of ${names.get(message.toolCallId) ?? 'a tool'}`;
+        break;
+    }
+    let body = message.content ?? '';
+    if (message.role === 'assistant') {
+      for (const c of message.toolCalls ?? []) body += `\n(called ${c.name} ${c.arguments})`;
+    }
+    if (body.length > perMessage) {
+      const keep = Math.floor(perMessage / 2);
+      body = `${body.slice(0, keep)}\n[… ${body.length - 2 * keep} characters left out …]\n${body.slice(-keep)}`;
+    }
+    lines.push(`[${head}]\n${body}`);
+  }
+  return lines.join('\n\n').slice(0, maxChars);
+}
+
+/** `rows` with those of `ids` marked pruned (copies; the stored rows change only once stored). */
+function withPruned(rows: readonly MessageRow[], ids: readonly string[]): MessageRow[] {
+  if (ids.length === 0) return [...rows];
+  const pruned = new Set(ids);
+  return rows.map((m) => (pruned.has(m.id) ? { ...m, context: 'pruned' as const } : m));
+}
+
+function findLastIndex<T>(items: readonly T[], test: (item: T) => boolean): number {
+  for (let i = items.length - 1; i >= 0; i--) if (test(items[i])) return i;
+  return -1;
+}

@@ -1,0 +1,140 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { ModelToolDefinition } from '../llm/model-provider';
+import type { MessageRow } from '../store/conversation-store.service';
+import { toModelMessage, toolNames } from './conversation';
+import {
+  messageChars,
+  rawMessageTokens,
+  rawMessageTokensYielding,
+  rawToolTokens,
+  REQUEST_TOKENS,
+  tokenizerFor,
+  type Tokenizer,
+} from './token-count';
+
+/** What a model call is counted from: the session's stored rows in order, the model and the tools offered. */
+export interface CallShape {
+  model: string;
+  rows: readonly MessageRow[];
+  tools: readonly ModelToolDefinition[];
+}
+
+/** Messages counted and remembered per process (by id and encoding; a stored message never changes). */
+const COUNTS_REMEMBERED = 100_000;
+/** New text the synchronous check may count before it leaves the call to the loop's own path. */
+const AHEAD_COUNT_CHARS = 64 * 1024;
+/** Text counted between two yields to the event loop (a few milliseconds' work). */
+const YIELD_CHARS = 128 * 1024;
+
+/**
+ * A request's tokens as the model counts them (token-count.ts), from the session's stored rows:
+ * each message counted once per process and remembered by its id (a stored message never changes),
+ * long text counted a piece a turn of the event loop.
+ */
+export class RequestTokens {
+  private readonly counts = new Map<string, number>();
+  private readonly toolCounts = new WeakMap<readonly ModelToolDefinition[], number>();
+
+  tokenizerOf(model: string): Tokenizer {
+    const slash = model.indexOf('/');
+    return tokenizerFor(slash > 0 ? model.slice(0, slash) : null, model);
+  }
+
+  /** Whether the request is at most `limit` tokens, known now: counting at most AHEAD_COUNT_CHARS of new text. */
+  withinNow(call: CallShape, limit: number): boolean {
+    const tally = this.tally(call, AHEAD_COUNT_CHARS);
+    return 'total' in tally && tally.total <= limit;
+  }
+
+  /**
+   * The tokens of the request `call` makes. Long text is counted a piece a turn of the event loop
+   * (YIELD_CHARS), a message longer than that too, so no request blocks the loop however large.
+   */
+  async count(call: CallShape): Promise<number> {
+    const tk = this.tokenizerOf(call.model);
+    const names = toolNames(call.rows);
+    for (;;) {
+      const tally = this.tally(call, YIELD_CHARS);
+      if ('total' in tally) return tally.total;
+      const message = toModelMessage(tally.next, names);
+      if (messageChars(message) > YIELD_CHARS) {
+        const tokens = await rawMessageTokensYielding(message, tk.encoding, YIELD_CHARS);
+        this.remember(`${tk.encoding}|${tally.next.id}`, tokens);
+      } else {
+        await nextTurn();
+      }
+    }
+  }
+
+  /**
+   * The request's tokens, counting at most `newChars` characters of messages not counted before;
+   * else the first message that did not fit (what was counted is remembered, so a later call goes on
+   * from there).
+   */
+  private tally(call: CallShape, newChars: number): { total: number } | { next: MessageRow } {
+    const tk = this.tokenizerOf(call.model);
+    const names = toolNames(call.rows);
+    let raw = REQUEST_TOKENS + this.toolTokens(call.tools, tk);
+    let budget = newChars;
+    for (const m of call.rows) {
+      if (m.context === 'summarized') continue;
+      if (m.context === 'pruned') {
+        raw += rawMessageTokens(toModelMessage(m, names), tk.encoding);
+        continue;
+      }
+      const key = `${tk.encoding}|${m.id}`;
+      let n = this.counts.get(key);
+      if (n === undefined) {
+        const message = toModelMessage(m, names);
+        const chars = messageChars(message);
+        if (chars > budget) return { next: m };
+        budget -= chars;
+        n = rawMessageTokens(message, tk.encoding);
+        this.remember(key, n);
+      }
+      raw += n;
+    }
+    return { total: Math.ceil(raw * tk.factor) };
+  }
+
+  /** A message's tokens as the model gets it (a pruned one as its stub), without the tokenizer's factor. */
+  liveTokens(rows: readonly MessageRow[], tk: Tokenizer): (m: MessageRow) => number {
+    const names = toolNames(rows);
+    return (m) =>
+      m.context === 'pruned'
+        ? rawMessageTokens(toModelMessage(m, names), tk.encoding)
+        : this.rowTokens(m, tk);
+  }
+
+  /** A stored message's tokens as the model gets it in full (without the tokenizer's factor). */
+  rowTokens(m: MessageRow, tk: Tokenizer): number {
+    const key = `${tk.encoding}|${m.id}`;
+    let n = this.counts.get(key);
+    if (n === undefined) {
+      n = rawMessageTokens(toModelMessage({ ...m, context: null }, new Map()), tk.encoding);
+      this.remember(key, n);
+    }
+    return n;
+  }
+
+  private toolTokens(tools: readonly ModelToolDefinition[], tk: Tokenizer): number {
+    let n = this.toolCounts.get(tools);
+    if (n === undefined) {
+      n = rawToolTokens(tools, tk.encoding);
+      this.toolCounts.set(tools, n);
+    }
+    return n;
+  }
+
+  private remember(key: string, tokens: number): void {
+    if (this.counts.size >= COUNTS_REMEMBERED) {
+      // Forget the oldest tenth (a Map iterates in insertion order).
+      let drop = COUNTS_REMEMBERED / 10;
+      for (const k of this.counts.keys()) {
+        this.counts.delete(k);
+        if (--drop === 0) break;
+      }
+    }
+    this.counts.set(key, tokens);
+  }
+}
