@@ -12,11 +12,21 @@ const { dataSourceOptions } = require('../dist/persistence/data-source-options.j
 
 const name = process.argv[2] ?? 'Migration';
 const dir = mkdtempSync(join(tmpdir(), 'loopwright-gen-'));
-const pg = new EmbeddedPostgres({ databaseDir: dir, port: 54000 + Math.floor(Math.random() * 1000), user: 'postgres', password: 'postgres', persistent: false, createPostgresUser: process.getuid?.() === 0, onLog: () => {} });
+const pg = new EmbeddedPostgres({
+  databaseDir: dir,
+  port: 54000 + Math.floor(Math.random() * 1000),
+  user: 'postgres',
+  password: 'postgres',
+  persistent: false,
+  createPostgresUser: process.getuid?.() === 0,
+  onLog: () => {},
+});
 await pg.initialise();
 await pg.start();
 try {
-  const ds = new DataSource(dataSourceOptions(`postgres://postgres:postgres@127.0.0.1:${pg.options.port}/postgres`));
+  const ds = new DataSource(
+    dataSourceOptions(`postgres://postgres:postgres@127.0.0.1:${pg.options.port}/postgres`),
+  );
   await ds.initialize();
   await ds.runMigrations();
   const sql = await ds.driver.createSchemaBuilder().log();
@@ -28,9 +38,15 @@ try {
     const cls = `${name}${ts}`;
     const q = (s) => '`' + s.replace(/`/g, '\\`') + '`';
     const up = sql.upQueries.map((x) => `    await queryRunner.query(${q(x.query)});`).join('\n');
-    const down = sql.downQueries.reverse().map((x) => `    await queryRunner.query(${q(x.query)});`).join('\n');
+    const down = sql.downQueries
+      .reverse()
+      .map((x) => `    await queryRunner.query(${q(x.query)});`)
+      .join('\n');
     const file = `src/persistence/migrations/${ts}-${name.replace(/([a-z])([A-Z])/g, '$1-$2').toLowerCase()}.ts`;
-    writeFileSync(file, `import type { MigrationInterface, QueryRunner } from 'typeorm';\n\nexport class ${cls} implements MigrationInterface {\n  name = '${cls}';\n\n  async up(queryRunner: QueryRunner): Promise<void> {\n${up}\n  }\n\n  async down(queryRunner: QueryRunner): Promise<void> {\n${down}\n  }\n}\n`);
+    writeFileSync(
+      file,
+      `import type { MigrationInterface, QueryRunner } from 'typeorm';\n\nexport class ${cls} implements MigrationInterface {\n  name = '${cls}';\n\n  async up(queryRunner: QueryRunner): Promise<void> {\n${up}\n  }\n\n  async down(queryRunner: QueryRunner): Promise<void> {\n${down}\n  }\n}\n`,
+    );
     console.log(`Wrote ${file}; add ${cls} to src/persistence/migrations/index.ts`);
   }
 } finally {

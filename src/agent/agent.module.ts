@@ -13,7 +13,15 @@ import { ToolStepService } from './tool-step.service';
 /** The loop: call the model, decide and run each step's tool calls, store what happened. */
 @Module({
   imports: [LlmModule, ToolsModule, StoreModule],
-  providers: [RunTools, ToolStepService, RunTakeover, ContextWindow, RunOrchestrator, BudgetGuard, RunAccounting],
+  providers: [
+    RunTools,
+    ToolStepService,
+    RunTakeover,
+    ContextWindow,
+    RunOrchestrator,
+    BudgetGuard,
+    RunAccounting,
+  ],
   exports: [RunOrchestrator, BudgetGuard, ContextWindow],
 })
 export class AgentModule {}

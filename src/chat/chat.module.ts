@@ -18,7 +18,14 @@ import { ModelsController } from './models.controller';
 /** The HTTP API: sessions, prompts as event streams, runs, approvals and client results, tools. */
 @Module({
   imports: [RunsModule, EventsModule, SessionsModule, ToolsModule],
-  controllers: [ChatController, SessionsController, RunsController, ToolsController, UsageController, ModelsController],
+  controllers: [
+    ChatController,
+    SessionsController,
+    RunsController,
+    ToolsController,
+    UsageController,
+    ModelsController,
+  ],
   providers: [
     EventStreamService,
     RunStreamsService,

@@ -8,10 +8,11 @@ import type { MessageResponse, SessionResponse } from './dto/session.response';
 
 /** The JSON shapes of the contract, built from stored rows (internal columns stay inside). */
 
-export function sessionView(s: SessionRow): SessionResponse {
+export function sessionView(s: SessionRow & { preview?: string | null }): SessionResponse {
   return {
     id: s.id,
     title: s.title,
+    ...(s.preview ? { preview: s.preview } : {}),
     systemPrompt: s.systemPrompt,
     model: s.model,
     mode: s.mode,

@@ -216,7 +216,8 @@ export class ToolCallDecisions {
       call,
       settlement,
       waitedFor: waitingFor === 'result' ? 'client' : 'approval',
-      settledBy: decision.kind === 'expire' ? 'expired' : decision.kind === 'result' ? 'client_result' : 'rejected',
+      settledBy:
+        decision.kind === 'expire' ? 'expired' : decision.kind === 'result' ? 'client_result' : 'rejected',
     });
     return true;
   }

@@ -65,6 +65,9 @@ export function sessionOptionValues(s: NewSession): unknown[] {
 export const SESSION_COLUMNS = `id, owner, title, system_prompt AS "systemPrompt", model, mode, tools, client_tools AS "clientTools",
   max_iterations AS "maxIterations", max_tokens AS "maxTokens", max_cost_usd AS "maxCostUsd", reasoning, next_message_seq AS "nextMessageSeq", created_at AS "createdAt", updated_at AS "updatedAt"`;
 
+/** How much of its first prompt a listed session carries as its `preview`. */
+const PREVIEW_CHARS = 80;
+
 /** Sessions in PostgreSQL. Every read takes the owner: another key's session does not exist. */
 @Injectable()
 export class SessionStore {
@@ -143,9 +146,13 @@ export class SessionStore {
     owner: string,
     limit: number,
     cursor: { createdAt: string; id: string } | null,
-  ): Promise<(SessionRow & { cursorAt: string })[]> {
+  ): Promise<(SessionRow & { cursorAt: string; preview: string | null })[]> {
+    // The start of the first prompt names a session without a title in a list (one index probe each).
     return this.db.query(
-      `SELECT ${SESSION_COLUMNS}, created_at::text AS "cursorAt" FROM sessions WHERE owner = $1
+      `SELECT ${SESSION_COLUMNS}, created_at::text AS "cursorAt",
+              (SELECT left(m.content, ${PREVIEW_CHARS}) FROM messages m
+                WHERE m.session_id = sessions.id AND m.role = 'user' ORDER BY m.seq LIMIT 1) AS preview
+         FROM sessions WHERE owner = $1
          ${cursor ? 'AND (created_at, id) < ($3::timestamptz, $4::uuid)' : ''}
        ORDER BY created_at DESC, id DESC LIMIT $2`,
       cursor ? [owner, limit, cursor.createdAt, cursor.id] : [owner, limit],

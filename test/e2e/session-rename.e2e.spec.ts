@@ -1,4 +1,4 @@
-import { FakeUpstream, chunksThen } from '../support/fake-upstream';
+import { FakeUpstream, chunksThen, text } from '../support/fake-upstream';
 import { startApp, type TestApp } from '../support/app';
 import { api, openStream } from '../support/sse-client';
 
@@ -56,5 +56,25 @@ describe('renaming sessions and reading their active run (e2e)', () => {
     const body = after.body as { activeRunId: string | null; messages: { role: string; runId?: string }[] };
     expect(body.activeRunId).toBeNull();
     expect(body.messages.filter((m) => m.role !== 'system').map((m) => m.runId)).toEqual([runId, runId]);
+  });
+
+  it('lists a session without a title with the start of its first prompt (preview); one without a prompt has none', async () => {
+    const prompt = `Why does the build fail on CI? ${'x'.repeat(100)}`;
+    upstream.enqueue(text('Because.'));
+    const untitled = await openStream(`${app.url}/v1/chat`, { body: { prompt }, headers: ALICE });
+    await untitled.rest();
+    const titled = await api(app.url, 'POST', '/v1/sessions', { title: 'Named' }, ALICE);
+
+    const listed = await api(app.url, 'GET', '/v1/sessions', undefined, ALICE);
+    const data = (listed.body as { data: { id: string; title: string | null; preview?: string }[] }).data;
+    expect(data.find((s) => s.id === untitled.headers.get('x-session-id'))).toMatchObject({
+      title: null,
+      preview: prompt.slice(0, 80),
+    });
+    const named = data.find((s) => s.id === (titled.body as { id: string }).id)!;
+    expect(named.title).toBe('Named');
+    expect(named.preview).toBeUndefined();
+    const bobs = await api(app.url, 'GET', '/v1/sessions', undefined, BOB);
+    expect((bobs.body as { data: unknown[] }).data).toEqual([]);
   });
 });

@@ -221,8 +221,8 @@ describe('AnthropicProvider', () => {
     );
     expect(result.error).toBeUndefined();
     expect(fake.refusals).toEqual([]);
-    const sent = fake.requests[0].body as { system: { text: string }[]; messages: { role: string }[] };
-    expect(sent.system[0].text).toContain('Summary of the earlier conversation');
+    const sent = fake.requests[0].body;
+    expect(JSON.stringify(sent.system)).toContain('Summary of the earlier conversation');
     expect(sent.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
   });
 

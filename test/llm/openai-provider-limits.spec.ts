@@ -20,7 +20,8 @@ describe('OpenAiProvider limits and the end of a stream', () => {
   afterEach(() => upstream.reset());
   afterAll(() => upstream.close());
 
-  const provider = (env: Record<string, string> = {}) => new OpenAiProvider(llmConfig(upstream.baseUrl, env), new ReadTicks(MODEL_READS_PER_TICK));
+  const provider = (env: Record<string, string> = {}) =>
+    new OpenAiProvider(llmConfig(upstream.baseUrl, env), new ReadTicks(MODEL_READS_PER_TICK));
   /** The provider as the loop calls it: held to the idle timeout and the answer budget (ModelProviders). */
   const guarded = (env: Record<string, string>) => {
     const config = llmConfig(upstream.baseUrl, env);

@@ -102,7 +102,10 @@ describe('BUDGETS, MODEL_PRICES, ADMIN_KEYS and OTEL_* at start-up', () => {
       prices.costUsd('gpt-4o', { promptTokens: 1000, completionTokens: 10 }),
     );
     expect(prices.costUsd('openai/no-such-model-zz', { promptTokens: 1, completionTokens: 1 })).toBeNull();
-    expect(qualifiedModel('openai/vendor/model')).toEqual({ provider: 'openai', model: 'openai/vendor/model' });
+    expect(qualifiedModel('openai/vendor/model')).toEqual({
+      provider: 'openai',
+      model: 'openai/vendor/model',
+    });
     expect(qualifiedModel('anthropic/claude-x')).toEqual({
       provider: 'anthropic',
       model: 'anthropic/claude-x',

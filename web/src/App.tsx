@@ -163,7 +163,7 @@ export function App() {
           sessionId={selection.sessionId === selection.view ? selection.sessionId : undefined}
           newSession={{ mode, model }}
           defaultModel={models?.default ?? null}
-          listedTitle={sessions.find((s) => s.id === selection.sessionId)?.title}
+          listedTitle={titleIn(sessions, selection.sessionId)}
           onSessionStarted={onSessionStarted}
           onRunSettled={refresh}
         />
@@ -172,8 +172,14 @@ export function App() {
   );
 }
 
+/** The name the list gives the open session, when it is listed. */
+function titleIn(sessions: readonly SessionSummary[], id: string | undefined): string | undefined {
+  const listed = sessions.find((s) => s.id === id);
+  return listed && titleOf(listed);
+}
+
 function titleOf(session: SessionSummary): string {
-  return session.title ?? 'Untitled session';
+  return session.title ?? session.preview ?? 'Untitled session';
 }
 
 function SessionItem({

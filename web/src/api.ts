@@ -18,6 +18,8 @@ export function authHeaders(key: string): Record<string, string> {
 export interface SessionSummary {
   id: string;
   title: string | null;
+  /** The start of its first prompt (the list's name for a session without a title). */
+  preview?: string;
   model: string | null;
   mode: string;
   createdAt: string;

@@ -18,6 +18,12 @@ export class SessionResponse {
   @ApiProperty({ type: String, nullable: true })
   title!: string | null;
 
+  @ApiPropertyOptional({
+    description:
+      'In a list: the start of its first prompt (up to 80 characters), to name a session without a title',
+  })
+  preview?: string;
+
   @ApiProperty({ type: String, nullable: true, description: "null: the server's default system prompt" })
   systemPrompt!: string | null;
 
