@@ -120,6 +120,42 @@ describe('OpenTelemetry traces of runs, exported by the SDK over OTLP (e2e)', ()
       expect(JSON.stringify(collector.spans)).not.toContain('secret words');
     });
 
+    it("puts runs the frontends start (useChat, AG-UI) under the request's traceparent too", async () => {
+      const AI_SDK_TRACE = '5ce0a03577b34da6a3ce929d0e0e4737';
+      const AG_UI_TRACE = '6df1b13577b34da6a3ce929d0e0e4738';
+      upstream.enqueue(text('From useChat.'), text('From AG-UI.'));
+      const useChat = await fetch(`${app.url}/v1/ai-sdk/chat`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', traceparent: `00-${AI_SDK_TRACE}-${PARENT_SPAN}-01` },
+        body: JSON.stringify({
+          id: 'traced-chat',
+          trigger: 'submit-message',
+          messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Hi' }] }],
+        }),
+      });
+      expect(useChat.status).toBe(200);
+      await useChat.text();
+      const agUi = await fetch(`${app.url}/v1/ag-ui`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', traceparent: `00-${AG_UI_TRACE}-${PARENT_SPAN}-01` },
+        body: JSON.stringify({
+          threadId: 'traced-thread',
+          runId: 'r1',
+          messages: [{ id: 'u1', role: 'user', content: 'Hi' }],
+          tools: [],
+          context: [],
+        }),
+      });
+      expect(agUi.status).toBe(200);
+      await agUi.text();
+
+      const runSpanOf = (traceId: string) =>
+        collector.named('invoke_agent').find((span) => span.traceId === traceId);
+      await eventually(() => runSpanOf(AI_SDK_TRACE) !== undefined && runSpanOf(AG_UI_TRACE) !== undefined);
+      expect(runSpanOf(AI_SDK_TRACE)!.parentSpanId).toBe(PARENT_SPAN);
+      expect(runSpanOf(AG_UI_TRACE)!.parentSpanId).toBe(PARENT_SPAN);
+    });
+
     it("shows a client tool's wait in its span, and a failed run's span as an error", async () => {
       upstream.enqueue(
         toolCalls([{ id: 'where-1', name: 'get_location', arguments: {} }]),

@@ -1,4 +1,4 @@
-import { Body, Controller, Post, Res } from '@nestjs/common';
+import { Body, Controller, Headers, Post, Res } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Owner } from '../../auth/owner.decorator';
@@ -35,7 +35,12 @@ export class AgUiController {
     content: { 'text/event-stream': { schema: { type: 'string' } } },
   })
   @ApiErrors(409, 429, 503)
-  run(@Owner() owner: string, @Body() body: unknown, @Res() reply: FastifyReply) {
-    return this.agUi.run(owner, body, reply);
+  run(
+    @Owner() owner: string,
+    @Body() body: unknown,
+    @Res() reply: FastifyReply,
+    @Headers('traceparent') traceParent: string | undefined,
+  ) {
+    return this.agUi.run(owner, body, reply, traceParent);
   }
 }

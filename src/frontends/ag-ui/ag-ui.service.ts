@@ -21,7 +21,17 @@ import {
   type AgUiProjectionState,
 } from './ag-ui-projection';
 
-const SESSION_OPTION_KEYS = ['title', 'systemPrompt', 'model', 'mode', 'tools', 'maxIterations'] as const;
+const SESSION_OPTION_KEYS = [
+  'title',
+  'systemPrompt',
+  'model',
+  'mode',
+  'tools',
+  'maxIterations',
+  'reasoning',
+  'maxTokens',
+  'maxCostUsd',
+] as const;
 
 /** AG-UI's RunAgentInput as Loopwright runs, answered as AG-UI events. */
 @Injectable()
@@ -35,7 +45,8 @@ export class AgUiService {
     private readonly continuation: AgUiContinuation,
   ) {}
 
-  async run(owner: string, body: unknown, reply: FastifyReply): Promise<void> {
+  /** `traceParent`: the request's W3C traceparent, under which a run it starts is traced. */
+  async run(owner: string, body: unknown, reply: FastifyReply, traceParent?: string): Promise<void> {
     this.streams.assertCapacity();
     const parsed = RunAgentInputSchema.safeParse(body);
     if (!parsed.success) {
@@ -61,7 +72,11 @@ export class AgUiService {
     const ids = { threadId: input.threadId, inputRunId: input.runId, sessionId: session.id };
 
     if (turn.kind === 'prompt') {
-      const { runId } = await this.runs.start(owner, { prompt: turn.text, sessionId: session.id });
+      const { runId } = await this.runs.start(owner, {
+        prompt: turn.text,
+        sessionId: session.id,
+        traceParent,
+      });
       return this.stream(reply, newAgUiProjection({ ...ids, runId }));
     }
     if (turn.kind === 'results' && (await this.continuation.answersWaitingCall(session.id, turn.results))) {

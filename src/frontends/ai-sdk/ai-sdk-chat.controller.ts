@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Param, Post, Res } from '@nestjs/common';
+import { Body, Controller, Get, Headers, Param, Post, Res } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Owner } from '../../auth/owner.decorator';
@@ -28,8 +28,9 @@ export class AiSdkChatController {
     @Owner() owner: string,
     @Body() { id, messages, trigger, messageId: _, ...options }: AiSdkChatDto,
     @Res() reply: FastifyReply,
+    @Headers('traceparent') traceParent: string | undefined,
   ) {
-    return this.chats.send(owner, { chatId: id, messages, trigger, options }, reply);
+    return this.chats.send(owner, { chatId: id, messages, trigger, options, traceParent }, reply);
   }
 
   @Get(':chatId/messages')

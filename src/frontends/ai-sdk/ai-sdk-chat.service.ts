@@ -25,6 +25,8 @@ export interface AiSdkChatRequest {
   messages: Record<string, unknown>[];
   trigger: 'submit-message' | 'regenerate-message';
   options: SessionOptions;
+  /** The request's W3C traceparent: a run it starts is traced under it. */
+  traceParent?: string;
 }
 
 /** `useChat`'s requests as Loopwright runs, answered as AI SDK UI message streams. */
@@ -45,7 +47,11 @@ export class AiSdkChatService {
     if (req.trigger === 'regenerate-message') {
       // The stored last prompt is answered again in a new run; nothing of the client's history is read.
       const session = await this.sessions.openChat(owner, req.chatId, req.options);
-      const { runId } = await this.runs.start(owner, { regenerate: true, sessionId: session.id });
+      const { runId } = await this.runs.start(owner, {
+        regenerate: true,
+        sessionId: session.id,
+        traceParent: req.traceParent,
+      });
       return this.stream(reply, newUiProjection(runId, session.id));
     }
     const last = readLastMessage(req.messages);
@@ -57,7 +63,11 @@ export class AiSdkChatService {
     }
     const session = await this.sessions.openChat(owner, req.chatId, req.options);
     if (last.kind === 'prompt') {
-      const { runId } = await this.runs.start(owner, { prompt: last.text, sessionId: session.id });
+      const { runId } = await this.runs.start(owner, {
+        prompt: last.text,
+        sessionId: session.id,
+        traceParent: req.traceParent,
+      });
       return this.stream(reply, newUiProjection(runId, session.id));
     }
     // The client's message also carries the parts it had already (server results, earlier decisions).
