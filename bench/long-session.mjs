@@ -166,6 +166,11 @@ function sse(res, deltas, finish) {
 function startModel() {
   const stats = { calls: 0, summaries: 0, refused: 0, gaps: [], lastEnd: null };
   const server = createServer((req, res) => {
+    // Only chat completions are served here (the server's start-up check asks GET /models).
+    if (req.method !== 'POST') {
+      res.writeHead(404).end();
+      return;
+    }
     const parts = [];
     req.on('data', (p) => parts.push(p));
     req.on('end', () => {
