@@ -40,7 +40,11 @@ const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(BENCH_DIR, '..');
 const SERVER_ENTRY = join(ROOT, 'dist', 'main.js');
 const QUICK = process.argv.includes('--quick');
-/** `--only=tracing`: just the tracing scenario (per-run CPU with traces exported and without). */
+/**
+ * `--only=tracing`: just the tracing scenario (per-run CPU with traces exported and without).
+ * `--only=capacity`: just the 1,000-stream scenario on Loopwright (with BENCH_SERVER_ENV, a JSON
+ * object of extra environment for the server, to measure a setting with and without it).
+ */
 const ONLY = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length) ?? null;
 const scale = (n, min = 1) => (QUICK ? Math.max(min, Math.ceil(n / 10)) : n);
 
@@ -961,7 +965,25 @@ async function main() {
     );
     return;
   }
-  if (ONLY !== null) throw new Error(`--only=${ONLY}: the only scenario that runs alone is tracing`);
+  if (ONLY === 'capacity') {
+    const db = await createDatabase(adminUrl, 'bench_capacity');
+    const extra = JSON.parse(process.env.BENCH_SERVER_ENV ?? '{}');
+    const big = await startLoopwright('loopwright (capacity)', {
+      databaseUrl: db,
+      upstreamUrl,
+      workspace,
+      cwd: work,
+      env: { MAX_ACTIVE_RUNS: '4000', MAX_OPEN_STREAMS: '8000', ...extra },
+    });
+    const c = await capacityScenario(big, pgPid);
+    await stopChild(big.entry);
+    await dropDatabase(adminUrl, 'bench_capacity');
+    console.log(
+      `capacity ${JSON.stringify(extra)}: ${c.runs}/${c.planned} completed, first text p50 ${fmt(c.ttftP50)} ms, total p50 ${fmt(c.totalP50)} ms, cpu/run ${fmt(c.cpuMsPerRun, 2)} ms, peak RSS ${fmt(c.peakRssMiB, 0)} MiB, loop delay p99 ${fmt(c.loopP99Ms)} ms`,
+    );
+    return;
+  }
+  if (ONLY !== null) throw new Error(`--only=${ONLY}: the scenarios that run alone are tracing and capacity`);
 
   // Loopwright and the floor.
   log('starting Loopwright and the floor');

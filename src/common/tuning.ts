@@ -5,19 +5,19 @@
  * `git log -p -- docs/decisions/010-group-commit-and-a-light-event-log.md` (items cited as "010 #n").
  * Run to run, the loop delay p99 there moves by about ±5 ms: a change smaller than that is noise.
  *
- * Matter (moving them moved a figure beyond the noise): MODEL_READS_PER_TICK, RUN_STARTS_PER_TICK,
- * LISTENING_SOCKETS, DATABASE_POOL_SIZE. The rest bound memory or the size of one piece of work
+ * Matter (moving them moved a figure beyond the noise): RUN_STARTS_PER_TICK, LISTENING_SOCKETS,
+ * DATABASE_POOL_SIZE. The rest bound memory or the size of one piece of work
  * and were not tuned by measurement; their value is a reasonable bound, not an optimum.
  */
 
-/**
- * Model answers whose chunks are handed on in one tick of the event loop (ReadTicks). Matters.
- * Without a bound a tick read nearly all 1,000 sockets (34–45 ms at the median) and the loop delay
- * p99 was 78–91 ms; bounded at 4, 8, 16, 32, 64 a tick: 49, 35–56 (eleven runs), 41–53, 68, 47–52
- * ms (010 #19, measured with the socket's native stop; since issue 29 the body is paused instead,
- * to be measured again).
+/*
+ * Gone: MODEL_READS_PER_TICK (model answers handed on a few per tick). With the socket's native
+ * readStop it took the loop delay p99 from 78–91 to 35–56 ms (010 #19). With public API only (the
+ * body's pause(), issue 29) Node reads on into the body's and socket's buffers, and two pairs of
+ * `node bench/run.mjs --only=capacity` measured, with the bound at 8 against none: peak RSS 918 and
+ * 879 against 532 and 549 MiB, total p50 26.0 and 25.0 against 17.7 and 16.4 s, loop delay p99 48.5
+ * and 45.6 against 52.2 and 48.8 ms (within the noise). It no longer earned its place.
  */
-export const MODEL_READS_PER_TICK = 8;
 
 /**
  * Run starts let through per tick (TickGate in RunService.start). Matters while many runs start at

@@ -1,6 +1,5 @@
 import type { Readable } from 'node:stream';
 import { BODY_HIGH_WATER_CHUNKS as HIGH_WATER } from '../common/tuning';
-import type { ReadTicks, TickReader } from './read-ticks';
 
 /**
  * The chunks of an answer's body as an iterator, read straight off its 'data' events. A Readable's
@@ -10,32 +9,26 @@ import type { ReadTicks, TickReader } from './read-ticks';
  * parser emits each chunk of a chunked body on its own, and at a thousand streams most reads found
  * one or more waiting. A body that closes before its end, or fails, makes the next read throw.
  *
- * The body is paused for two reasons, both decided in one place (`flow`): its reader holds
- * HIGH_WATER chunks unread, or it waits for its tick (ReadTicks) — after each delivery of chunks it
- * reads nothing more until its tick comes, so that a tick hands over a few bodies' chunks, not a
- * thousand. The pause is the body's own `pause()`: what arrives meanwhile waits in the body's and
- * the socket's buffers, and once those fill (64 KiB each by default) Node's HTTP client stops
- * reading the socket, and TCP slows the model. Once only the body's end is left (`readNow`), or the
- * body is over, it no longer waits for ticks.
+ * While its reader holds HIGH_WATER chunks unread the body is paused (its own `pause()`): what
+ * arrives meanwhile waits in the body's and the socket's buffers, and once those fill Node's HTTP
+ * client stops reading the socket and TCP slows the model.
+ *
+ * (Bodies used to be paused after every delivery too, to let only a few read per tick. With
+ * `pause()` — the public way; the native handle's readStop is not — Node keeps reading into those
+ * buffers, and at 1,000 streams that bound cost 330–390 MiB of RSS and 8–9 s of total p50 for a
+ * loop delay p99 within the noise (45.6–48.5 against 48.8–52.2 ms without, `node bench/run.mjs
+ * --only=capacity`, two pairs), so it went: docs/performance.md.)
  */
-export class BodyChunks implements AsyncIterator<Uint8Array>, TickReader {
+export class BodyChunks implements AsyncIterator<Uint8Array> {
   private readonly held: Buffer[] = [];
   private ended = false;
   private failure: Error | null = null;
-  /** Waits for its tick (ReadTicks) since its last delivery. */
-  private waiting = false;
-  /** Reads without waiting for ticks: only the end is left, or the body is over. */
-  private free = false;
   private waiter: {
     resolve: (read: IteratorResult<Uint8Array>) => void;
     reject: (error: Error) => void;
   } | null = null;
 
-  constructor(
-    private readonly body: Readable,
-    /** The process's queue of model reads (LlmModule), shared by every body. */
-    private readonly ticks: ReadTicks,
-  ) {
+  constructor(private readonly body: Readable) {
     body.on('data', this.onData);
     body.once('end', this.onEnd);
     body.once('error', this.onError);
@@ -46,7 +39,7 @@ export class BodyChunks implements AsyncIterator<Uint8Array>, TickReader {
   next(): Promise<IteratorResult<Uint8Array>> {
     const chunk = this.held.length > 1 ? Buffer.concat(this.held.splice(0)) : this.held.shift();
     if (chunk !== undefined) {
-      this.flow();
+      if (this.body.isPaused()) this.body.resume();
       return Promise.resolve({ done: false, value: chunk });
     }
     if (this.failure !== null) return Promise.reject(this.failure);
@@ -56,39 +49,7 @@ export class BodyChunks implements AsyncIterator<Uint8Array>, TickReader {
     });
   }
 
-  /** Only the body's end is left to come (the model said `[DONE]`): it reads without waiting for its tick. */
-  readNow(): void {
-    this.free = true;
-    this.ticks.release(this);
-  }
-
-  /** Called by ReadTicks: this body may read again. */
-  tickCame(): void {
-    this.waiting = false;
-    this.flow();
-  }
-
-  /**
-   * The one place the body is paused or resumed: it flows unless it waits for its tick or its
-   * reader holds HIGH_WATER chunks unread.
-   */
-  private readonly flow = (): void => {
-    if (this.waiting || this.held.length >= HIGH_WATER) {
-      if (!this.body.isPaused()) this.body.pause();
-    } else if (this.body.isPaused()) {
-      this.body.resume();
-    }
-  };
-
   private readonly onData = (chunk: Buffer): void => {
-    if (!this.waiting && !this.free) {
-      // The first chunk of a delivery: the body waits for its next tick, paused once this delivery
-      // is over (a microtask runs after it) — the chunks of one read of the socket, which Node's
-      // HTTP parser emits one by one, all come through now rather than one a tick.
-      this.waiting = true;
-      this.ticks.wait(this);
-      queueMicrotask(this.flow);
-    }
     const waiter = this.waiter;
     if (waiter !== null) {
       this.waiter = null;
@@ -96,7 +57,7 @@ export class BodyChunks implements AsyncIterator<Uint8Array>, TickReader {
       return;
     }
     this.held.push(chunk);
-    if (this.held.length >= HIGH_WATER) this.flow();
+    if (this.held.length >= HIGH_WATER && !this.body.isPaused()) this.body.pause();
   };
 
   private readonly onEnd = (): void => {
@@ -114,10 +75,8 @@ export class BodyChunks implements AsyncIterator<Uint8Array>, TickReader {
     this.settle();
   };
 
-  /** The body is over: it leaves the queue of ticks, and a read waiting on nothing wakes. */
+  /** The body is over: a read waiting on nothing wakes. */
   private settle(): void {
-    this.free = true;
-    this.ticks.release(this);
     const waiter = this.waiter;
     if (waiter === null) return;
     this.waiter = null;

@@ -1,13 +1,11 @@
 import { Module } from '@nestjs/common';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { MODEL_READS_PER_TICK } from '../common/tuning';
 import { MODEL_PROVIDER, type ModelProvider } from './model-provider';
 import { ModelPrices } from './model-prices';
 import { ModelProviders } from './model-providers';
 import { PROVIDERS } from './providers';
 import { OPENAI } from './providers/openai/openai.definition';
-import { ReadTicks } from './read-ticks';
 
 /**
  * The models: ModelProviders with every configured provider of providers/index.ts. The `openai`
@@ -15,26 +13,24 @@ import { ReadTicks } from './read-ticks';
  */
 @Module({
   providers: [
-    // One queue of model reads for the process: every provider reading bodies shares it.
-    { provide: ReadTicks, useFactory: () => new ReadTicks(MODEL_READS_PER_TICK) },
     ModelPrices,
     {
       provide: MODEL_PROVIDER,
-      useFactory: (config: AppConfig, reads: ReadTicks) => OPENAI.create(config, { reads }),
-      inject: [APP_CONFIG, ReadTicks],
+      useFactory: (config: AppConfig) => OPENAI.create(config),
+      inject: [APP_CONFIG],
     },
     {
       provide: ModelProviders,
-      useFactory: (openai: ModelProvider, config: AppConfig, reads: ReadTicks) =>
+      useFactory: (openai: ModelProvider, config: AppConfig) =>
         new ModelProviders(
           config,
           PROVIDERS.flatMap((p) => {
             const baseUrl = p.baseUrl(config);
             if (baseUrl === null) return [];
-            return [{ name: p.name, baseUrl, provider: p === OPENAI ? openai : p.create(config, { reads }) }];
+            return [{ name: p.name, baseUrl, provider: p === OPENAI ? openai : p.create(config) }];
           }),
         ),
-      inject: [MODEL_PROVIDER, APP_CONFIG, ReadTicks],
+      inject: [MODEL_PROVIDER, APP_CONFIG],
     },
   ],
   exports: [MODEL_PROVIDER, ModelProviders, ModelPrices],

@@ -1,7 +1,5 @@
 import { readdirSync } from 'node:fs';
 import { OpenAiProvider } from '../../src/llm/providers/openai/openai.provider';
-import { MODEL_READS_PER_TICK } from '../../src/common/tuning';
-import { ReadTicks } from '../../src/llm/read-ticks';
 import type { ModelToolCall } from '../../src/llm/model-provider';
 import { DEFAULT_FIXTURES_DIR, FakeUpstream, fixture } from '../support/fake-upstream';
 import { collect, type Collected, llmConfig, neverAborted, userRequest, WEATHER_TOOL } from './llm-harness';
@@ -214,7 +212,7 @@ describe('replaying recorded upstream streams through OpenAiProvider', () => {
 
   beforeAll(async () => {
     upstream = await FakeUpstream.start();
-    provider = new OpenAiProvider(llmConfig(upstream.baseUrl), new ReadTicks(MODEL_READS_PER_TICK));
+    provider = new OpenAiProvider(llmConfig(upstream.baseUrl));
   });
   afterEach(() => upstream.reset());
   afterAll(() => upstream.close());

@@ -1,7 +1,5 @@
 import { ModelError } from '../../src/llm/model-provider';
 import { OpenAiProvider } from '../../src/llm/providers/openai/openai.provider';
-import { MODEL_READS_PER_TICK } from '../../src/common/tuning';
-import { ReadTicks } from '../../src/llm/read-ticks';
 import { chunksThen, FakeUpstream, hang, raw, status, text } from '../support/fake-upstream';
 import { chatChunk, sseData, SSE_DONE } from '../support/sse-chunks';
 import { collect, llmConfig, neverAborted, userRequest } from './llm-harness';
@@ -16,10 +14,7 @@ describe('OpenAiProvider failures', () => {
   afterAll(() => upstream.close());
 
   function provider(maxRetries = 2): OpenAiProvider {
-    return new OpenAiProvider(
-      llmConfig(upstream.baseUrl, { LLM_MAX_RETRIES: String(maxRetries) }),
-      new ReadTicks(MODEL_READS_PER_TICK),
-    );
+    return new OpenAiProvider(llmConfig(upstream.baseUrl, { LLM_MAX_RETRIES: String(maxRetries) }));
   }
 
   function run(p: OpenAiProvider, signal = neverAborted()) {
@@ -94,10 +89,7 @@ describe('OpenAiProvider failures', () => {
     it('fails retryable UPSTREAM_CONNECTION when nothing listens at the base URL', async () => {
       const closed = await FakeUpstream.start();
       await closed.close();
-      const p = new OpenAiProvider(
-        llmConfig(closed.baseUrl, { LLM_MAX_RETRIES: '0' }),
-        new ReadTicks(MODEL_READS_PER_TICK),
-      );
+      const p = new OpenAiProvider(llmConfig(closed.baseUrl, { LLM_MAX_RETRIES: '0' }));
       const result = await run(p);
       expect(result.error).toMatchObject({ code: 'UPSTREAM_CONNECTION', retryable: true });
     });

@@ -1,6 +1,4 @@
 import { OpenAiProvider } from '../../src/llm/providers/openai/openai.provider';
-import { MODEL_READS_PER_TICK } from '../../src/common/tuning';
-import { ReadTicks } from '../../src/llm/read-ticks';
 import { FakeUpstream, raw } from '../support/fake-upstream';
 import { chatChunk, SSE_DONE } from '../support/sse-chunks';
 import { collect, llmConfig, neverAborted, userRequest } from './llm-harness';
@@ -12,7 +10,7 @@ describe('OpenAiProvider SSE framing', () => {
 
   beforeAll(async () => {
     upstream = await FakeUpstream.start();
-    provider = new OpenAiProvider(llmConfig(upstream.baseUrl), new ReadTicks(MODEL_READS_PER_TICK));
+    provider = new OpenAiProvider(llmConfig(upstream.baseUrl));
   });
   afterEach(() => upstream.reset());
   afterAll(() => upstream.close());

@@ -3,8 +3,6 @@ import type { AddressInfo } from 'node:net';
 import { ModelError, type ModelRequest } from '../../src/llm/model-provider';
 import { guardModelStream } from '../../src/llm/model-stream-guard';
 import { OpenAiProvider } from '../../src/llm/providers/openai/openai.provider';
-import { MODEL_READS_PER_TICK } from '../../src/common/tuning';
-import { ReadTicks } from '../../src/llm/read-ticks';
 import { chunksThen, endless, FakeUpstream, raw, text } from '../support/fake-upstream';
 import { chatChunk, sseData, SSE_DONE } from '../support/sse-chunks';
 import { eventually } from '../support/eventually';
@@ -20,12 +18,11 @@ describe('OpenAiProvider limits and the end of a stream', () => {
   afterEach(() => upstream.reset());
   afterAll(() => upstream.close());
 
-  const provider = (env: Record<string, string> = {}) =>
-    new OpenAiProvider(llmConfig(upstream.baseUrl, env), new ReadTicks(MODEL_READS_PER_TICK));
+  const provider = (env: Record<string, string> = {}) => new OpenAiProvider(llmConfig(upstream.baseUrl, env));
   /** The provider as the loop calls it: held to the idle timeout and the answer budget (ModelProviders). */
   const guarded = (env: Record<string, string>) => {
     const config = llmConfig(upstream.baseUrl, env);
-    const p = new OpenAiProvider(config, new ReadTicks(MODEL_READS_PER_TICK));
+    const p = new OpenAiProvider(config);
     return {
       stream: (request: ModelRequest, signal: AbortSignal) =>
         guardModelStream((s, alive) => p.stream(request, s, alive), config.llm, signal),
@@ -109,10 +106,7 @@ describe('OpenAiProvider limits and the end of a stream', () => {
     await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
     try {
       const { port } = server.address() as AddressInfo;
-      const p = new OpenAiProvider(
-        llmConfig(`http://127.0.0.1:${port}/v1`),
-        new ReadTicks(MODEL_READS_PER_TICK),
-      );
+      const p = new OpenAiProvider(llmConfig(`http://127.0.0.1:${port}/v1`));
       for (let i = 0; i < 10; i++) {
         const result = await collect(p.stream(userRequest(`call ${i}`), neverAborted()));
         expect(result.text).toBe('ok');
@@ -138,10 +132,7 @@ describe('OpenAiProvider limits and the end of a stream', () => {
     await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
     try {
       const { port } = server.address() as AddressInfo;
-      const p = new OpenAiProvider(
-        llmConfig(`http://127.0.0.1:${port}/v1`),
-        new ReadTicks(MODEL_READS_PER_TICK),
-      );
+      const p = new OpenAiProvider(llmConfig(`http://127.0.0.1:${port}/v1`));
       const result = await collect(p.stream(userRequest('go'), neverAborted()));
       expect(result.error).toBeUndefined();
       expect(result.finish?.finishReason).toBe('stop');

@@ -1,7 +1,5 @@
 import type { ModelMessage } from '../../src/llm/model-provider';
 import { OpenAiProvider } from '../../src/llm/providers/openai/openai.provider';
-import { MODEL_READS_PER_TICK } from '../../src/common/tuning';
-import { ReadTicks } from '../../src/llm/read-ticks';
 import { FakeUpstream, text, toolCalls } from '../support/fake-upstream';
 import { collect, llmConfig, neverAborted, userRequest, WEATHER_TOOL } from './llm-harness';
 
@@ -11,7 +9,7 @@ describe('OpenAiProvider requests', () => {
 
   beforeAll(async () => {
     upstream = await FakeUpstream.start();
-    provider = new OpenAiProvider(llmConfig(upstream.baseUrl), new ReadTicks(MODEL_READS_PER_TICK));
+    provider = new OpenAiProvider(llmConfig(upstream.baseUrl));
   });
   afterEach(() => upstream.reset());
   afterAll(() => upstream.close());
@@ -163,10 +161,7 @@ describe('OpenAiProvider requests', () => {
 
   it('recovers <tool_call> text as a call when TOOL_CALL_TEXT_RECOVERY is on, and not when it is off', async () => {
     const written = 'On it.<tool_call>{"name": "weather", "arguments": {"location": "Paris"}}</tool_call>';
-    const on = new OpenAiProvider(
-      llmConfig(upstream.baseUrl, { TOOL_CALL_TEXT_RECOVERY: 'true' }),
-      new ReadTicks(MODEL_READS_PER_TICK),
-    );
+    const on = new OpenAiProvider(llmConfig(upstream.baseUrl, { TOOL_CALL_TEXT_RECOVERY: 'true' }));
     upstream.enqueue(text(written, { pieces: 7 }), text(written, { pieces: 7 }));
     const recovered = await collect(on.stream(userRequest('hi', { tools: [WEATHER_TOOL] }), neverAborted()));
     expect(recovered.text).toBe('On it.');

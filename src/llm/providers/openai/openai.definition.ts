@@ -5,5 +5,5 @@ import { OPENAI_BASE_URL, OpenAiProvider } from './openai.provider';
 export const OPENAI: ProviderDefinition = {
   name: 'openai',
   baseUrl: (config) => config.llm.baseUrl ?? OPENAI_BASE_URL,
-  create: (config, { reads }) => new OpenAiProvider(config, reads),
+  create: (config) => new OpenAiProvider(config),
 };

@@ -2,7 +2,6 @@ import OpenAI, { APIError, type ClientOptions } from 'openai';
 import type { AppConfig } from '../../../config/app-config';
 import { BodyChunks } from '../../body-chunks';
 import { ChunkNormalizer } from '../../chunk-normalizer';
-import type { ReadTicks } from '../../read-ticks';
 import {
   ModelError,
   type ModelCapabilities,
@@ -49,11 +48,7 @@ export class OpenAiProvider implements ModelProvider {
   private readonly client: OpenAI;
   private readonly recoverToolCallsFromText: boolean;
 
-  constructor(
-    config: AppConfig,
-    /** The process's queue of model reads (LlmModule): this provider's bodies read a few per tick with all others. */
-    private readonly reads: ReadTicks,
-  ) {
+  constructor(config: AppConfig) {
     this.client = new OpenAI({
       apiKey: config.llm.apiKey,
       // Explicit values so the SDK doesn't fall back to OPENAI_* variables behind the config's back.
@@ -107,7 +102,7 @@ export class OpenAiProvider implements ModelProvider {
       headers = response.headers;
       const raw = rawBody(response);
       const body: AsyncIterable<Uint8Array> | null = response.body;
-      if (raw !== undefined) chunks = new BodyChunks(raw, this.reads);
+      if (raw !== undefined) chunks = new BodyChunks(raw);
       else if (body !== null) chunks = body[Symbol.asyncIterator]();
       else throw new ModelError('UPSTREAM_MALFORMED', 'the model upstream answered without a body', false);
       while (!parser.done) {
@@ -140,8 +135,6 @@ export class OpenAiProvider implements ModelProvider {
         if (atEnd) break;
       }
       if (sawDone && !atEnd) {
-        // Only the end is left: read it at once, not at its tick, which could outlast the wait.
-        if (chunks instanceof BodyChunks) chunks.readNow();
         atEnd = await bodyEnd(chunks, BODY_END_AFTER_DONE_MS);
       }
       // A transport failure can end a body quietly; an abort or the idle timeout is not an end.
