@@ -44,6 +44,8 @@ const QUICK = process.argv.includes('--quick');
  * `--only=tracing`: just the tracing scenario (per-run CPU with traces exported and without).
  * `--only=capacity`: just the 1,000-stream scenario on Loopwright (with BENCH_SERVER_ENV, a JSON
  * object of extra environment for the server, to measure a setting with and without it).
+ * `--only=latency`: just the delay mode at c=16 on Loopwright and the floor, three times each,
+ * interleaved (the added time to first text, for a piece measured with and without it).
  */
 const ONLY = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length) ?? null;
 const scale = (n, min = 1) => (QUICK ? Math.max(min, Math.ceil(n / 10)) : n);
@@ -965,6 +967,37 @@ async function main() {
     );
     return;
   }
+  if (ONLY === 'latency') {
+    const db = await createDatabase(adminUrl, 'bench_latency');
+    const loopwright = await startLoopwright('loopwright', { databaseUrl: db, upstreamUrl, workspace, cwd: work });
+    const floor = await startFloor({ upstreamUrl, workspace, cwd: work });
+    const mode = MODES.find((m) => m.name === 'delay');
+    const level = mode.levels.find((l) => l.concurrency === 16);
+    for (const server of [loopwright, floor]) {
+      await clientJob({
+        op: 'load',
+        url: `${server.baseUrl}/v1/chat`,
+        model: mode.model,
+        ...mode.warmup,
+        runTimeoutMs: mode.runTimeoutMs,
+        expectText: answerText(ANSWER_DELTAS),
+      });
+    }
+    const added = [];
+    for (let i = 0; i < 3; i++) {
+      const l = await loadScenario(loopwright, mode, level, pgPid);
+      const f = await loadScenario(floor, mode, level, pgPid);
+      added.push(l.ttftP50 - f.ttftP50);
+      console.log(
+        `latency ${i + 1}: first text p50 ${fmt(l.ttftP50)} vs floor ${fmt(f.ttftP50)} ms (added ${fmt(l.ttftP50 - f.ttftP50)} ms), cpu/run ${fmt(l.cpuMsPerRun, 2)} ms`,
+      );
+    }
+    console.log(`latency: added first text ${added.map((a) => fmt(a)).join(', ')} ms`);
+    await stopChild(loopwright.entry);
+    await stopChild(floor.entry);
+    await dropDatabase(adminUrl, 'bench_latency');
+    return;
+  }
   if (ONLY === 'capacity') {
     const db = await createDatabase(adminUrl, 'bench_capacity');
     const extra = JSON.parse(process.env.BENCH_SERVER_ENV ?? '{}');
@@ -983,7 +1016,7 @@ async function main() {
     );
     return;
   }
-  if (ONLY !== null) throw new Error(`--only=${ONLY}: the scenarios that run alone are tracing and capacity`);
+  if (ONLY !== null) throw new Error(`--only=${ONLY}: the scenarios that run alone are tracing, capacity and latency`);
 
   // Loopwright and the floor.
   log('starting Loopwright and the floor');

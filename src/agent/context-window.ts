@@ -93,6 +93,8 @@ export class ContextWindow {
   async fit(h: RunHandle, tooLong = false): Promise<void> {
     const shape = { model: h.run.model, rows: h.conversation, tools: h.toolset.definitions };
     const window = this.windowOf(shape.model);
+    // Far below the window (most calls): nothing to count.
+    if (!tooLong && this.tokens.atMost(shape, this.target(shape.model))) return;
     const before = await this.tokens.count(shape);
     if (!tooLong && before <= this.target(shape.model)) return;
     const compaction = await this.compact(shape, tooLong ? 0 : this.target(shape.model), before, h.signal);

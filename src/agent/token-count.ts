@@ -145,6 +145,15 @@ export function rawToolTokens(
 /** The fixed tokens of every request (the reply's priming). */
 export const REQUEST_TOKENS = REQUEST_OVERHEAD;
 
+/**
+ * At least `rawMessageTokens(m)`, without the tokenizer: a BPE token stands for one UTF-8 byte or
+ * more, and one UTF-16 unit is at most three UTF-8 bytes.
+ */
+export function messageTokensBound(m: ModelMessage): number {
+  const calls = m.role === 'assistant' ? (m.toolCalls?.length ?? 0) : 0;
+  return MESSAGE_OVERHEAD + calls * TOOL_CALL_OVERHEAD + 3 * messageChars(m);
+}
+
 /** Characters a message costs to count (what `rawMessageTokens` reads). */
 export function messageChars(m: ModelMessage): number {
   let n = m.content?.length ?? 0;
