@@ -969,7 +969,12 @@ async function main() {
   }
   if (ONLY === 'latency') {
     const db = await createDatabase(adminUrl, 'bench_latency');
-    const loopwright = await startLoopwright('loopwright', { databaseUrl: db, upstreamUrl, workspace, cwd: work });
+    const loopwright = await startLoopwright('loopwright', {
+      databaseUrl: db,
+      upstreamUrl,
+      workspace,
+      cwd: work,
+    });
     const floor = await startFloor({ upstreamUrl, workspace, cwd: work });
     const mode = MODES.find((m) => m.name === 'delay');
     const level = mode.levels.find((l) => l.concurrency === 16);
@@ -1016,7 +1021,8 @@ async function main() {
     );
     return;
   }
-  if (ONLY !== null) throw new Error(`--only=${ONLY}: the scenarios that run alone are tracing, capacity and latency`);
+  if (ONLY !== null)
+    throw new Error(`--only=${ONLY}: the scenarios that run alone are tracing, capacity and latency`);
 
   // Loopwright and the floor.
   log('starting Loopwright and the floor');

@@ -41,6 +41,9 @@ interface StreamingCall {
  * (Tool.speculative: no effect, safe to run twice or in vain), so running it before the step is
  * decided loses nothing when the step turns out otherwise. The step uses a read only when it asks
  * for exactly that call (`take`: the same name and argument text); `stop` ends the others.
+ *
+ * Its gain: the added time to first text at c=16 is 2.4–3.4 ms with it, 4.2–4.9 ms without
+ * (`node bench/run.mjs --only=latency`, three interleaved pairs each).
  */
 export class EarlyReads {
   private readonly streaming = new Map<number, StreamingCall>();
