@@ -14,17 +14,16 @@ const TEXTS = {
   spaces: ' \n\t'.repeat(1000),
 };
 
-const row = (id: string, role: MessageRow['role'], content: string): MessageRow =>
-  ({
-    id,
-    seq: 1,
-    role,
-    content,
-    toolCalls: null,
-    toolCallId: null,
-    runId: null,
-    createdAt: new Date(),
-  });
+const row = (id: string, role: MessageRow['role'], content: string): MessageRow => ({
+  id,
+  seq: 1,
+  role,
+  content,
+  toolCalls: null,
+  toolCallId: null,
+  runId: null,
+  createdAt: new Date(),
+});
 
 describe('the bound that lets most calls skip the tokenizer', () => {
   it.each(Object.entries(TEXTS))('is never below what either tokenizer counts: %s', (_, text) => {
