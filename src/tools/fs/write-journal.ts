@@ -95,8 +95,10 @@ export interface Recovery {
  */
 export async function recoverInterruptedWrites(root: string, minAgeMs = 60_000): Promise<Recovery> {
   const result: Recovery = { rolledForward: 0, removedTemps: 0 };
+  // Whole milliseconds on both sides: mtimeMs has a fraction that Date.now() lacks, so a file written
+  // in this very millisecond would otherwise be younger than 0 ms.
   const oldEnough = async (dir: FileHandle, name: string) =>
-    Date.now() - (await lstat(at(dir, name))).mtimeMs >= minAgeMs;
+    Date.now() - Math.floor((await lstat(at(dir, name))).mtimeMs) >= minAgeMs;
   const rootDir = await openRoot(root);
   try {
     await visitFolders(rootDir, '', async (dir, rel, names) => {
