@@ -1,4 +1,4 @@
-import { ConfigError } from './app-config';
+import { ConfigError } from './env-reader';
 
 /** A spending window: it rolls over at the start of each UTC hour, day or month. */
 export type BudgetWindow = 'hour' | 'day' | 'month';
