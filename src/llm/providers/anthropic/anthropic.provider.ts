@@ -16,6 +16,7 @@ import { toolCallIdsIn } from '../openai/openai-request.mapper';
 import { abortReason } from '../../upstream-call';
 import { modelErrorFor } from '../../upstream-error.mapper';
 import { ANTHROPIC, toMessageParams } from './anthropic-request.mapper';
+import { sdkClientOptions } from '../sdk-options';
 
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
 
@@ -53,10 +54,7 @@ export class AnthropicProvider implements ModelProvider {
       apiKey: config.llm.anthropic.apiKey,
       authToken: null,
       baseURL: config.llm.anthropic.baseUrl ?? ANTHROPIC_BASE_URL,
-      maxRetries: config.llm.maxRetries,
-      defaultHeaders: config.llm.headers,
-      logger: { error: noop, warn: noop, info: noop, debug: noop },
-      logLevel: 'off',
+      ...sdkClientOptions(config),
     });
     this.maxOutputTokens = config.llm.maxOutputTokens;
   }

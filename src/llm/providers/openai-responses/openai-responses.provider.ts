@@ -15,6 +15,7 @@ import { mapUpstreamError, modelErrorFor } from '../../upstream-error.mapper';
 import { OPENAI_BASE_URL } from '../openai/openai.provider';
 import { toolCallIdsIn } from '../openai/openai-request.mapper';
 import { OPENAI_RESPONSES, toResponseParams } from './responses-request.mapper';
+import { sdkClientOptions } from '../sdk-options';
 
 function noop(): void {}
 
@@ -42,10 +43,7 @@ export class OpenAiResponsesProvider implements ModelProvider {
       baseURL: config.llm.baseUrl ?? OPENAI_BASE_URL,
       organization: null,
       project: null,
-      maxRetries: config.llm.maxRetries,
-      defaultHeaders: config.llm.headers,
-      logger: { error: noop, warn: noop, info: noop, debug: noop },
-      logLevel: 'off',
+      ...sdkClientOptions(config),
     });
     this.maxOutputTokens = config.llm.maxOutputTokens;
   }

@@ -1,4 +1,4 @@
-import OpenAI, { APIError, type ClientOptions } from 'openai';
+import OpenAI, { APIError } from 'openai';
 import type { AppConfig } from '../../../config/app-config';
 import { BodyChunks } from '../../body-chunks';
 import { ChunkNormalizer } from '../../chunk-normalizer';
@@ -14,6 +14,7 @@ import { joinDeltas } from '../../join-deltas';
 import { createNodeFetch, rawBody } from '../../node-fetch';
 import { SseParser } from '../../sse-parser';
 import { abortReason, UpstreamCall } from '../../upstream-call';
+import { sdkClientOptions } from '../sdk-options';
 
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
 
@@ -25,14 +26,6 @@ export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
 const BODY_END_AFTER_DONE_MS = 250;
 
 function noop(): void {}
-
-/** The SDK logs to the console by default (e.g. a malformed chunk); our logs are our own. */
-const SILENT_LOGGER: NonNullable<ClientOptions['logger']> = {
-  error: noop,
-  warn: noop,
-  info: noop,
-  debug: noop,
-};
 
 /**
  * Any OpenAI-compatible Chat Completions endpoint (`openai/<model>`). The official SDK sends the
@@ -55,12 +48,9 @@ export class OpenAiProvider implements ModelProvider {
       baseURL: config.llm.baseUrl ?? OPENAI_BASE_URL,
       organization: null,
       project: null,
-      maxRetries: config.llm.maxRetries,
-      defaultHeaders: config.llm.headers,
+      ...sdkClientOptions(config),
       // The client only ever streams chat completions: every 2xx body is read raw (see nodeFetch).
       fetch: createNodeFetch(),
-      logger: SILENT_LOGGER,
-      logLevel: 'off',
     });
     this.recoverToolCallsFromText = config.toolCallTextRecovery;
   }
