@@ -5,6 +5,7 @@ import { RunAccounting } from './run-accounting';
 import { StoreModule } from '../store/store.module';
 import { ToolsModule } from '../tools/tools.module';
 import { ContextWindow } from './context-window';
+import { ModelCalls } from './model-calls.service';
 import { RunOrchestrator } from './run-orchestrator.service';
 import { RunTakeover } from './run-takeover';
 import { RunTools } from './run-tools.service';
@@ -18,10 +19,11 @@ import { ToolStepService } from './tool-step.service';
     ToolStepService,
     RunTakeover,
     ContextWindow,
+    ModelCalls,
     RunOrchestrator,
     BudgetGuard,
     RunAccounting,
   ],
-  exports: [RunOrchestrator, BudgetGuard, ContextWindow],
+  exports: [RunOrchestrator, ModelCalls, BudgetGuard, ContextWindow],
 })
 export class AgentModule {}

@@ -1,20 +1,18 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
-import { ModelError, type ModelRequest, type ModelStreamEvent } from '../llm/model-provider';
-import { ModelProviders, splitModelName } from '../llm/model-providers';
-import { SentModelCall } from '../llm/sent-model-call';
-import { MetricsService } from '../metrics/metrics.service';
+import { ModelError } from '../llm/model-provider';
+import { ModelProviders } from '../llm/model-providers';
+import type { SentModelCall } from '../llm/sent-model-call';
 import type { RunError } from '../persistence/entities/run.entity';
-import { ContextTooLong, ContextWindow, isContextTooLong } from './context-window';
-import { modelMessages } from './conversation';
-import { EarlyReads } from './early-reads';
+import { ContextTooLong } from './context-window';
+import type { EarlyReads } from './early-reads';
+import { ModelCalls, type ModelCallSource } from './model-calls.service';
 import { RunFinalization, type FinalOutcome } from './run-finalization';
 import { RunStopped, type RunHandle } from './run-handle';
 import { buildStepRecord, type ModelTurn, type StepRecord } from './step-record';
 import { ConversationStore, type MessageRow } from '../store/conversation-store.service';
-import type { SessionRow } from '../store/session-store.service';
-import { RunStore, type RunRow } from '../store/run-store.service';
+import { RunStore } from '../store/run-store.service';
 import { isRunReleased, isStoreUnavailable } from '../store/store-errors';
 import { ToolStepService } from './tool-step.service';
 import { RunTools } from './run-tools.service';
@@ -35,12 +33,6 @@ export type DriveOutcome =
   | 'failed'
   | 'released';
 
-/** What a model call of a run is made of: the run's model and progress, its conversation and tools. */
-export type ModelCallSource = Pick<RunHandle, 'conversation' | 'toolset'> & {
-  run: Pick<RunRow, 'model' | 'iterations' | 'maxIterations'>;
-  session: { reasoning?: SessionRow['reasoning'] };
-};
-
 /**
  * The agent loop: call the model with the conversation, store what it answered (one statement),
  * run the step's calls that may run, and again — until a text answer, the iteration cap, a wait for
@@ -58,9 +50,8 @@ export class RunOrchestrator {
     private readonly tools: RunTools,
     private readonly store: RunStore,
     private readonly conversation: ConversationStore,
-    private readonly metrics: MetricsService,
     private readonly accounting: RunAccounting,
-    private readonly window: ContextWindow,
+    private readonly calls: ModelCalls,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly takeover: RunTakeover,
   ) {}
@@ -85,7 +76,7 @@ export class RunOrchestrator {
           await this.accounting.endOverBudget(h);
           return 'budget_exceeded';
         }
-        const { turn, early } = await this.callModel(h, sent);
+        const { turn, early } = await this.calls.read(h, sent);
         // Once the step has what it took, the reads it did not take stop.
         const { step, next } = await this.takeStep(h, turn, early).finally(() => early.stop());
         if (step.outcome !== 'continue') return step.outcome;
@@ -105,155 +96,6 @@ export class RunOrchestrator {
       throw new Error('a run with calls still waiting cannot be driven');
     }
     await this.steps.execute(h, open).settled;
-  }
-
-  /**
-   * Sends the run's next model call: the conversation the model gets (ContextWindow made room for
-   * it), the session's tools (none allowed on the last call the cap leaves, so the person still
-   * gets an answer).
-   */
-  private sendModelCall(r: ModelCallSource, signal: AbortSignal): SentModelCall {
-    const tools = r.toolset.definitions;
-    const lastCall = r.run.iterations + 1 >= r.run.maxIterations;
-    const request: ModelRequest = {
-      model: r.run.model,
-      messages: modelMessages(r.conversation),
-      tools,
-      toolChoice: tools.length > 0 && lastCall ? 'none' : undefined,
-      reasoning: r.session.reasoning ?? this.config.llm.reasoning,
-      maxOutputTokens: this.config.llm.maxOutputTokens,
-    };
-    // ModelProviders picks the provider (or a fallback) and holds the call to its limits.
-    return new SentModelCall(this.models, request, signal);
-  }
-
-  /**
-   * Sends a model call ahead of the loop (the next one once a step's results are known, a run's
-   * first while its start commits) when it surely fits under COMPACT_AT as it is; otherwise
-   * nothing, and the loop sends the call itself once ContextWindow.fit has made room — compaction
-   * needs a model call and a commit of its own, which only the loop makes. What sending ahead gains
-   * is measured in FirstCallsAhead's comment (3–4 ms of the first text at c=16).
-   */
-  sendModelCallAhead(r: ModelCallSource, signal: AbortSignal): SentModelCall | undefined {
-    const fits = this.window.fitsAsIs({
-      model: r.run.model,
-      rows: r.conversation,
-      tools: r.toolset.definitions,
-    });
-    return fits ? this.sendModelCall(r, signal) : undefined;
-  }
-
-  /** The loop's own model call: room made first (ContextWindow.fit); `tooLong` after the upstream refused one. */
-  private async fitAndSend(h: RunHandle, tooLong: boolean): Promise<SentModelCall> {
-    await this.window.fit(h, tooLong);
-    return this.sendModelCall(h, h.signal);
-  }
-
-  /**
-   * Reads a model call (`sent`, or one sent now) to its end, streaming its text; the reads it asks
-   * for start as soon as their arguments are whole (`early`, for the step to take). A call the
-   * upstream refuses as longer than the window is sent once more after compacting further.
-   */
-  private async callModel(
-    h: RunHandle,
-    sent?: SentModelCall,
-  ): Promise<{ turn: ModelTurn; early: EarlyReads }> {
-    let call = sent ?? (await this.fitAndSend(h, false));
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.readModelCall(h, call);
-      } catch (err) {
-        if (!isContextTooLong(err) || h.streamingText !== '') throw err;
-        if (attempt > 1)
-          throw new ContextTooLong(
-            `The model refused the request as too long after compaction: ${(err as Error).message}`,
-          );
-        call = await this.fitAndSend(h, true);
-      }
-    }
-  }
-
-  private async readModelCall(
-    h: RunHandle,
-    stream: SentModelCall,
-  ): Promise<{ turn: ModelTurn; early: EarlyReads }> {
-    h.streamingText = '';
-    let reasoning = '';
-    // A silent upstream is the provider's to time out (LLM_IDLE_TIMEOUT_MS): it throws UPSTREAM_TIMEOUT.
-    const started = stream.sentAt;
-    const early = new EarlyReads((call, signal) => this.tools.startEarly(h, call, signal), h.signal);
-    let firstTokenMs: number | null = null;
-    try {
-      for await (const event of stream) {
-        firstTokenMs ??= performance.now() - started;
-        switch (event.type) {
-          case 'text':
-            h.streamingText += event.delta;
-            h.sink.emit({ type: 'text', delta: event.delta });
-            break;
-          case 'tool_call_delta':
-            early.see(event);
-            break;
-          case 'reasoning':
-            reasoning += event.delta;
-            h.sink.emit({ type: 'reasoning', delta: event.delta });
-            break;
-          case 'finish':
-            this.metrics.modelCall('ok', performance.now() - started, firstTokenMs);
-            this.metrics.tokensUsed(event.usage.promptTokens, event.usage.completionTokens);
-            return { turn: this.finishedTurn(h, event, started, reasoning), early };
-        }
-      }
-      throw new ModelError('UPSTREAM_CONNECTION', 'The model stream ended without finishing.', true);
-    } catch (err) {
-      early.stop();
-      const asked = splitModelName(h.run.model);
-      h.trace.modelCall({
-        provider: asked.provider,
-        requestModel: asked.model,
-        responseModel: asked.model,
-        startedAt: epochOf(started),
-        error: err instanceof ModelError ? err.code : h.signal.aborted ? 'aborted' : 'internal',
-      });
-      this.metrics.modelCall(
-        h.signal.aborted ? 'aborted' : 'error',
-        performance.now() - started,
-        firstTokenMs,
-      );
-      throw err;
-    }
-  }
-
-  /** The model's answer as the step takes it, priced (its usage row) and traced. */
-  private finishedTurn(
-    h: RunHandle,
-    finish: Extract<ModelStreamEvent, { type: 'finish' }>,
-    started: number,
-    reasoning: string,
-  ): ModelTurn {
-    const priced = this.accounting.price(h.run.model, finish.usage, finish.model);
-    const text = h.streamingText;
-    // The GenAI attributes name a model as its provider knows it; the provider is an attribute of its own.
-    h.trace.modelCall({
-      provider: priced.provider,
-      requestModel: splitModelName(h.run.model).model,
-      responseModel: splitModelName(finish.model ?? h.run.model).model,
-      startedAt: epochOf(started),
-      finishReason: finish.finishReason,
-      inputTokens: finish.usage.promptTokens,
-      outputTokens: finish.usage.completionTokens,
-      output: () => ({ text, toolCalls: finish.toolCalls }),
-    });
-    return {
-      text,
-      finishReason: finish.finishReason,
-      usage: finish.usage,
-      toolCalls: finish.toolCalls,
-      reasoning,
-      providerData: finish.providerData,
-      model: finish.model,
-      modelCall: this.accounting.modelCall(h, h.run.iterations + 1, finish.usage, priced),
-    };
   }
 
   /**
@@ -294,7 +136,7 @@ export class RunOrchestrator {
       (results) => {
         // Under a limit the next call waits for its check, which must see this step stored.
         if (!h.signal.aborted && !this.accounting.limited(h))
-          next = this.sendModelCallAhead(afterStep(h, before, step, results), h.signal);
+          next = this.calls.sendAhead(afterStep(h, before, step, results), h.signal);
       },
       () => undefined, // the same failure is `settled`'s
     );
@@ -373,10 +215,6 @@ export class RunOrchestrator {
   }
 }
 
-/** The wall-clock time of a `performance.now()` instant. */
-function epochOf(performanceMs: number): number {
-  return Date.now() - (performance.now() - performanceMs);
-}
 function toRunError(err: unknown): RunError {
   if (err instanceof ContextTooLong) return { code: err.code, message: err.message, retryable: false };
   if (err instanceof ModelError) return { code: err.code, message: err.message, retryable: err.retryable };

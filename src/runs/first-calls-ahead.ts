@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
-import { RunOrchestrator } from '../agent/run-orchestrator.service';
+import { ModelCalls } from '../agent/model-calls.service';
 import type { SentModelCall } from '../llm/sent-model-call';
 import type { Toolset } from '../tools/toolset';
 import { ConversationStore, type MessageRow } from '../store/conversation-store.service';
@@ -35,7 +35,7 @@ export interface CallAhead {
  * at most a call stopped within the start's round trip; the run keeps the call only when it was
  * sent with the conversation the store holds (`keep`).
  *
- * Its gain, with the next call sent after a step (RunOrchestrator.sendModelCallAhead): the added
+ * Its gain, with the next call sent after a step (ModelCalls.sendAhead): the added
  * time to first text at c=16 is 2.4–3.4 ms with both, 5.5–7.3 ms with neither (`node bench/run.mjs
  * --only=latency`, three interleaved pairs each; the target is 5 ms).
  */
@@ -45,7 +45,7 @@ export class FirstCallsAhead {
   private readonly keysWithRoom = new Set<string>();
 
   constructor(
-    private readonly orchestrator: RunOrchestrator,
+    private readonly calls: ModelCalls,
     private readonly conversation: ConversationStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -64,7 +64,7 @@ export class FirstCallsAhead {
       // The start failed while the conversation was read: nothing to send.
       if (controller.signal.aborted) return undefined;
       // A conversation that needs room made first is sent by the run itself (ContextWindow.fit).
-      const call = this.orchestrator.sendModelCallAhead(
+      const call = this.calls.sendAhead(
         {
           run: { model: run.model, iterations: 0, maxIterations: run.maxIterations },
           session,
