@@ -16,6 +16,9 @@ commitChanges(
   {
     beforeStep: async (step) => {
       if (step !== pauseAt) return;
+      // A pending promise alone does not keep Node alive: without the timer the process could exit
+      // (code 0) before the test's kill arrives.
+      setInterval(() => {}, 60_000);
       process.stdout.write('paused\n');
       await new Promise(() => {});
     },
