@@ -6,7 +6,6 @@ import { ModelProviders } from '../llm/model-providers';
 import type { SentModelCall } from '../llm/sent-model-call';
 import type { RunError } from '../persistence/entities/run.entity';
 import { ContextTooLong } from './context-window';
-import type { EarlyReads } from './early-reads';
 import { ModelCalls, type ModelCallSource } from './model-calls.service';
 import { RunFinalization, type FinalOutcome } from './run-finalization';
 import { RunStopped, type RunHandle } from './run-handle';
@@ -14,7 +13,7 @@ import { buildStepRecord, type ModelTurn, type StepRecord } from './step-record'
 import { ConversationStore, type MessageRow } from '../store/conversation-store.service';
 import { RunStore } from '../store/run-store.service';
 import { isRunReleased, isStoreUnavailable } from '../store/store-errors';
-import { ToolStepService } from './tool-step.service';
+import { ToolStepService, type Execution, type PlannedCall } from './tool-step.service';
 import { RunTools } from './run-tools.service';
 import { RunTakeover } from './run-takeover';
 import { RunAccounting } from './run-accounting';
@@ -61,9 +60,14 @@ export class RunOrchestrator {
     return this.models.defaultModel;
   }
 
-  /** Drives `h` until it ends or waits; `firstCall`, when given, is its next model call, already sent. */
+  /**
+   * Drives `h` until it ends or waits. Each step, top to bottom: the model answers, its calls are
+   * decided, the step is stored, its calls run, the next model call is sent once their results are
+   * known, and the step ends when all of it is stored. `firstCall`, when given, is the run's first
+   * model call, sent with its start (FirstCallsAhead).
+   */
   async drive(h: RunHandle, firstCall?: SentModelCall): Promise<DriveOutcome> {
-    let sent = firstCall;
+    let ahead: Promise<SentModelCall | undefined> = Promise.resolve(firstCall);
     try {
       if (h.toolset.serverToolNames.length > 0) this.tools.prepareWorkspace(h);
       // A run taken over from a lost process: its cut step closed first (it may end at its cap).
@@ -71,16 +75,26 @@ export class RunOrchestrator {
       if (h.resumesStep) await this.runOpenStep(h);
       for (;;) {
         h.signal.throwIfAborted();
+        const sent = await ahead;
         // A call sent ahead went out after a check (the start's, or none applied); any other is checked now.
         if (!sent && (await this.accounting.exceeded(h))) {
           await this.accounting.endOverBudget(h);
           return 'budget_exceeded';
         }
+        // The model answers; the reads it asks for may start while it streams (`early`).
         const { turn, early } = await this.calls.read(h, sent);
-        // Once the step has what it took, the reads it did not take stop.
-        const { step, next } = await this.takeStep(h, turn, early).finally(() => early.stop());
-        if (step.outcome !== 'continue') return step.outcome;
-        sent = next;
+        try {
+          const { step, calls } = await this.planStep(h, turn);
+          const stored = this.commitStep(h, step, calls);
+          const ran =
+            step.outcome === 'continue' ? this.steps.execute(h, step.runnable, stored, early) : NOTHING_RAN;
+          ahead = this.sendNextAhead(h, step, ran);
+          await stepEnded(stored, ran);
+          if (step.outcome !== 'continue') return step.outcome;
+        } finally {
+          // The step has what it took: the reads it did not take stop.
+          early.stop();
+        }
       }
     } catch (err) {
       return this.stop(h, err);
@@ -99,20 +113,11 @@ export class RunOrchestrator {
   }
 
   /**
-   * One step: decide the model's calls (`plan`), build its record (a pure function), store it in
-   * one statement (`commitStep`) and run the calls that may run — a read at once, while its call is
-   * being stored (it changes nothing, so nothing is lost if the record never lands), or not again
-   * when the model's stream already started it (`early`); any other call only once it is stored.
-   * The handle follows what was stored. The next model call (`next`) goes out as soon as every
-   * result is known, which for reads may be before the step is stored: it changes nothing, and its
-   * events are read only after this step. A record that fails stops the run
-   * (RunHandle.writeFailed), and with it that call.
+   * Decides the model's calls (run, wait for someone, or refuse) and builds the step's record from
+   * them, a pure function — once the previous step's results are stored, since the record follows
+   * them in the session.
    */
-  private async takeStep(
-    h: RunHandle,
-    turn: ModelTurn,
-    early: EarlyReads,
-  ): Promise<{ step: StepRecord; next: SentModelCall | undefined }> {
+  private async planStep(h: RunHandle, turn: ModelTurn): Promise<{ step: StepRecord; calls: PlannedCall[] }> {
     await h.settleWrites();
     const lastIteration = h.run.iterations + 1 >= h.run.maxIterations;
     const calls = await this.steps.plan(h, turn.toolCalls, lastIteration);
@@ -123,41 +128,16 @@ export class RunOrchestrator {
       nextMessageSeq: h.nextMessageSeq,
       approvalTimeoutMs: this.config.approvalTimeoutMs,
     });
-    // The conversation before this step: its messages join the handle once stored, after these.
-    const before = h.conversation.length;
-    const stored = this.commitStep(h, step);
-    const execution =
-      step.outcome === 'continue' ? this.steps.execute(h, step.runnable, stored, early) : null;
-    // Handled from the start: it may fail before `stored` settles (and then it is awaited below).
-    const settled = execution ? execution.settled : Promise.resolve();
-    settled.catch(() => undefined);
-    let next: SentModelCall | undefined;
-    const sent = execution?.results.then(
-      (results) => {
-        // Under a limit the next call waits for its check, which must see this step stored.
-        if (!h.signal.aborted && !this.accounting.limited(h))
-          next = this.calls.sendAhead(afterStep(h, before, step, results), h.signal);
-      },
-      () => undefined, // the same failure is `settled`'s
-    );
-    try {
-      await stored;
-    } catch (err) {
-      // The calls already running stop with the run (a failed write aborts it) and write nothing.
-      await settled.catch(() => undefined);
-      throw err;
-    }
-    h.stepStored(step);
-    for (const c of calls) {
-      if (c.settlement) this.steps.settledAtPlan(h, { ...c, settlement: c.settlement });
-    }
-    await settled;
-    await sent;
-    return { step, next };
+    return { step, calls };
   }
 
-  /** The step's messages, calls, run changes and events: one statement, published once it commits. */
-  private commitStep(h: RunHandle, step: StepRecord): Promise<void> {
+  /**
+   * Stores the step — messages, calls, run changes, usage and events — in one statement, its events
+   * published once it commits; then the handle follows what was stored, and the calls answered
+   * when planned (refused, invalid…) are counted and traced. A record that fails stops the run
+   * (RunHandle.writeFailed), and with it whatever the step started.
+   */
+  private async commitStep(h: RunHandle, step: StepRecord, calls: readonly PlannedCall[]): Promise<void> {
     const { id: runId, sessionId } = h.run;
     const writes = [
       this.conversation.advanceMessageSeqSql(sessionId, step.nextMessageSeq),
@@ -165,7 +145,29 @@ export class RunOrchestrator {
     ];
     if (step.calls.length > 0) writes.push(this.conversation.insertToolCallsSql(step.calls));
     writes.push(...this.accounting.stepWrites(step.modelCall));
-    return h.sink.commitWrites(step.events, writes, step.run);
+    await h.sink.commitWrites(step.events, writes, step.run);
+    h.stepStored(step);
+    for (const c of calls) {
+      if (c.settlement) this.steps.settledAtPlan(h, { ...c, settlement: c.settlement });
+    }
+  }
+
+  /**
+   * The next model call, sent as soon as every result of the step is known — for reads that can be
+   * before the step is stored: the call changes nothing, and its events are read only once this
+   * step has ended (and when the record fails, the run stops and the call with it). Not sent when
+   * the step ends the run, a call failed (that ends the step), the run stopped, or a budget applies
+   * (its check must see this step stored): the loop then sends its own. Its gain is in
+   * FirstCallsAhead's comment.
+   */
+  private sendNextAhead(h: RunHandle, step: StepRecord, ran: Execution): Promise<SentModelCall | undefined> {
+    if (step.outcome !== 'continue') return Promise.resolve(undefined);
+    // Taken now, as the step is being stored: the handle follows the step only once it commits.
+    const before = h.conversation.slice();
+    return ran.results.then((results) => {
+      if (results === null || h.signal.aborted || this.accounting.limited(h)) return undefined;
+      return this.calls.sendAhead(afterStep(h, before, step, results), h.signal);
+    });
   }
 
   /**
@@ -215,6 +217,20 @@ export class RunOrchestrator {
   }
 }
 
+/** A step whose calls do not run now (it ends the run, or waits): nothing to wait for. */
+const NOTHING_RAN: Execution = { results: Promise.resolve([]), settled: Promise.resolve() };
+
+/**
+ * Waits for the step's record and its calls' results together, so that neither failure goes
+ * unheard: a call may fail before the record lands. When the record failed, the run stopped and its
+ * calls with it: the record's failure is the one reported.
+ */
+async function stepEnded(stored: Promise<void>, ran: Execution): Promise<void> {
+  const [record, calls] = await Promise.allSettled([stored, ran.settled]);
+  if (record.status === 'rejected') throw record.reason;
+  if (calls.status === 'rejected') throw calls.reason;
+}
+
 function toRunError(err: unknown): RunError {
   if (err instanceof ContextTooLong) return { code: err.code, message: err.message, retryable: false };
   if (err instanceof ModelError) return { code: err.code, message: err.message, retryable: err.retryable };
@@ -223,14 +239,19 @@ function toRunError(err: unknown): RunError {
 
 /**
  * The run as its next model call sees it once `step` and its calls' `results` are stored: the
- * conversation's first `before` messages (those before the step), then the step's, by position.
+ * conversation `before` the step, then the step's messages, by position.
  */
-function afterStep(h: RunHandle, before: number, step: StepRecord, results: MessageRow[]): ModelCallSource {
+function afterStep(
+  h: RunHandle,
+  before: readonly MessageRow[],
+  step: StepRecord,
+  results: MessageRow[],
+): ModelCallSource {
   const added = [...step.messages, ...results].sort((a, b) => a.seq - b.seq);
   return {
     run: { model: h.run.model, iterations: step.iteration, maxIterations: h.run.maxIterations },
     session: h.session,
-    conversation: [...h.conversation.slice(0, before), ...added],
+    conversation: [...before, ...added],
     toolset: h.toolset,
   };
 }

@@ -43,9 +43,10 @@ export interface PlannedCall {
 export interface Execution {
   /**
    * Every call's result message, once all have run — for reads possibly before the step's record
-   * has committed; nothing of them is stored or streamed yet.
+   * has committed; nothing of them is stored or streamed yet. Null when a call failed: that failure
+   * is `settled`'s, which the loop awaits.
    */
-  results: Promise<MessageRow[]>;
+  results: Promise<MessageRow[] | null>;
   /** Every result in the conversation, and its write tracked by the handle (RunHandle.trackWrite). */
   settled: Promise<void>;
 }
@@ -178,9 +179,10 @@ export class ToolStepService {
       const ran = marked.then(() => this.runOne(h, call, recorded, early));
       return { ran, settled: ran.then((r) => this.settleOne(h, call, r, recorded)) };
     });
-    const results = Promise.all(each.map((e) => e.ran.then((r) => r.message)));
-    // Its failure is also `settled`'s, which the loop always awaits.
-    results.catch(() => undefined);
+    const results = Promise.all(each.map((e) => e.ran.then((r) => r.message))).then(
+      (messages) => messages,
+      () => null,
+    );
     return { results, settled: Promise.all(each.map((e) => e.settled)).then(() => undefined) };
   }
 
