@@ -8,12 +8,13 @@ import {
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { Readable } from 'node:stream';
 
-/** Successful answers' bodies, left as Node streams for the provider to read (see rawBody). */
+/** Streamed answers' bodies, left as Node streams for the provider to read (see rawBody). */
 const rawBodies = new WeakMap<Response, IncomingMessage>();
 
 /**
- * The body of a 2xx answer of `nodeFetch`, as the socket delivers it: read this instead of
- * `response.body` (which is null) — no web stream between the socket and the SSE parser.
+ * The body of a streamed answer of `nodeFetch` (2xx, `text/event-stream`), as the socket delivers
+ * it: read this instead of `response.body` (which is null) — no web stream between the socket and
+ * the SSE parser. Undefined for any other answer, whose body is `response.body` as usual.
  */
 export function rawBody(response: Response): IncomingMessage | undefined {
   return rawBodies.get(response);
@@ -24,7 +25,8 @@ export function rawBody(response: Response): IncomingMessage | undefined {
  * undici. The SDK keeps everything it does (headers, auth, retries, timeouts, errors); what changes
  * is the streamed body, which reaches the provider as Buffers from the socket rather than through
  * fetch's web streams — at a model's 20–100 chunks a second per run, the dearest part of a stream.
- * An error answer's body is a web stream as usual, for the SDK to read. Bodies are asked for
+ * Any other answer (an error, a non-streaming call's JSON) has its body as a web stream, as fetch
+ * gives it, for the SDK to read. Bodies are asked for
  * uncompressed (`accept-encoding: identity`), as SSE is streamed anyway.
  */
 export function createNodeFetch(): typeof fetch {
@@ -99,16 +101,26 @@ function toResponse(answer: IncomingMessage): Response {
   const headers = new Headers();
   const raw = answer.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
-  const ok = status >= 200 && status < 300;
-  const body = ok || status === 304 ? null : (Readable.toWeb(answer) as ReadableStream<Uint8Array>);
+  // Only a stream of events is read raw; any other answer (an error, a JSON result) is fetch's as usual.
+  const streamed = status >= 200 && status < 300 && EVENT_STREAM.test(headers.get('content-type') ?? '');
+  const body =
+    streamed || NULL_BODY_STATUSES.has(status)
+      ? null
+      : (Readable.toWeb(answer) as ReadableStream<Uint8Array>);
   const response = new Response(body, { status, statusText: answer.statusMessage, headers });
-  if (ok) {
+  if (streamed) {
     rawBodies.set(response, answer);
     // An abort after the reader stopped destroys the body with an error nobody is left to read.
     answer.on('error', ignore);
   }
   return response;
 }
+
+/** A Server-Sent Events answer, what a streamed model call gets. */
+const EVENT_STREAM = /^\s*text\/event-stream\s*(;|$)/i;
+
+/** Statuses whose Response must have no body. */
+const NULL_BODY_STATUSES = new Set([204, 205, 304]);
 
 function ignore(): void {}
 

@@ -3,6 +3,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import OpenAI from 'openai';
 import { createNodeFetch, rawBody } from '../../src/llm/node-fetch';
 
 setFlagsFromString('--expose-gc');
@@ -21,6 +22,16 @@ describe('nodeFetch', () => {
     server = createServer((req, res) => {
       req.resume();
       req.on('end', () => {
+        if (req.url?.endsWith('/models')) {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(
+            JSON.stringify({
+              object: 'list',
+              data: [{ id: 'm-1', object: 'model', created: 0, owned_by: 'x' }],
+            }),
+          );
+          return;
+        }
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         res.write('data: {}\n\n');
         open.push(res);
@@ -53,6 +64,23 @@ describe('nodeFetch', () => {
     gc();
     expect(body.deref()).toBeUndefined();
     rawBody(response)?.destroy();
+  });
+
+  it('leaves a streamed answer raw, and gives any other 2xx answer its body as fetch does (the SDK reads it)', async () => {
+    const fetch = createNodeFetch();
+    const streamed = await fetch(url, { method: 'POST', body: '{}' });
+    expect(streamed.body).toBeNull();
+    expect(rawBody(streamed)?.readableEnded).toBe(false);
+    rawBody(streamed)?.destroy();
+
+    const json = await fetch(`${url}v1/models`);
+    expect(rawBody(json)).toBeUndefined();
+    expect(await json.json()).toMatchObject({ data: [{ id: 'm-1' }] });
+
+    // A non-streaming call of the official SDK through it.
+    const client = new OpenAI({ apiKey: 'k', baseURL: `${url}v1`, fetch, maxRetries: 0 });
+    const models = await client.models.list();
+    expect(models.data.map((m) => m.id)).toEqual(['m-1']);
   });
 
   it('rejects, as fetch does, a body it cannot send and a signal already aborted', async () => {

@@ -49,7 +49,7 @@ export class OpenAiProvider implements ModelProvider {
       organization: null,
       project: null,
       ...sdkClientOptions(config),
-      // The client only ever streams chat completions: every 2xx body is read raw (see nodeFetch).
+      // A streamed answer's body is read raw off the socket (see nodeFetch); any other as fetch gives it.
       fetch: createNodeFetch(),
     });
     this.recoverToolCallsFromText = config.toolCallTextRecovery;
