@@ -1,9 +1,7 @@
 import { jsonValueNestingExceeds, stringifyJson } from '../common/json-depth';
-import { makeJsonStorable, StorableTextStream } from '../common/storable-text';
+import { makeJsonStorable } from '../common/storable-text';
 import type { ModelStreamEvent } from './model-provider';
-import { STREAM_LIMITS, StreamBudget } from './stream-budget';
-import { ToolCallAccumulator } from './tool-call-accumulator';
-import { ToolCallTextRecovery, type RecoveredToolCall } from './tool-call-text-recovery';
+import { ModelStreamWriter, type ModelStreamWriterOptions } from './model-stream-writer';
 import type {
   WireBlockDelta,
   WireChoice,
@@ -15,17 +13,8 @@ import type {
   WireUsage,
 } from './wire-chunk';
 
-export interface ChunkNormalizerOptions {
-  /** Recover `<tool_call>{…}</tool_call>` blocks written into text (config.toolCallTextRecovery). */
-  recoverToolCallsFromText?: boolean;
-  /** Tool-call ids already used in the conversation: an upstream that reuses one gets a fresh id. */
-  reservedToolCallIds?: ReadonlySet<string>;
-  /** ANSWER_MAX_BYTES: UTF-8 bytes of text this call may yield before it is cut (default: no cap). */
-  answerMaxBytes?: number;
-  /** Override STREAM_LIMITS (tests). */
-  toolArgumentsMaxChars?: number;
-  reasoningMaxChars?: number;
-}
+/** All the writer's (recovery, reserved ids, limits): how a chunk is read never depends on them. */
+export type ChunkNormalizerOptions = ModelStreamWriterOptions;
 
 /**
  * Turns the JSON objects of one upstream stream, in order, into ModelStreamEvents. Speaks OpenAI
@@ -34,39 +23,19 @@ export interface ChunkNormalizerOptions {
  * One instance per model call; `push` appends to a caller-owned array so the hot path allocates
  * nothing but the events themselves.
  *
- * What it yields is storable text (U+0000 and unpaired surrogates become U+FFFD, judged across
- * deltas), and it holds one call to its budget: once the answer, the arguments or the reasoning cross
- * their limit, it is `cut` — the caller stops reading — and the finish says `length`. An answer or
- * reasoning cut short finishes with no tool calls (a cut answer's calls cannot be trusted to be
- * whole); arguments cut short finish with the calls so far, the one that crossed the limit refused
- * (ModelToolCall.argumentsRefused), so the model hears why.
+ * This class knows the wire — which field of which dialect holds text, reasoning, a tool-call
+ * fragment, the finish reason, the usage — and keeps what the upstream said about its end. What
+ * becomes of each piece (storable text, the call's limits, the finish's tool calls) is the
+ * ModelStreamWriter's, so a new dialect is read here without touching the limits.
  */
 export class ChunkNormalizer {
   private finishReason: string | null = null;
   private promptTokens = 0;
   private completionTokens = 0;
-  private readonly toolCalls: ToolCallAccumulator;
-  private readonly recovery: ToolCallTextRecovery | undefined;
-  private readonly budget: StreamBudget;
-  private readonly textStream = new StorableTextStream();
-  private readonly reasoningStream = new StorableTextStream();
-  private readonly argumentsMaxChars: number;
-  /** Whether a call's arguments crossed the limit (the call is kept, refused). */
-  private argumentsRefused = false;
-  /** Where recovered calls go: the array of the push (or end) in progress. */
-  private out: ModelStreamEvent[] = [];
+  private readonly writer: ModelStreamWriter;
 
   constructor(options: ChunkNormalizerOptions = {}) {
-    this.toolCalls = new ToolCallAccumulator(options.reservedToolCallIds);
-    this.recovery = options.recoverToolCallsFromText
-      ? new ToolCallTextRecovery((call) => this.recovered(call))
-      : undefined;
-    this.argumentsMaxChars = options.toolArgumentsMaxChars ?? STREAM_LIMITS.toolArgumentsMaxChars;
-    this.budget = new StreamBudget({
-      answerMaxBytes: options.answerMaxBytes ?? Number.POSITIVE_INFINITY,
-      toolArgumentsMaxChars: this.argumentsMaxChars,
-      reasoningMaxChars: options.reasoningMaxChars ?? STREAM_LIMITS.reasoningMaxChars,
-    });
+    this.writer = new ModelStreamWriter(options);
   }
 
   /** Whether the upstream said it was done (a finish_reason, an Anthropic stop_reason or message_stop). */
@@ -76,12 +45,11 @@ export class ChunkNormalizer {
 
   /** Whether a limit was crossed: the caller should stop reading and end the stream. */
   get cut(): boolean {
-    return this.budget.cut;
+    return this.writer.cut;
   }
 
   push(chunk: unknown, out: ModelStreamEvent[]): void {
-    if (typeof chunk !== 'object' || chunk === null || this.budget.cut) return;
-    this.out = out;
+    if (typeof chunk !== 'object' || chunk === null || this.writer.cut) return;
     const c = chunk as WireChunk;
     const choices = c.choices;
     if (Array.isArray(choices)) {
@@ -98,25 +66,9 @@ export class ChunkNormalizer {
 
   /** Ends the stream: flushes text held back (a lone high surrogate, recovery) and appends the finish event. */
   end(out: ModelStreamEvent[]): void {
-    this.out = out;
-    if (!this.budget.cut) {
-      const reasoning = this.reasoningStream.flush();
-      if (reasoning !== '') out.push({ type: 'reasoning', delta: reasoning });
-      const text = this.textStream.flush();
-      if (text !== '') this.recoverAndEmit(text, out);
-      if (this.recovery !== undefined && !this.budget.cut) {
-        const rest = this.recovery.flush();
-        if (rest !== '') this.emitText(rest, out);
-      }
-    }
-    const cut = this.budget.cut;
-    out.push({
-      type: 'finish',
-      finishReason: cut ? 'length' : (this.finishReason ?? 'stop'),
-      usage: { promptTokens: this.promptTokens, completionTokens: this.completionTokens },
-      // Cut by the arguments: the calls so far, the one that crossed refused. Cut by text or
-      // reasoning: none (a call streamed before an answer cut short is not acted on).
-      toolCalls: !cut || this.argumentsRefused ? this.toolCalls.finish() : [],
+    this.writer.end(out, this.finishReason ?? 'stop', {
+      promptTokens: this.promptTokens,
+      completionTokens: this.completionTokens,
     });
   }
 
@@ -127,15 +79,15 @@ export class ChunkNormalizer {
     if (isObject(delta)) {
       const d = delta as WireDelta;
       const reasoning = nonEmpty(d.reasoning_content) ?? nonEmpty(d.reasoning);
-      if (reasoning !== undefined) this.reasoning(reasoning, out);
+      if (reasoning !== undefined) this.writer.reasoning(reasoning, out);
       const content = d.content;
       if (typeof content === 'string') {
-        if (content !== '') this.text(content, out);
+        if (content !== '') this.writer.text(content, out);
       } else if (Array.isArray(content)) {
         this.contentParts(content, out);
       }
       const refusal = d.refusal;
-      if (typeof refusal === 'string' && refusal !== '') this.text(refusal, out);
+      if (typeof refusal === 'string' && refusal !== '') this.writer.text(refusal, out);
       const calls = d.tool_calls;
       if (Array.isArray(calls)) {
         for (let i = 0; i < calls.length; i++) this.toolCallDelta(calls[i], out);
@@ -160,30 +112,7 @@ export class ChunkNormalizer {
       args = typeof raw === 'string' ? raw : isObject(raw) ? stringifyJson(raw) : undefined;
     }
     const index = typeof call.index === 'number' ? call.index : undefined;
-    const extra = opaqueProviderData(call.extra_content);
-    if (args !== undefined && !this.budget.arguments(args.length)) {
-      // The call is known (it may be this fragment that opens it), its arguments are not kept.
-      this.toolCalls.delta(index, id, name, undefined, extra);
-      this.refuseArguments(undefined);
-      return;
-    }
-    const event = this.toolCalls.delta(index, id, name, args, extra);
-    if (event !== undefined) out.push(event);
-  }
-
-  /**
-   * The arguments of the call under `key` (the latest when undefined) crossed the limit: the call is
-   * kept, refused, and the stream is cut (the budget already is) — so the step still answers it and
-   * the run goes on, while nothing more of the upstream is read.
-   */
-  private refuseArguments(key: number | undefined): void {
-    this.argumentsRefused = true;
-    this.toolCalls.refuseArguments(
-      key,
-      `Not run: the arguments of this call passed ${this.argumentsMaxChars.toLocaleString('en-US')} characters, the most one ` +
-        'model response may hold for all its tool calls together, so they were dropped. Send less in ' +
-        'one call (e.g. write a large file in several smaller edits).',
-    );
+    this.writer.toolCallDelta(index, id, name, args, opaqueProviderData(call.extra_content), out);
   }
 
   /** Content as a list of parts (Mistral's reasoning models): thinking parts are reasoning, text parts are text. */
@@ -192,11 +121,11 @@ export class ChunkNormalizer {
       if (!isObject(part)) continue;
       const { type, text, thinking } = part as { type?: unknown; text?: unknown; thinking?: unknown };
       if (type === 'text' && typeof text === 'string' && text !== '') {
-        this.text(text, out);
+        this.writer.text(text, out);
       } else if (type === 'thinking') {
         const reasoning =
           typeof thinking === 'string' ? thinking : Array.isArray(thinking) ? joinTexts(thinking) : '';
-        if (reasoning !== '') this.reasoning(reasoning, out);
+        if (reasoning !== '') this.writer.reasoning(reasoning, out);
       }
     }
   }
@@ -215,18 +144,13 @@ export class ChunkNormalizer {
           // `input` is `{}` when the arguments stream as input_json_delta; a gateway might put them all here instead.
           const preset =
             isObject(block.input) && hasKeys(block.input) ? stringifyJson(block.input) : undefined;
-          if (preset !== undefined && !this.budget.arguments(preset.length)) {
-            this.toolCalls.start(blockIndex(c), nonEmpty(block.id), nonEmpty(block.name));
-            this.refuseArguments(blockIndex(c));
-            return;
-          }
-          out.push(this.toolCalls.start(blockIndex(c), nonEmpty(block.id), nonEmpty(block.name), preset));
+          this.writer.toolCallStart(blockIndex(c), nonEmpty(block.id), nonEmpty(block.name), preset, out);
         } else if (block.type === 'text') {
           const text = nonEmpty(block.text);
-          if (text !== undefined) this.text(text, out);
+          if (text !== undefined) this.writer.text(text, out);
         } else if (block.type === 'thinking') {
           const thinking = nonEmpty(block.thinking);
-          if (thinking !== undefined) this.reasoning(thinking, out);
+          if (thinking !== undefined) this.writer.reasoning(thinking, out);
         }
         return;
       }
@@ -235,18 +159,13 @@ export class ChunkNormalizer {
         const delta = c.delta as WireBlockDelta;
         if (delta.type === 'text_delta') {
           const text = nonEmpty(delta.text);
-          if (text !== undefined) this.text(text, out);
+          if (text !== undefined) this.writer.text(text, out);
         } else if (delta.type === 'input_json_delta') {
           if (typeof delta.partial_json !== 'string') return;
-          if (!this.budget.arguments(delta.partial_json.length)) {
-            this.refuseArguments(blockIndex(c));
-            return;
-          }
-          const event = this.toolCalls.append(blockIndex(c), delta.partial_json);
-          if (event !== undefined) out.push(event);
+          this.writer.toolCallArguments(blockIndex(c), delta.partial_json, out);
         } else if (delta.type === 'thinking_delta') {
           const thinking = nonEmpty(delta.thinking);
-          if (thinking !== undefined) this.reasoning(thinking, out);
+          if (thinking !== undefined) this.writer.reasoning(thinking, out);
         }
         return;
       }
@@ -266,36 +185,6 @@ export class ChunkNormalizer {
         // ping, content_block_stop, and event types added after this was written.
         return;
     }
-  }
-
-  private text(delta: string, out: ModelStreamEvent[]): void {
-    const storable = this.textStream.push(delta);
-    if (storable !== '') this.recoverAndEmit(storable, out);
-  }
-
-  private recoverAndEmit(text: string, out: ModelStreamEvent[]): void {
-    if (this.recovery !== undefined) {
-      text = this.recovery.push(text);
-      // A <tool_call> block is held until it closes: it counts against the arguments' limit.
-      if (!this.budget.holds(this.recovery.heldChars)) return;
-      if (text === '') return;
-    }
-    this.emitText(text, out);
-  }
-
-  private emitText(text: string, out: ModelStreamEvent[]): void {
-    const shown = this.budget.text(text);
-    if (shown !== '') out.push({ type: 'text', delta: shown });
-  }
-
-  private reasoning(delta: string, out: ModelStreamEvent[]): void {
-    if (!this.budget.reasoning(delta.length)) return;
-    const storable = this.reasoningStream.push(delta);
-    if (storable !== '') out.push({ type: 'reasoning', delta: storable });
-  }
-
-  private recovered(call: RecoveredToolCall): void {
-    this.out.push(this.toolCalls.add(call.name, call.arguments));
   }
 
   private openAiUsage(usage: WireUsage): void {

@@ -2,7 +2,7 @@
  * What one model call may make the server hold. Text is capped by ANSWER_MAX_BYTES (config); these
  * bound the rest, so an upstream that never stops costs bounded memory and time. Crossing any of them
  * ends the call as if the model had hit its own limit: `finishReason` `length` (the tool call whose
- * arguments crossed theirs is kept and refused: ChunkNormalizer).
+ * arguments crossed theirs is kept and refused: ModelStreamWriter).
  */
 export const STREAM_LIMITS = {
   /** All tool-call arguments of one model call together (and `<tool_call>` blocks held in text), in UTF-16 code units. */
