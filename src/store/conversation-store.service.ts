@@ -1,142 +1,25 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import type {
-  MessageContextMark,
-  MessageRole,
-  StoredToolCall,
-  SummarizedSpan,
-} from '../persistence/entities/message.entity';
 import type { ToolCallApproval, ToolCallStatus } from '../persistence/entities/tool-call.entity';
-import type { FileChange } from '../common/file-change';
+import { compactionSql, type CompactionWrite } from './compaction-write';
+import { advanceMessageSeqSql, insertMessagesSql, type NewMessage } from './message-inserts';
+import { MESSAGE_COLUMNS, RUN_MESSAGE_COLUMNS, type MessageRow } from './message-row';
 import { returningRows, type Queryable, type SqlStatement } from './run-store.service';
+import { TOOL_CALL_COLUMNS, type FileChangeRecord, type ToolCallRow } from './tool-call-row';
+import {
+  insertToolCallsSql,
+  settleToolCallSql,
+  type NewToolCall,
+  type ToolCallSettlement,
+} from './tool-call-writes';
 
-export interface MessageRow {
-  id: string;
-  seq: number;
-  role: MessageRole;
-  content: string | null;
-  toolCalls: StoredToolCall[] | null;
-  toolCallId: string | null;
-  runId: string | null;
-  createdAt: Date;
-  /** An assistant message's reasoning, when the model showed some. */
-  reasoning?: string | null;
-  /** What the provider that wrote it needs back (sent only to that provider). */
-  providerData?: StoredProviderData | null;
-  /** What the model no longer gets in full ("Long sessions"); null or absent: all of it. */
-  context?: MessageContextMark | null;
-  kind?: 'summary' | null;
-  summarizes?: SummarizedSpan | null;
-  /**
-   * A pruned tool result read for a run (`runConversation`): its content is left in the database
-   * (null here) and this is its UTF-8 size, all its stub needs.
-   */
-  prunedBytes?: number | null;
-}
-
-/** A provider's opaque data kept with a message (llm's ProviderData). */
-export interface StoredProviderData {
-  provider: string;
-  items: unknown[];
-}
-
-/** A summary that stands in for older messages: stored at `seq` (x.5, where the span was). */
-export interface NewSummary {
-  id: string;
-  seq: number;
-  content: string;
-  summarizes: SummarizedSpan;
-}
-
-/** What one compaction marks and adds: it rewrites no message's content. */
-export interface CompactionWrite {
-  pruned: readonly string[];
-  summarized: readonly string[];
-  summary: NewSummary | null;
-}
-
-export interface ToolCallRow {
-  id: string;
-  runId: string;
-  messageId: string;
-  callId: string;
-  iteration: number;
-  position: number;
-  name: string;
-  rawArguments: string;
-  arguments: unknown;
-  executor: 'server' | 'client';
-  status: ToolCallStatus;
-  approval: ToolCallApproval | null;
-  result: string | null;
-  isError: boolean;
-  errorCode: string | null;
-  deadlineAt: Date | null;
-  createdAt: Date;
-  approvalReason: string | null;
-  /** The seq reserved for this call's tool message (its assistant message's seq + position + 1). */
-  messageSeq: number;
-  sessionId: string;
-}
-
-/** A call as the loop decided it: the row's identity and state, with its result when it has one at once. */
-export type NewToolCall = Pick<
-  ToolCallRow,
-  'id' | 'runId' | 'messageId' | 'callId' | 'iteration' | 'position' | 'name' | 'rawArguments' | 'arguments'
-> &
-  Pick<ToolCallRow, 'executor' | 'status' | 'approvalReason'> & {
-    /** How long the call may wait for a person or the client. */
-    deadlineMs: number | null;
-    settlement: ToolCallSettlement | null;
-  };
-
-/** One file a tool call changed, for `GET /v1/sessions/:id/changes`. */
-export interface FileChangeRecord {
-  toolCallId: string;
-  runId: string;
-  tool: string;
-  path: string;
-  beforeSha256: string | null;
-  afterSha256: string | null;
-  at: Date;
-}
-
-export interface NewMessage {
-  id?: string;
-  seq: number;
-  role: MessageRole;
-  content: string | null;
-  toolCalls?: StoredToolCall[] | null;
-  toolCallId?: string | null;
-  reasoning?: string | null;
-  providerData?: StoredProviderData | null;
-}
-
-export interface ToolCallSettlement {
-  status: 'completed' | 'error';
-  result: string;
-  isError: boolean;
-  errorCode: string | null;
-  truncated: boolean;
-  durationMs: number;
-  changes: FileChange[] | null;
-}
-
-const MESSAGE_COLUMNS = `id, seq, role, content, tool_calls AS "toolCalls", tool_call_id AS "toolCallId",
-  run_id AS "runId", created_at AS "createdAt", reasoning, provider_data AS "providerData", context, kind, summarizes`;
-
-/** A message as a run reads it: a pruned tool result without its content, with its size. */
-const RUN_MESSAGE_COLUMNS = `id, seq, role, CASE WHEN context = 'pruned' THEN NULL ELSE content END AS content,
-  tool_calls AS "toolCalls", tool_call_id AS "toolCallId", run_id AS "runId", created_at AS "createdAt",
-  reasoning, provider_data AS "providerData", context, kind, summarizes,
-  CASE WHEN context = 'pruned' THEN octet_length(content) END AS "prunedBytes"`;
-
-const TOOL_CALL_COLUMNS = `tc.id, tc.run_id AS "runId", tc.message_id AS "messageId", tc.call_id AS "callId",
-  tc.iteration, tc.position, tc.name, tc.raw_arguments AS "rawArguments", tc.arguments, tc.executor,
-  tc.status, tc.approval, tc.result, tc.is_error AS "isError", tc.error_code AS "errorCode",
-  tc.deadline_at AS "deadlineAt", tc.created_at AS "createdAt", tc.approval_reason AS "approvalReason", m.seq + tc.position + 1 AS "messageSeq", m.session_id AS "sessionId"`;
+// The conversation's types live beside the SQL that reads or writes them; callers import them from here.
+export type { CompactionWrite, NewSummary } from './compaction-write';
+export type { NewMessage } from './message-inserts';
+export type { MessageRow, StoredProviderData } from './message-row';
+export type { FileChangeRecord, ToolCallRow } from './tool-call-row';
+export type { NewToolCall, ToolCallSettlement } from './tool-call-writes';
 
 /**
  * What a conversation is made of: messages in their order, and the tool calls of assistant messages
@@ -172,34 +55,14 @@ export class ConversationStore {
     await tx.query(sql, params);
   }
 
+  /** The statement `insertMessages` runs, for a caller that folds it into its own (message-inserts.ts). */
   insertMessagesSql(sessionId: string, runId: string | null, messages: NewMessage[]): SqlStatement {
-    return {
-      sql: `INSERT INTO messages (id, session_id, run_id, seq, role, content, tool_calls, tool_call_id, reasoning, provider_data)
-            SELECT u.id, $1::uuid, $2::uuid, u.seq, u.role, u.content, u.tool_calls::jsonb, u.tool_call_id, u.reasoning,
-                   u.provider_data::jsonb
-              FROM unnest($3::uuid[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
-                AS u(id, seq, role, content, tool_calls, tool_call_id, reasoning, provider_data)`,
-      params: [
-        sessionId,
-        runId,
-        messages.map((m) => m.id ?? randomUUID()),
-        messages.map((m) => m.seq),
-        messages.map((m) => m.role),
-        messages.map((m) => m.content),
-        messages.map((m) => (m.toolCalls ? JSON.stringify(m.toolCalls) : null)),
-        messages.map((m) => m.toolCallId ?? null),
-        messages.map((m) => m.reasoning ?? null),
-        messages.map((m) => (m.providerData ? JSON.stringify(m.providerData) : null)),
-      ],
-    };
+    return insertMessagesSql(sessionId, runId, messages);
   }
 
   /** Moves the session's next message position past what the driving process has written. */
   advanceMessageSeqSql(sessionId: string, nextSeq: number): SqlStatement {
-    return {
-      sql: `UPDATE sessions SET next_message_seq = GREATEST(next_message_seq, $2::int), updated_at = now() WHERE id = $1::uuid`,
-      params: [sessionId, nextSeq],
-    };
+    return advanceMessageSeqSql(sessionId, nextSeq);
   }
 
   /** Every message of the session in order, for `GET /v1/sessions/:id`. */
@@ -229,42 +92,14 @@ export class ConversationStore {
     );
   }
 
-  /**
-   * Stores a compaction: the pruned and summarized marks, and the summary in its place. Marks only
-   * grow (a summarized message stays summarized; a pruned one may later be summarized).
-   */
+  /** Stores a compaction, its statements in order (compaction-write.ts) in the caller's transaction. */
   async storeCompaction(
     tx: Queryable,
     sessionId: string,
     runId: string | null,
     c: CompactionWrite,
   ): Promise<void> {
-    if (c.pruned.length > 0) {
-      await tx.query(
-        `UPDATE messages SET context = 'pruned' WHERE session_id = $1 AND id = ANY($2::uuid[]) AND context IS NULL`,
-        [sessionId, c.pruned],
-      );
-    }
-    if (c.summarized.length > 0) {
-      await tx.query(
-        `UPDATE messages SET context = 'summarized' WHERE session_id = $1 AND id = ANY($2::uuid[])`,
-        [sessionId, c.summarized],
-      );
-    }
-    if (c.summary) {
-      await tx.query(
-        `INSERT INTO messages (id, session_id, run_id, seq, role, content, kind, summarizes)
-         VALUES ($1, $2, $3, $4::float8, 'system', $5, 'summary', $6::jsonb)`,
-        [
-          c.summary.id,
-          sessionId,
-          runId,
-          c.summary.seq,
-          c.summary.content,
-          JSON.stringify(c.summary.summarizes),
-        ],
-      );
-    }
+    for (const { sql, params } of compactionSql(sessionId, runId, c)) await tx.query(sql, params);
   }
 
   /**
@@ -296,41 +131,9 @@ export class ConversationStore {
 
   // ── tool calls ────────────────────────────────────────────────────────────
 
+  /** The statement that stores a step's calls (tool-call-writes.ts). */
   insertToolCallsSql(calls: NewToolCall[]): SqlStatement {
-    return {
-      sql: `INSERT INTO tool_calls (id, run_id, message_id, call_id, iteration, position, name, raw_arguments, arguments,
-                               executor, status, deadline_at, result, is_error, error_code, duration_ms, finished_at, approval_reason,
-                               started_at)
-       SELECT u.id, u.run_id, u.message_id, u.call_id, u.iteration, u.position, u.name, u.raw, u.args::jsonb,
-              u.executor, u.status,
-              CASE WHEN u.deadline_ms IS NULL THEN NULL ELSE now() + u.deadline_ms * interval '1 millisecond' END,
-              u.result, coalesce(u.is_error, false), u.error_code, u.duration_ms,
-              CASE WHEN u.result IS NULL THEN NULL ELSE now() END, u.approval_reason,
-              CASE WHEN u.status = 'running' THEN now() END
-         FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::int[], $6::int[], $7::text[], $8::text[],
-                     $9::text[], $10::text[], $11::text[], $12::int[], $13::text[], $14::bool[], $15::text[], $16::int[], $17::text[])
-           AS u(id, run_id, message_id, call_id, iteration, position, name, raw, args, executor, status,
-                deadline_ms, result, is_error, error_code, duration_ms, approval_reason)`,
-      params: [
-        calls.map((c) => c.id),
-        calls.map((c) => c.runId),
-        calls.map((c) => c.messageId),
-        calls.map((c) => c.callId),
-        calls.map((c) => c.iteration),
-        calls.map((c) => c.position),
-        calls.map((c) => c.name),
-        calls.map((c) => c.rawArguments),
-        calls.map((c) => (c.arguments === undefined ? null : JSON.stringify(c.arguments))),
-        calls.map((c) => c.executor),
-        calls.map((c) => c.status),
-        calls.map((c) => c.deadlineMs),
-        calls.map((c) => c.settlement?.result ?? null),
-        calls.map((c) => c.settlement?.isError ?? null),
-        calls.map((c) => c.settlement?.errorCode ?? null),
-        calls.map((c) => c.settlement?.durationMs ?? null),
-        calls.map((c) => c.approvalReason),
-      ],
-    };
+    return insertToolCallsSql(calls);
   }
 
   /** The calls of the run that have no result yet (the open step), in the order the model asked. */
@@ -420,34 +223,7 @@ export class ConversationStore {
     s: ToolCallSettlement,
     extra: { approval?: ToolCallApproval; messageId?: string } = {},
   ): SqlStatement[] {
-    return [
-      {
-        sql: `UPDATE tool_calls SET status = $2, result = $3, is_error = $4, error_code = $5, truncated = $6,
-                     duration_ms = $7, changes = $8::jsonb, finished_at = now(), deadline_at = NULL,
-                     approval = coalesce($9::jsonb, approval)
-               WHERE id = $1::uuid`,
-        params: [
-          call.id,
-          s.status,
-          s.result,
-          s.isError,
-          s.errorCode,
-          s.truncated,
-          s.durationMs,
-          s.changes ? JSON.stringify(s.changes) : null,
-          extra.approval ? JSON.stringify(extra.approval) : null,
-        ],
-      },
-      this.insertMessagesSql(call.sessionId, call.runId, [
-        {
-          id: extra.messageId,
-          seq: call.messageSeq,
-          role: 'tool',
-          content: s.result,
-          toolCallId: call.callId,
-        },
-      ]),
-    ];
+    return settleToolCallSql(call, s, extra);
   }
 
   /** Every file change the session's tool calls made, oldest first. */
