@@ -2,7 +2,7 @@
  * The server's tuned numbers, in one place: what each bounds, the measurement that chose it, and
  * whether it matters. Figures are from `npm run bench`'s 1,000-stream scenario (1,000 ~10 s model
  * streams started over 5 s on one process, two cores) unless said otherwise; the history is in
- * `git log -p -- docs/decisions/010-group-commit-and-a-light-event-log.md` (items cited as "010 #n").
+ * `git log -p -- docs/decisions/010-group-commit-and-a-light-event-log.md`.
  * Run to run, the loop delay p99 there moves by about ±5 ms: a change smaller than that is noise.
  *
  * Matter (moving them moved a figure beyond the noise): RUN_STARTS_PER_TICK, LISTENING_SOCKETS,
@@ -12,7 +12,7 @@
 
 /*
  * Gone: MODEL_READS_PER_TICK (model answers handed on a few per tick). With the socket's native
- * readStop it took the loop delay p99 from 78–91 to 35–56 ms (010 #19). With public API only (the
+ * readStop it took the loop delay p99 from 78–91 to 35–56 ms (decision 010). With public API only (the
  * body's pause(), issue 29) Node reads on into the body's and socket's buffers, and two pairs of
  * `node bench/run.mjs --only=capacity` measured, with the bound at 8 against none: peak RSS 918 and
  * 879 against 532 and 549 MiB, total p50 26.0 and 25.0 against 17.7 and 16.4 s, loop delay p99 48.5
@@ -23,14 +23,15 @@
  * Run starts let through per tick (TickGate in RunService.start). Matters while many runs start at
  * once: ticks went from 21–35 ms to 4.8–7.7 ms at the median while the 1,000 started, loop delay p99
  * 27.5–31.4 ms against 29.8–40.6 in seven back-to-back pairs; 2 or 4 a tick: 29.7–32.7 ms, no
- * better (010 #22). One a tick is still thousands a second while ticks are short.
+ * better (decision 010's history). One a tick is still thousands a second while ticks are short.
  */
 export const RUN_STARTS_PER_TICK = 1;
 
 /**
  * Sinks whose streams are woken per tick (StreamWakes), so that one group write of hundreds of runs
  * does not make all their socket writes in one tick. Loop delay p99 45–53 ms after it against 51–56
- * before (010 #11, full runs): at the edge of the noise; 64 was not compared with other values.
+ * before (full runs, decision 010's history): at the edge of the noise; 64 was not compared with
+ * other values.
  */
 export const STREAM_WAKES_PER_TICK = 64;
 
@@ -38,7 +39,7 @@ export const STREAM_WAKES_PER_TICK = 64;
  * Sockets listening on the port (SO_REUSEPORT), each accepting one connection per tick (libuv
  * #3696). Matters when many clients arrive at once: with one socket a busy server accepted ~30
  * connections a second and 1,000 clients over 5 s waited up to 13 s; with eight all 1,000 are open
- * at once (010 #14). Eight was not compared with other counts.
+ * at once (decision 010). Eight was not compared with other counts.
  */
 export const LISTENING_SOCKETS = 8;
 
@@ -72,7 +73,7 @@ export const SINK_WINDOW_EVENTS = 256;
 /**
  * Chunks an answer's reader may hold unread before its body is paused (BodyChunks). A bound on
  * memory per answer: reads at 1,000 streams found 0–3 chunks waiting most of the time, at most 16
- * (010 #18); not measured as a knob.
+ * (decision 010's history); not measured as a knob.
  */
 export const BODY_HIGH_WATER_CHUNKS = 16;
 
