@@ -1,5 +1,6 @@
 import { isStoreUnavailable, LeaseLost } from './store-errors';
-import type { EventRecord, Queryable } from './run-store.service';
+import type { EventRecord } from './run-store.service';
+import type { Queryable } from './store-sql';
 
 /** One run's events waiting for the next shared write. */
 interface PendingAppend {

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Queryable } from './run-store.service';
+import type { Queryable } from './store-sql';
 
 /** How long a key keeps answering with its run. */
 const KEY_LIFETIME = `interval '24 hours'`;

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
-import type { EventRecord, Queryable } from './run-store.service';
+import type { EventRecord } from './run-store.service';
 import {
   SESSION_COLUMNS,
   SESSION_OPTION_COLUMNS,
@@ -11,6 +11,7 @@ import {
   type NewSession,
   type SessionRow,
 } from './session-store.service';
+import type { Queryable } from './store-sql';
 
 /** The run row a start inserts, leased to the starting process. */
 export interface NewRun {

@@ -3,25 +3,19 @@ import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
-import type { RunError, RunStatus } from '../persistence/entities/run.entity';
 import { EventAppendBatcher } from './event-append-batcher';
+import * as runLeases from './run-leases';
+import { RUN_COLUMNS, runSets, type RunChanges, type RunRow } from './run-row.mapper';
 import { LeaseLost } from './store-errors';
+import { renumber, type Queryable, type SqlStatement } from './store-sql';
 
-/** Anything that can run a query: the data source or a transaction's manager. */
-export type Queryable = Pick<EntityManager, 'query'>;
+// A run's types are imported with its store, from here; each is defined beside the SQL it belongs to.
+export { RUN_CANCEL_CHANNEL, RUN_HANDOVER_CHANNEL, type ClaimedRun } from './run-leases';
+export type { RunChanges, RunRow } from './run-row.mapper';
+export { returningRows, type Queryable, type SqlStatement } from './store-sql';
 
+/** Where every write of a run's events says so (payload: the run id and its last seq). */
 export const RUN_EVENTS_CHANNEL = 'lw_run_events';
-/** Where a process asks the one driving a run to cancel it (payload: the run id). */
-export const RUN_CANCEL_CHANNEL = 'lw_run_cancel';
-/** Where a process says it gave up a run's lease (payload: the run id): another may take it over now. */
-export const RUN_HANDOVER_CHANNEL = 'lw_run_handover';
-
-/** A run this process has just taken over: leased to it, its resumes counted. */
-export interface ClaimedRun {
-  id: string;
-  /** Its process gave it up while shutting down (`shutdown`), or died (`process_lost`). */
-  reason: 'process_lost' | 'shutdown';
-}
 
 /** An event as the log stores it: its number, its type and its JSON text (serialised once). */
 export interface EventRecord {
@@ -30,59 +24,11 @@ export interface EventRecord {
   data: string;
 }
 
-export interface RunRow {
-  id: string;
-  sessionId: string;
-  owner: string;
-  status: RunStatus;
-  model: string;
-  maxIterations: number;
-  iterations: number;
-  promptTokens: number;
-  completionTokens: number;
-  /** USD of the run's priced model calls; null while none had a price. */
-  costUsd: number | null;
-  /** The `traceparent` of the run's first span, for whoever drives it next; null without tracing. */
-  traceParent: string | null;
-  error: RunError | null;
-  lastSeq: number;
-  finalMessageId: string | null;
-  leaseOwner: string | null;
-  leaseExpired: boolean;
-  cancelRequested: boolean;
-  createdAt: Date;
-  finishedAt: Date | null;
-}
-
-/** A run's changes, as the loop and the decisions make them. */
-export type RunChanges = Partial<{
-  status: RunStatus;
-  iterations: number;
-  promptTokens: number;
-  completionTokens: number;
-  costUsd: number | null;
-  error: RunError | null;
-  finalMessageId: string | null;
-  leaseOwner: string | null;
-  finished: boolean;
-}>;
-
-/** One SQL statement with its parameters ($1 … in its own numbering). */
-export interface SqlStatement {
-  sql: string;
-  params: unknown[];
-}
-
-const RUN_COLUMNS = `id, session_id AS "sessionId", owner, status, model, max_iterations AS "maxIterations",
-  iterations, prompt_tokens AS "promptTokens", completion_tokens AS "completionTokens",
-  cost_usd AS "costUsd", trace_parent AS "traceParent", error,
-  last_seq AS "lastSeq", final_message_id AS "finalMessageId", lease_owner AS "leaseOwner",
-  (lease_expires_at IS NULL OR lease_expires_at < now()) AS "leaseExpired",
-  cancel_requested AS "cancelRequested", created_at AS "createdAt", finished_at AS "finishedAt"`;
-
 /**
- * Runs and their event log: state, leases, limits, and the events every stream reads.
- * Hand-written SQL on the hot path (TypeORM's entity manager costs a round trip per save here).
+ * Runs and their event log: a run's state and the events every stream reads, written together.
+ * The row's columns and SET assignments are in run-row.mapper.ts, the lease statements (who drives
+ * a run) in run-leases.ts. Hand-written SQL on the hot path (TypeORM's entity manager costs a round
+ * trip per save here).
  */
 @Injectable()
 export class RunStore {
@@ -145,7 +91,10 @@ export class RunStore {
 
   async updateRun(tx: Queryable, runId: string, fields: RunChanges): Promise<void> {
     const params: unknown[] = [runId];
-    await tx.query(`UPDATE runs SET ${this.runSets(fields, params).join(', ')} WHERE id = $1`, params);
+    await tx.query(
+      `UPDATE runs SET ${runSets(fields, params, this.leaseMs).join(', ')} WHERE id = $1`,
+      params,
+    );
   }
 
   /**
@@ -172,7 +121,7 @@ export class RunStore {
       params.push(...w.params);
       return `w${i} AS (${sql})`;
     });
-    const sets = this.runSets(fields, params);
+    const sets = runSets(fields, params, this.leaseMs);
     if (events.length > 0) {
       params.push(
         events.map((e) => e.seq),
@@ -212,15 +161,6 @@ export class RunStore {
     }
   }
 
-  /** Locks the run's row for the transaction and throws LeaseLost unless `leaseOwner` still holds it. */
-  async assertLeased(tx: Queryable, runId: string, leaseOwner: string): Promise<void> {
-    const rows: unknown[] = await tx.query(
-      `SELECT 1 FROM runs WHERE id = $1 AND lease_owner = $2 FOR UPDATE`,
-      [runId, leaseOwner],
-    );
-    if (rows.length === 0) throw new LeaseLost(runId);
-  }
-
   /** The run's last stored event and its lease holder: after a dropped connection, did the write land? */
   async writeState(runId: string): Promise<{ lastSeq: number; leaseOwner: string | null } | null> {
     const rows: { lastSeq: number; leaseOwner: string | null }[] = await this.db.query(
@@ -230,121 +170,41 @@ export class RunStore {
     return rows[0] ?? null;
   }
 
-  /** SET assignments for `fields`, their values appended to `params`. */
-  private runSets(fields: RunChanges, params: unknown[]): string[] {
-    const sets: string[] = ['updated_at = now()'];
-    const set = (column: string, value: unknown) => {
-      params.push(value);
-      sets.push(`${column} = $${params.length}`);
-    };
-    if (fields.status !== undefined) set('status', fields.status);
-    if (fields.iterations !== undefined) set('iterations', fields.iterations);
-    if (fields.promptTokens !== undefined) set('prompt_tokens', fields.promptTokens);
-    if (fields.completionTokens !== undefined) set('completion_tokens', fields.completionTokens);
-    if (fields.costUsd !== undefined) set('cost_usd', fields.costUsd);
-    if (fields.error !== undefined) set('error', fields.error === null ? null : JSON.stringify(fields.error));
-    if (fields.finalMessageId !== undefined) set('final_message_id', fields.finalMessageId);
-    if (fields.leaseOwner !== undefined) {
-      set('lease_owner', fields.leaseOwner);
-      sets.push(
-        fields.leaseOwner === null
-          ? 'lease_expires_at = NULL'
-          : `lease_expires_at = now() + ${this.leaseMs} * interval '1 millisecond'`,
-      );
-    }
-    if (fields.finished) sets.push('finished_at = now()', 'lease_owner = NULL', 'lease_expires_at = NULL');
-    return sets;
+  // ── leases: who drives a run (run-leases.ts says how each statement decides it) ──
+
+  /** Locks the run's row for the transaction and throws LeaseLost unless `leaseOwner` still holds it. */
+  assertLeased(tx: Queryable, runId: string, leaseOwner: string): Promise<void> {
+    return runLeases.assertLeased(tx, runId, leaseOwner);
   }
 
-  /** Asks whichever process drives the run to cancel it: the flag (seen at its next lease renewal) and a notice, in one statement. */
-  async requestCancel(runId: string): Promise<void> {
-    await this.db.query(
-      `UPDATE runs SET cancel_requested = true WHERE id = $1 RETURNING pg_notify('${RUN_CANCEL_CHANNEL}', id::text)`,
-      [runId],
-    );
+  /** Asks whichever process drives the run to cancel it (seen at its next lease renewal, and noticed at once). */
+  requestCancel(runId: string): Promise<void> {
+    return runLeases.requestCancel(this.db, runId);
   }
 
   /** Extends this process's leases; returns the runs whose lease it renewed, with those someone asked to cancel. */
-  async renewLeases(
-    leaseOwner: string,
-    runIds: string[],
-  ): Promise<{ renewed: string[]; cancelled: string[] }> {
-    if (runIds.length === 0) return { renewed: [], cancelled: [] };
-    const rows = returningRows<{ id: string; cancelRequested: boolean }>(
-      await this.db.query(
-        `UPDATE runs SET lease_expires_at = now() + $3::int * interval '1 millisecond'
-          WHERE id = ANY($1::uuid[]) AND lease_owner = $2 AND status = 'running'
-          RETURNING id, cancel_requested AS "cancelRequested"`,
-        [runIds, leaseOwner, this.leaseMs],
-      ),
-    );
-    return {
-      renewed: rows.map((r) => r.id),
-      cancelled: rows.filter((r) => r.cancelRequested).map((r) => r.id),
-    };
+  renewLeases(leaseOwner: string, runIds: string[]): Promise<{ renewed: string[]; cancelled: string[] }> {
+    return runLeases.renewLeases(this.db, this.leaseMs, leaseOwner, runIds);
   }
 
-  /**
-   * Takes over runs whose lease ran out (their process died, hung, or gave them up), in ONE
-   * statement: each such row is locked and re-checked by whichever process gets to it first (the
-   * others skip it, or see the lease renewed), so every lost run is claimed exactly once among any
-   * number of processes. It leases them to `leaseOwner` and counts the take-over. Runs taken over
-   * `maxResumes` times already, or asked to cancel, are not claimed: they are ended instead
-   * (`endableRuns`); nor are those of `skip`. A lease given up at shutdown has no owner: that is how
-   * its reason is told.
-   */
-  async claimExpiredRuns(
+  /** Takes over runs whose lease ran out, each claimed by exactly one process; not those to end, nor `skip`. */
+  claimExpiredRuns(
     leaseOwner: string,
     maxResumes: number,
     limit = 100,
     skip: readonly string[] = [],
-  ): Promise<ClaimedRun[]> {
-    return returningRows<ClaimedRun>(
-      await this.db.query(
-        `WITH lost AS (
-           SELECT id, lease_owner IS NULL AS handed_over FROM runs
-            WHERE status = 'running' AND lease_expires_at <= now() AND resumes < $2 AND NOT cancel_requested
-              AND NOT (id = ANY($5::uuid[]))
-            ORDER BY lease_expires_at LIMIT $3
-              FOR UPDATE SKIP LOCKED)
-         UPDATE runs r SET lease_owner = $1, lease_expires_at = now() + $4::int * interval '1 millisecond',
-                resumes = r.resumes + 1, updated_at = now()
-           FROM lost WHERE r.id = lost.id
-         RETURNING r.id, CASE WHEN lost.handed_over THEN 'shutdown' ELSE 'process_lost' END AS reason`,
-        [leaseOwner, maxResumes, limit, this.leaseMs, skip],
-      ),
-    );
+  ): Promise<runLeases.ClaimedRun[]> {
+    return runLeases.claimExpiredRuns(this.db, this.leaseMs, leaseOwner, maxResumes, limit, skip);
   }
 
-  /**
-   * Runs left `running` by a process whose lease ran out that are not to be taken over: lost more
-   * than `maxResumes` times (they fail), or asked to cancel while nobody drove them.
-   */
-  async endableRuns(maxResumes: number, limit = 50): Promise<{ id: string; cancelRequested: boolean }[]> {
-    return this.db.query(
-      `SELECT id, cancel_requested AS "cancelRequested" FROM runs
-        WHERE status = 'running' AND lease_expires_at <= now() AND (resumes >= $1 OR cancel_requested)
-        ORDER BY lease_expires_at LIMIT $2`,
-      [maxResumes, limit],
-    );
+  /** Runs whose lease ran out that are to be ended, not taken over: lost too often, or asked to cancel. */
+  endableRuns(maxResumes: number, limit = 50): Promise<{ id: string; cancelRequested: boolean }[]> {
+    return runLeases.endableRuns(this.db, maxResumes, limit);
   }
 
-  /**
-   * Gives up this process's leases of `runIds` at once (a shutdown hands its runs over): the lease
-   * expires now and has no owner, so no write of this process lands any more, and a notice tells
-   * every other process to take the runs over. Returns the runs given up.
-   */
-  async releaseLeases(leaseOwner: string, runIds: string[]): Promise<string[]> {
-    if (runIds.length === 0) return [];
-    const rows = returningRows<{ id: string }>(
-      await this.db.query(
-        `UPDATE runs SET lease_owner = NULL, lease_expires_at = now(), updated_at = now()
-          WHERE id = ANY($1::uuid[]) AND lease_owner = $2 AND status = 'running'
-          RETURNING id, pg_notify('${RUN_HANDOVER_CHANNEL}', id::text)`,
-        [runIds, leaseOwner],
-      ),
-    );
-    return rows.map((r) => r.id);
+  /** Gives up this process's leases of `runIds` at once (a shutdown hands its runs over); returns those given up. */
+  releaseLeases(leaseOwner: string, runIds: string[]): Promise<string[]> {
+    return runLeases.releaseLeases(this.db, leaseOwner, runIds);
   }
 
   // ── events ────────────────────────────────────────────────────────────────
@@ -389,14 +249,5 @@ export class RunStore {
   }
 }
 
+/** SQLSTATE of a division by zero: how the lease guard of writeWithEvents says the lease is gone. */
 const DIVISION_BY_ZERO = '22012';
-
-/** Moves a statement's $n placeholders after `offset` parameters that come before it. */
-function renumber(sql: string, offset: number): string {
-  return sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
-}
-
-/** TypeORM answers UPDATE/DELETE … RETURNING with `[rows, affectedCount]` on PostgreSQL. */
-export function returningRows<T>(result: unknown): T[] {
-  return (Array.isArray(result) && Array.isArray(result[0]) ? result[0] : result) as T[];
-}

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import type { ReasoningLevel, SessionMode } from '../config/app-config';
 import type { ClientToolDefinition } from '../persistence/entities/session.entity';
-import { returningRows, type Queryable } from './run-store.service';
+import { returningRows, type Queryable } from './store-sql';
 
 export interface SessionRow {
   id: string;

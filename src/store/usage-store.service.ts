@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import type { BudgetWindow } from '../config/team-config';
-import type { Queryable, SqlStatement } from './run-store.service';
+import type { Queryable, SqlStatement } from './store-sql';
 
 /** One model call's usage as its step stores it. */
 export interface NewModelCall {

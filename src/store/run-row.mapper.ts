@@ -1,0 +1,80 @@
+import type { RunError, RunStatus } from '../persistence/entities/run.entity';
+
+/**
+ * A run's row both ways: the columns a read selects, named as RunRow's fields, and the SET
+ * assignments a write makes from RunChanges. One place, so a new column is added once for every
+ * statement that reads or changes a run.
+ */
+
+export interface RunRow {
+  id: string;
+  sessionId: string;
+  owner: string;
+  status: RunStatus;
+  model: string;
+  maxIterations: number;
+  iterations: number;
+  promptTokens: number;
+  completionTokens: number;
+  /** USD of the run's priced model calls; null while none had a price. */
+  costUsd: number | null;
+  /** The `traceparent` of the run's first span, for whoever drives it next; null without tracing. */
+  traceParent: string | null;
+  error: RunError | null;
+  lastSeq: number;
+  finalMessageId: string | null;
+  leaseOwner: string | null;
+  leaseExpired: boolean;
+  cancelRequested: boolean;
+  createdAt: Date;
+  finishedAt: Date | null;
+}
+
+/** A run's changes, as the loop and the decisions make them. */
+export type RunChanges = Partial<{
+  status: RunStatus;
+  iterations: number;
+  promptTokens: number;
+  completionTokens: number;
+  costUsd: number | null;
+  error: RunError | null;
+  finalMessageId: string | null;
+  leaseOwner: string | null;
+  finished: boolean;
+}>;
+
+export const RUN_COLUMNS = `id, session_id AS "sessionId", owner, status, model, max_iterations AS "maxIterations",
+  iterations, prompt_tokens AS "promptTokens", completion_tokens AS "completionTokens",
+  cost_usd AS "costUsd", trace_parent AS "traceParent", error,
+  last_seq AS "lastSeq", final_message_id AS "finalMessageId", lease_owner AS "leaseOwner",
+  (lease_expires_at IS NULL OR lease_expires_at < now()) AS "leaseExpired",
+  cancel_requested AS "cancelRequested", created_at AS "createdAt", finished_at AS "finishedAt"`;
+
+/**
+ * SET assignments for `fields`, their values appended to `params`. A lease given to a process
+ * lasts `leaseMs` from now; a finished run has no lease.
+ */
+export function runSets(fields: RunChanges, params: unknown[], leaseMs: number): string[] {
+  const sets: string[] = ['updated_at = now()'];
+  const set = (column: string, value: unknown) => {
+    params.push(value);
+    sets.push(`${column} = $${params.length}`);
+  };
+  if (fields.status !== undefined) set('status', fields.status);
+  if (fields.iterations !== undefined) set('iterations', fields.iterations);
+  if (fields.promptTokens !== undefined) set('prompt_tokens', fields.promptTokens);
+  if (fields.completionTokens !== undefined) set('completion_tokens', fields.completionTokens);
+  if (fields.costUsd !== undefined) set('cost_usd', fields.costUsd);
+  if (fields.error !== undefined) set('error', fields.error === null ? null : JSON.stringify(fields.error));
+  if (fields.finalMessageId !== undefined) set('final_message_id', fields.finalMessageId);
+  if (fields.leaseOwner !== undefined) {
+    set('lease_owner', fields.leaseOwner);
+    sets.push(
+      fields.leaseOwner === null
+        ? 'lease_expires_at = NULL'
+        : `lease_expires_at = now() + ${leaseMs} * interval '1 millisecond'`,
+    );
+  }
+  if (fields.finished) sets.push('finished_at = now()', 'lease_owner = NULL', 'lease_expires_at = NULL');
+  return sets;
+}
