@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
+import { DomainError, ErrorCode } from '../common/domain-error';
 import type { BudgetLimit, BudgetWindow, Budgets } from '../config/team-config';
 import { UsageStore } from '../store/usage-store.service';
 import type { RunRow } from '../store/run-store.service';
@@ -109,4 +110,14 @@ export function secondsUntilRollover(window: BudgetWindow, now: Date): number {
       break;
   }
   return Math.max(1, Math.ceil((next.getTime() - now.getTime()) / 1000));
+}
+
+/** The 429 of a key whose budget in the current window is spent; it may ask again once the window rolls over. */
+export function budgetExceeded(over: BudgetExceeded): DomainError {
+  return new DomainError(
+    ErrorCode.BudgetExceeded,
+    `This key's budget is spent: ${over.limit}`,
+    { code: ErrorCode.BudgetExceeded },
+    over.retryAfterSeconds ?? undefined,
+  );
 }

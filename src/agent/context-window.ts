@@ -3,13 +3,16 @@ import { randomUUID } from 'node:crypto';
 import { resolveModel } from 'tokenlens';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
-import { ModelError, type ModelRequest } from '../llm/model-provider';
+import { ModelError, type ModelRequest, type Usage } from '../llm/model-provider';
+import { splitModelName } from '../llm/model-providers';
 import { ModelProviders } from '../llm/model-providers';
 import { MetricsService } from '../metrics/metrics.service';
 import type { CompactionWrite, MessageRow, NewSummary } from '../store/conversation-store.service';
 import { ConversationStore } from '../store/conversation-store.service';
 import { contentBytes, prunedStub, toolNames } from './conversation';
 import { RequestTokens, type CallShape } from './request-tokens';
+import { withCallUsage } from './step-record';
+import { RunAccounting } from './run-accounting';
 import type { RunHandle } from './run-handle';
 import { countTextYielding, rawMessageTokens } from './token-count';
 import { findLastIndex, summarySpan, transcript, withPruned } from './context-spans';
@@ -34,10 +37,21 @@ export function isContextTooLong(err: unknown): boolean {
   );
 }
 
-/** A compaction decided and, when it summarizes, written: what to store and the summary's row. */
+/** The model call that wrote a summary, as it finished: counted and priced like any call. */
+export interface SummaryCall {
+  usage: Usage;
+  /** The `provider/model` that answered. */
+  model?: string;
+  finishReason: string;
+  /** When the request went out (epoch ms). */
+  startedAt: number;
+}
+
+/** A compaction decided and, when it summarizes, written: what to store, the summary's row and its call. */
 export interface Compaction {
   write: CompactionWrite;
   summaryRow: MessageRow | null;
+  summaryCall: SummaryCall | null;
   tokensBefore: number;
   tokensAfter: number;
 }
@@ -63,6 +77,7 @@ export class ContextWindow {
     private readonly models: ModelProviders,
     private readonly conversation: ConversationStore,
     private readonly metrics: MetricsService,
+    private readonly accounting: RunAccounting,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -87,21 +102,24 @@ export class ContextWindow {
 
   /**
    * Makes room before the run's next model call: nothing while it is under COMPACT_AT; otherwise
-   * prunes, then summarizes, stores that (with `context_compacted`) and updates the handle. With
+   * prunes, then summarizes, stores that (with `context_compacted`, and the summary call's usage as
+   * one of the run's calls) and updates the handle. With
    * `tooLong` (the upstream refused the last attempt as too long) it compacts as far as the rules
-   * allow. Throws ContextTooLong when the call still cannot fit the window.
+   * allow. Throws ContextTooLong when the call still cannot fit the window. True when it made a
+   * model call of its own (a summary).
    */
-  async fit(h: RunHandle, tooLong = false): Promise<void> {
+  async fit(h: RunHandle, tooLong = false): Promise<boolean> {
     const shape = { model: h.run.model, rows: h.conversation, tools: h.toolset.definitions };
     const window = this.windowOf(shape.model);
     // Far below the window (most calls): nothing to count.
-    if (!tooLong && this.tokens.atMost(shape, this.target(shape.model))) return;
+    if (!tooLong && this.tokens.atMost(shape, this.target(shape.model))) return false;
     const before = await this.tokens.count(shape);
-    if (!tooLong && before <= this.target(shape.model)) return;
+    if (!tooLong && before <= this.target(shape.model)) return false;
     const compaction = await this.compact(shape, tooLong ? 0 : this.target(shape.model), before, h.signal);
     if (compaction) {
-      const { write, summaryRow, tokensBefore, tokensAfter } = compaction;
-      await h.sink.commit(
+      const { write, summaryRow, summaryCall, tokensBefore, tokensAfter } = compaction;
+      const spent = summaryCall && this.summaryCallOf(h, summaryCall);
+      await h.sink.commitWrites(
         [
           {
             type: 'context_compacted',
@@ -111,9 +129,13 @@ export class ContextWindow {
             tokensAfter,
           },
         ],
-        (tx) => this.conversation.storeCompaction(tx, h.run.sessionId, null, write),
+        [
+          ...this.conversation.compactionSql(h.run.sessionId, null, write),
+          ...(spent ? this.accounting.usageWrites(spent.row) : []),
+        ],
+        spent ? spent.usage : {},
       );
-      h.contextCompacted(write, summaryRow);
+      h.contextCompacted(write, summaryRow, spent?.usage);
     }
     const after = compaction?.tokensAfter ?? before;
     if (tooLong && !compaction) {
@@ -126,6 +148,25 @@ export class ContextWindow {
         `The request takes ${after} tokens and the model's context window is ${window}: the newest prompt and what followed it do not fit.`,
       );
     }
+    return compaction?.summaryCall != null;
+  }
+
+  /** The summary call of a run's compaction: priced, traced, its usage row and the run's usage with it. */
+  private summaryCallOf(h: RunHandle, call: SummaryCall) {
+    const priced = this.accounting.price(h.run.model, call.usage, call.model);
+    h.trace.modelCall({
+      provider: priced.provider,
+      requestModel: splitModelName(h.run.model).model,
+      responseModel: splitModelName(call.model ?? h.run.model).model,
+      startedAt: call.startedAt,
+      finishReason: call.finishReason,
+      inputTokens: call.usage.promptTokens,
+      outputTokens: call.usage.completionTokens,
+    });
+    return {
+      row: this.accounting.modelCall(h, h.run.iterations + 1, call.usage, priced),
+      usage: withCallUsage(h.usage, call.usage, priced.costUsd),
+    };
   }
 
   /**
@@ -186,6 +227,7 @@ export class ContextWindow {
     return {
       write: { pruned: prunedIds, summarized: [], summary: null },
       summaryRow: null,
+      summaryCall: null,
       tokensBefore: before,
       tokensAfter: after,
     };
@@ -210,7 +252,7 @@ export class ContextWindow {
     if (tokens > transcriptTokens) {
       text = transcript(span, names, Math.floor(((text.length * transcriptTokens) / tokens) * 0.9));
     }
-    const written = await this.callSummarizer(shape.model, text, summaryTokens, signal);
+    const { text: written, call } = await this.callSummarizer(shape.model, text, summaryTokens, signal);
     if (written === '') return null;
     const summary: NewSummary = {
       id: randomUUID(),
@@ -234,21 +276,25 @@ export class ContextWindow {
     return {
       write: { pruned: pruned.filter((id) => !spanIds.has(id)), summarized: [...spanIds], summary },
       summaryRow,
+      summaryCall: call,
       tokensBefore: before,
       tokensAfter: after,
     };
   }
 
+  /**
+   * The summary's model call: through ModelProviders like every model call (the idle timeout, the
+   * answer budget, the fallbacks), without tools, its answer bounded by `maxTokens`.
+   */
   private async callSummarizer(
     model: string,
     text: string,
     maxTokens: number,
     signal: AbortSignal,
-  ): Promise<string> {
-    const { provider, model: upstreamModel } = this.models.resolve(model);
+  ): Promise<{ text: string; call: SummaryCall | null }> {
     const words = Math.floor(maxTokens * 0.7);
     const request: ModelRequest = {
-      model: upstreamModel,
+      model,
       messages: [
         { role: 'system', content: SUMMARIZER_PROMPT },
         {
@@ -257,18 +303,21 @@ export class ContextWindow {
         },
       ],
       tools: [],
+      maxOutputTokens: maxTokens,
     };
+    const startedAt = Date.now();
     const maxChars = maxTokens * 6;
     let out = '';
-    for await (const event of provider.stream(request, signal)) {
-      if (event.type === 'text') out += event.delta;
+    let call: SummaryCall | null = null;
+    for await (const event of this.models.stream(request, signal)) {
+      // A summary longer than asked for is cut: it must leave room for what it makes room for.
+      if (event.type === 'text' && out.length < maxChars) out += event.delta;
       else if (event.type === 'finish') {
         this.metrics.tokensUsed(event.usage.promptTokens, event.usage.completionTokens);
+        call = { usage: event.usage, model: event.model, finishReason: event.finishReason, startedAt };
       }
-      // A summary longer than asked for is cut: it must leave room for what it makes room for.
-      if (out.length > maxChars) break;
     }
-    return out.slice(0, maxChars).trim();
+    return { text: out.slice(0, maxChars).trim(), call };
   }
 }
 

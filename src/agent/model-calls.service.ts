@@ -22,10 +22,11 @@ export type ModelCallSource = Pick<RunHandle, 'conversation' | 'toolset'> & {
 };
 
 /**
- * One model call of a run, from where it starts to where it ends — the one place a model call is
- * made: the request from the stored conversation (`send`, through ModelProviders, which picks the
- * provider or a fallback and holds it to the idle timeout and the answer budget), room made first
- * when the context is near the window (`fitAndSend`, ContextWindow), a call sent ahead of the loop
+ * One model call of a run, from where it starts to where it ends — the one place a run's answer is
+ * asked for: the request from the stored conversation (`send`, through ModelProviders, which picks
+ * the provider or a fallback and holds it to the idle timeout and the answer budget — the one way
+ * to a model, a summary's call included), room made first when the context is near the window
+ * (`makeRoom`, ContextWindow), a call sent ahead of the loop
  * when it surely fits (`sendAhead`: a run's first with its start, FirstCallsAhead; the next once a
  * step's results are known), and its answer read to the end (`read`: text and reasoning streamed,
  * speculative reads started, the finish priced, traced and counted).
@@ -77,19 +78,22 @@ export class ModelCalls {
     return fits ? this.send(r, signal) : undefined;
   }
 
-  /** The loop's own model call: room made first (ContextWindow.fit); `tooLong` after the upstream refused one. */
-  private async fitAndSend(h: RunHandle, tooLong: boolean): Promise<SentModelCall> {
-    await this.window.fit(h, tooLong);
-    return this.send(h, h.signal);
+  /**
+   * Makes room for the loop's own model call (ContextWindow.fit), before `read` sends it; true when
+   * that took a model call of its own (a summary), which the limits must then see.
+   */
+  makeRoom(h: RunHandle): Promise<boolean> {
+    return this.window.fit(h);
   }
 
   /**
-   * Reads a model call (`sent`, or one sent now) to its end, streaming its text; the reads it asks
-   * for start as soon as their arguments are whole (`early`, for the step to take). A call the
-   * upstream refuses as longer than the window is sent once more after compacting further.
+   * Reads a model call (`sent`, or one sent now — room made first, `makeRoom`) to its end,
+   * streaming its text; the reads it asks for start as soon as their arguments are whole (`early`,
+   * for the step to take). A call the upstream refuses as longer than the window is sent once more
+   * after compacting as far as the rules allow.
    */
   async read(h: RunHandle, sent?: SentModelCall): Promise<{ turn: ModelTurn; early: EarlyReads }> {
-    let call = sent ?? (await this.fitAndSend(h, false));
+    let call = sent ?? this.send(h, h.signal);
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.readToEnd(h, call);
@@ -99,7 +103,8 @@ export class ModelCalls {
           throw new ContextTooLong(
             `The model refused the request as too long after compaction: ${(err as Error).message}`,
           );
-        call = await this.fitAndSend(h, true);
+        await this.window.fit(h, true);
+        call = this.send(h, h.signal);
       }
     }
   }

@@ -57,25 +57,26 @@ export class RunAccounting {
 
   /** The model call's row for its step's record (pure). */
   modelCall(h: RunHandle, iteration: number, usage: Usage, priced: PricedCall): NewModelCall {
-    return {
-      id: randomUUID(),
-      runId: h.run.id,
-      sessionId: h.run.sessionId,
-      owner: h.run.owner,
-      iteration,
-      provider: priced.provider,
-      model: priced.model,
-      promptTokens: usage.promptTokens,
-      completionTokens: usage.completionTokens,
-      cacheReadTokens: usage.cacheReadTokens ?? 0,
-      cacheWriteTokens: usage.cacheWriteTokens ?? 0,
-      reasoningTokens: usage.reasoningTokens ?? 0,
-      costUsd: priced.costUsd,
-    };
+    const { id: runId, sessionId, owner } = h.run;
+    return callRow({ runId, sessionId, owner }, iteration, usage, priced);
   }
 
-  /** The statements that store a call's usage and move its key's window counters, for its step's statement. */
-  stepWrites(call: NewModelCall): SqlStatement[] {
+  /**
+   * The row of a model call made for a session outside any run (the summary of `POST
+   * /v1/sessions/:id/compact`), priced: stored and counted against its key like any call.
+   */
+  sessionCall(
+    owner: string,
+    sessionId: string,
+    model: string,
+    usage: Usage,
+    answeredBy?: string,
+  ): NewModelCall {
+    return callRow({ runId: null, sessionId, owner }, 0, usage, this.price(model, usage, answeredBy));
+  }
+
+  /** The statements that store a call's usage and move its key's window counters, for the statement of what the call belongs to (its step, a compaction). */
+  usageWrites(call: NewModelCall): SqlStatement[] {
     const writes = [this.usage.insertModelCallSql(call)];
     const windows = this.budgets.windows(call.owner);
     if (windows.length > 0) {
@@ -125,4 +126,26 @@ export class RunAccounting {
 /** A run's cost with one more call's: unknown only while no call had a price. */
 export function addCost(total: number | null, call: number | null): number | null {
   return call === null ? total : (total ?? 0) + call;
+}
+
+/** A model call's usage row (pure). */
+function callRow(
+  of: Pick<NewModelCall, 'runId' | 'sessionId' | 'owner'>,
+  iteration: number,
+  usage: Usage,
+  priced: PricedCall,
+): NewModelCall {
+  return {
+    id: randomUUID(),
+    ...of,
+    iteration,
+    provider: priced.provider,
+    model: priced.model,
+    promptTokens: usage.promptTokens,
+    completionTokens: usage.completionTokens,
+    cacheReadTokens: usage.cacheReadTokens ?? 0,
+    cacheWriteTokens: usage.cacheWriteTokens ?? 0,
+    reasoningTokens: usage.reasoningTokens ?? 0,
+    costUsd: priced.costUsd,
+  };
 }

@@ -198,8 +198,16 @@ export class RunHandle {
     }
   }
 
-  /** A compaction was stored (ContextWindow.fit): its marks, and its summary in its place. */
-  contextCompacted(write: CompactionWrite, summary: MessageRow | null): void {
+  /**
+   * A compaction was stored (ContextWindow.fit): its marks, its summary in its place, and the run's
+   * usage with the summary's call.
+   */
+  contextCompacted(write: CompactionWrite, summary: MessageRow | null, usage?: PricedUsage): void {
+    if (usage) {
+      this.run.promptTokens = usage.promptTokens;
+      this.run.completionTokens = usage.completionTokens;
+      this.run.costUsd = usage.costUsd;
+    }
     const pruned = new Set(write.pruned);
     const summarized = new Set(write.summarized);
     for (const m of this.messages) {

@@ -76,8 +76,8 @@ export class RunOrchestrator {
       for (;;) {
         h.signal.throwIfAborted();
         const sent = await ahead;
-        // A call sent ahead went out after a check (the start's, or none applied); any other is checked now.
-        if (!sent && (await this.accounting.exceeded(h))) {
+        // A call sent ahead went out after a check (the start's, or none applied) and surely fits.
+        if (!sent && !(await this.readyToCall(h))) {
           await this.accounting.endOverBudget(h);
           return 'budget_exceeded';
         }
@@ -99,6 +99,17 @@ export class RunOrchestrator {
     } catch (err) {
       return this.stop(h, err);
     }
+  }
+
+  /**
+   * Readies the loop's own model call: the limits checked, then room made in the context window —
+   * which may take a summary, a model call of its own, after which the limits are checked again.
+   * False when a limit is reached.
+   */
+  private async readyToCall(h: RunHandle): Promise<boolean> {
+    if (await this.accounting.exceeded(h)) return false;
+    const summarized = await this.calls.makeRoom(h);
+    return !summarized || (await this.accounting.exceeded(h)) === null;
   }
 
   /** The approved (or still unfinished) calls of the step a taken-up run was waiting in. */
@@ -144,7 +155,7 @@ export class RunOrchestrator {
       this.conversation.insertMessagesSql(sessionId, runId, step.messages),
     ];
     if (step.calls.length > 0) writes.push(this.conversation.insertToolCallsSql(step.calls));
-    writes.push(...this.accounting.stepWrites(step.modelCall));
+    writes.push(...this.accounting.usageWrites(step.modelCall));
     await h.sink.commitWrites(step.events, writes, step.run);
     h.stepStored(step);
     for (const c of calls) {

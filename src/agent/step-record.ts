@@ -86,6 +86,16 @@ export interface StepRecord {
   modelCall: NewModelCall;
 }
 
+/** A run's usage with one more model call's (its tokens, and its cost when it has a price). */
+export function withCallUsage(run: PricedUsage, call: Usage, callCostUsd: number | null): PricedUsage {
+  return {
+    promptTokens: run.promptTokens + call.promptTokens,
+    completionTokens: run.completionTokens + call.completionTokens,
+    // Unknown only while no call of the run had a price.
+    costUsd: callCostUsd === null ? run.costUsd : (run.costUsd ?? 0) + callCostUsd,
+  };
+}
+
 export interface StepInput {
   run: Pick<
     RunRow,
@@ -110,13 +120,7 @@ export function buildStepRecord(input: StepInput): StepRecord {
   const newId = input.newId ?? randomUUID;
   const iteration = run.iterations + 1;
   const outcome = stepOutcome(calls, iteration >= run.maxIterations);
-  const callCost = turn.modelCall.costUsd;
-  const usage: PricedUsage = {
-    promptTokens: run.promptTokens + turn.usage.promptTokens,
-    completionTokens: run.completionTokens + turn.usage.completionTokens,
-    // Unknown only while no call of the run had a price.
-    costUsd: callCost === null ? run.costUsd : (run.costUsd ?? 0) + callCost,
-  };
+  const usage = withCallUsage(run, turn.usage, turn.modelCall.costUsd);
   const assistantId = newId();
   // An answer of nothing (a call cut before its first word, an upstream that said nothing) is not
   // stored: strict providers refuse an assistant message with neither text nor tool calls.
@@ -128,7 +132,7 @@ export function buildStepRecord(input: StepInput): StepRecord {
       type: 'step_finished',
       iteration,
       finishReason: turn.finishReason,
-      usage: { ...turn.usage, costUsd: callCost },
+      usage: { ...turn.usage, costUsd: turn.modelCall.costUsd },
       ...(turn.model !== undefined ? { model: turn.model } : {}),
     },
   ];

@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import { BudgetGuard, budgetExceeded } from '../agent/budget-guard';
 import { ContextWindow } from '../agent/context-window';
+import { RunAccounting } from '../agent/run-accounting';
 import { RunOrchestrator } from '../agent/run-orchestrator.service';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import { SessionsService } from '../sessions/sessions.service';
@@ -10,7 +12,9 @@ import { RunStore } from '../store/run-store.service';
  * `POST /v1/sessions/:id/compact`: summarizes a session's older messages on demand (everything
  * before the newest user message's turn), stored as a compaction during a run would be. Only while
  * no run is active: the summary is stored under the session's row lock, and only when nothing was
- * added to the conversation (no run started) while the summary was being written.
+ * added to the conversation (no run started) while the summary was being written. The summary is
+ * a model call of the key's like any: checked against its budget first (a spent key gets the 429 a
+ * start would), its usage stored with the summary and counted in the key's windows.
  */
 @Injectable()
 export class SessionCompactions {
@@ -20,14 +24,26 @@ export class SessionCompactions {
     private readonly store: RunStore,
     private readonly window: ContextWindow,
     private readonly orchestrator: RunOrchestrator,
+    private readonly budgets: BudgetGuard,
+    private readonly accounting: RunAccounting,
   ) {}
 
   async compact(owner: string, sessionId: string): Promise<MessageRow> {
     const { session, activeRunId } = await this.sessions.findWithActiveRun(owner, sessionId);
     if (activeRunId) throw busy(sessionId, activeRunId);
+    const over = await this.budgets.keyExceeded(owner);
+    if (over) throw budgetExceeded(over);
     const rows = await this.conversation.runConversation(sessionId);
     const model = session.model ?? this.orchestrator.defaultModel;
     const compaction = await this.window.summarizeOlder(model, rows, new AbortController().signal);
+    const call = compaction?.summaryCall;
+    if (call) {
+      // Spent whether or not the summary is kept below: its usage is stored on its own, first.
+      const usage = this.accounting.sessionCall(owner, sessionId, model, call.usage, call.model);
+      await this.store.transaction(async (tx) => {
+        for (const { sql, params } of this.accounting.usageWrites(usage)) await tx.query(sql, params);
+      });
+    }
     if (!compaction?.summaryRow) {
       throw new DomainError(
         ErrorCode.SessionBusy,

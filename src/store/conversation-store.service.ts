@@ -93,6 +93,11 @@ export class ConversationStore {
   }
 
   /** Stores a compaction, its statements in order (compaction-write.ts) in the caller's transaction. */
+  /** A compaction's marks and summary, as statements for a statement of the caller's. */
+  compactionSql(sessionId: string, runId: string | null, c: CompactionWrite): SqlStatement[] {
+    return compactionSql(sessionId, runId, c);
+  }
+
   async storeCompaction(
     tx: Queryable,
     sessionId: string,

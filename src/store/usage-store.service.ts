@@ -7,7 +7,8 @@ import type { Queryable, SqlStatement } from './store-sql';
 /** One model call's usage as its step stores it. */
 export interface NewModelCall {
   id: string;
-  runId: string;
+  /** Null for a call made for the session outside any run (an on-demand summary). */
+  runId: string | null;
   sessionId: string;
   owner: string;
   iteration: number;

@@ -13,8 +13,9 @@ export class ModelCallEntity {
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'pk_model_calls' })
   id!: string;
 
-  @Column({ name: 'run_id', type: 'uuid' })
-  runId!: string;
+  /** Null for a call made for the session outside any run (an on-demand summary). */
+  @Column({ name: 'run_id', type: 'uuid', nullable: true })
+  runId!: string | null;
 
   @Column({ name: 'session_id', type: 'uuid' })
   sessionId!: string;

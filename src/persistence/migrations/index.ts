@@ -9,6 +9,7 @@ import { RunResumes1795420000000 } from './1795420000000-run-resumes';
 import { ModelProviders1795500000000 } from './1795500000000-model-providers';
 import { TeamUsage1795779091472 } from './1795779091472-team-usage';
 import { MessageContext1795779164919 } from './1795779164919-message-context';
+import { SessionModelCalls1795800000000 } from './1795800000000-session-model-calls';
 
 /** Every committed migration, oldest first. Never edit one that has landed; add a new one. */
 export const MIGRATIONS = [
@@ -23,4 +24,5 @@ export const MIGRATIONS = [
   ModelProviders1795500000000,
   TeamUsage1795779091472,
   MessageContext1795779164919,
+  SessionModelCalls1795800000000,
 ];
