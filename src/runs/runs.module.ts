@@ -5,6 +5,9 @@ import { SessionsModule } from '../sessions/sessions.module';
 import { StoreModule } from '../store/store.module';
 import { ToolsModule } from '../tools/tools.module';
 import { FirstCallsAhead } from './first-calls-ahead';
+import { DrivenRuns } from './driven-runs.service';
+import { ResumedRuns } from './resumed-runs.service';
+import { RunLeases } from './run-leases.service';
 import { RunService } from './run.service';
 import { RunStarts } from './run-starts.service';
 import { RunSupervisor } from './run-supervisor.service';
@@ -18,6 +21,9 @@ import { UsageReports } from './usage-reports.service';
   imports: [AgentModule, EventsModule, SessionsModule, StoreModule, ToolsModule],
   providers: [
     RunService,
+    DrivenRuns,
+    ResumedRuns,
+    RunLeases,
     RunStarts,
     FirstCallsAhead,
     ToolCallDecisions,
