@@ -10,6 +10,9 @@ import { ResumedRuns } from './resumed-runs.service';
 import { RunLeases } from './run-leases.service';
 import { RunService } from './run.service';
 import { RunStarts } from './run-starts.service';
+import { StartLimits } from './start-limits.service';
+import { StartPlans } from './start-plans.service';
+import { StartReplays } from './start-replays.service';
 import { RunSupervisor } from './run-supervisor.service';
 import { LostRuns } from './lost-runs.service';
 import { SessionCompactions } from './session-compactions.service';
@@ -25,6 +28,9 @@ import { UsageReports } from './usage-reports.service';
     ResumedRuns,
     RunLeases,
     RunStarts,
+    StartPlans,
+    StartLimits,
+    StartReplays,
     FirstCallsAhead,
     ToolCallDecisions,
     LostRuns,
