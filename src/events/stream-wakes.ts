@@ -7,7 +7,7 @@ export interface WakesStreams {
 
 /**
  * The streams to wake after writes, of every sink of the process (one provider, EventsModule: the
- * event loop they share is one; RunService hands it to each sink it makes). A sink asks once per
+ * event loop they share is one; DrivenRuns hands it to each sink it makes). A sink asks once per
  * tick of the event loop, so every event of one network read leaves in one socket write instead of
  * one each. One write of the event-append batcher stores the text of hundreds of runs at once;
  * woken in one tick, their streams would make hundreds of socket writes while nothing else runs.

@@ -8,7 +8,8 @@ import { RunStopped } from '../agent/run-handle';
 import { ConversationStore } from '../store/conversation-store.service';
 import { RUN_HANDOVER_CHANNEL, RunStore } from '../store/run-store.service';
 import { finishDetachedRun } from './detached-runs';
-import { RunService } from './run.service';
+import { DrivenRuns } from './driven-runs.service';
+import { ResumedRuns } from './resumed-runs.service';
 
 /** Runs claimed by one statement: a bound on the work one check starts at once. */
 const CLAIM_AT_ONCE = 100;
@@ -30,7 +31,8 @@ export class LostRuns implements OnModuleInit {
   constructor(
     private readonly store: RunStore,
     private readonly conversation: ConversationStore,
-    private readonly runs: RunService,
+    private readonly driven: DrivenRuns,
+    private readonly resumed: ResumedRuns,
     private readonly notifications: PgNotifications,
     private readonly metrics: MetricsService,
     private readonly draining: Draining,
@@ -68,17 +70,17 @@ export class LostRuns implements OnModuleInit {
     if (this.draining.active) return;
     const claimedAt = Date.now();
     const claimed = await this.store.claimExpiredRuns(
-      this.runs.processId,
+      this.driven.processId,
       this.config.runMaxResumes,
       CLAIM_AT_ONCE,
-      this.runs.heldRunIds,
+      this.driven.heldRunIds,
     );
     // More may be waiting: claim them right after these (another process may take some meanwhile).
     if (claimed.length === CLAIM_AT_ONCE) this.checkAgain = true;
     await Promise.all(
       claimed.map(async ({ id, reason }) => {
         this.metrics.runTakenOver(reason);
-        await this.runs
+        await this.resumed
           .takeOver(id, reason, claimedAt)
           // Not driven here: its lease is not renewed, so it expires and the run is taken over again.
           .catch((err: Error) =>

@@ -7,7 +7,7 @@ import {
 } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
-import { RunService } from './run.service';
+import { RunLeases } from './run-leases.service';
 import { LostRuns } from './lost-runs.service';
 import { ToolCallDecisions } from './tool-call-decisions.service';
 
@@ -29,7 +29,7 @@ export class RunSupervisor implements OnApplicationBootstrap, OnApplicationShutd
   private readonly timers: NodeJS.Timeout[] = [];
 
   constructor(
-    private readonly runs: RunService,
+    private readonly leases: RunLeases,
     private readonly decisions: ToolCallDecisions,
     private readonly lostRuns: LostRuns,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -39,7 +39,7 @@ export class RunSupervisor implements OnApplicationBootstrap, OnApplicationShutd
     const lease = this.config.runLeaseMs;
     this.every(EXPIRY_EVERY_MS, 'settle expired calls', () => this.decisions.expireWaitingCalls());
     // Renewed three times a lease, so one slow renewal never loses a live run.
-    this.every(Math.floor(lease / 3), 'renew leases', () => this.runs.renewLeases());
+    this.every(Math.floor(lease / 3), 'renew leases', () => this.leases.renew());
     this.every(TAKEOVER_EVERY_MS, 'take runs over', () => this.lostRuns.check(), true);
   }
 

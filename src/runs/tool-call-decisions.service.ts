@@ -10,7 +10,9 @@ import {
 } from '../store/conversation-store.service';
 import { serializeEvents } from '../events/run-events';
 import { RunStore, type Queryable, type RunRow } from '../store/run-store.service';
-import { RunService, runNotFound } from './run.service';
+import { runNotFound } from './run.service';
+import { DrivenRuns } from './driven-runs.service';
+import { ResumedRuns } from './resumed-runs.service';
 import { errorSettlement, resultEvent } from '../agent/tool-results';
 import { RunTracing, type TracedToolCall } from '../observability/run-tracing';
 
@@ -40,7 +42,8 @@ export class ToolCallDecisions {
   constructor(
     private readonly store: RunStore,
     private readonly conversation: ConversationStore,
-    private readonly runs: RunService,
+    private readonly driven: DrivenRuns,
+    private readonly resumed: ResumedRuns,
     private readonly registry: ToolRegistry,
     private readonly metrics: MetricsService,
     private readonly tracing: RunTracing,
@@ -68,7 +71,7 @@ export class ToolCallDecisions {
       seen.add(toolCallId);
     }
     const claimed = await this.settleWaiting(runId, decisions, owner);
-    if (claimed) await this.runs.takeUp(runId);
+    if (claimed) await this.resumed.takeUp(runId);
   }
 
   /** Settles calls whose deadline passed (any process may; each call is settled once). */
@@ -81,7 +84,7 @@ export class ToolCallDecisions {
           return false; // someone else settled it first
         },
       );
-      if (claimed) await this.runs.takeUp(runId);
+      if (claimed) await this.resumed.takeUp(runId);
     }
   }
 
@@ -108,7 +111,7 @@ export class ToolCallDecisions {
       if (applied === 0) return false;
       const claimed = (await this.conversation.countWaitingToolCalls(tx, runId)) === 0;
       if (claimed)
-        await this.store.updateRun(tx, runId, { status: 'running', leaseOwner: this.runs.processId });
+        await this.store.updateRun(tx, runId, { status: 'running', leaseOwner: this.driven.processId });
       const events = settled.map(({ call, settlement }) => resultEvent(call.callId, call.name, settlement));
       await this.store.appendEvents(tx, runId, serializeEvents(runId, run.lastSeq, events));
       return claimed;

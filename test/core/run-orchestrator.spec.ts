@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Client } from 'pg';
 import { ModelError } from '../../src/llm/model-provider';
 import { ToolRunner } from '../../src/tools/tool-runner.service';
+import { DrivenRuns } from '../../src/runs/driven-runs.service';
 import type { SerializedEvent } from '../../src/events/run-events';
 import { connect } from '../support/database';
 import { eventually } from '../support/eventually';
@@ -254,7 +255,7 @@ describe('the orchestrator driven by a scripted ModelProvider, through every out
     const after = await stored(runId);
     expect(after.events).toEqual(before.events);
     expect(after.run).toMatchObject({ status: 'running', leaseOwner: 'another-process' });
-    expect(core.runs.localRunIds).not.toContain(runId);
+    expect(core.module.get(DrivenRuns).localRunIds).not.toContain(runId);
   });
 
   it('the next model call goes out once a read’s result is known, while its step is still being stored', async () => {
@@ -486,7 +487,7 @@ describe('the orchestrator while the store is unreachable (injected: PostgreSQL 
     held.open();
     const seen = await following;
     expect(types(seen)).toEqual(['run_started', 'text']); // closed without done or error
-    expect(core.runs.localRunIds).not.toContain(runId);
+    expect(core.module.get(DrivenRuns).localRunIds).not.toContain(runId);
     expect((await statusOf(runId)).status).toBe('running');
 
     await db.query('DELETE FROM unreachable_for WHERE run_id = $1', [runId]);
