@@ -24,6 +24,6 @@ import { ToolStepService } from './tool-step.service';
     BudgetGuard,
     RunAccounting,
   ],
-  exports: [RunOrchestrator, ModelCalls, BudgetGuard, ContextWindow],
+  exports: [RunOrchestrator, ModelCalls, BudgetGuard, RunAccounting, ContextWindow],
 })
 export class AgentModule {}

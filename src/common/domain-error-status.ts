@@ -22,5 +22,7 @@ export function domainErrorStatus(code: ErrorCode): HttpStatus {
     case ErrorCode.ServerBusy:
     case ErrorCode.ShuttingDown:
       return HttpStatus.SERVICE_UNAVAILABLE;
+    case ErrorCode.ModelFailed:
+      return HttpStatus.BAD_GATEWAY;
   }
 }

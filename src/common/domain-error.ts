@@ -12,6 +12,8 @@ export enum ErrorCode {
   BudgetExceeded = 'BUDGET_EXCEEDED',
   ServerBusy = 'SERVER_BUSY',
   ShuttingDown = 'SHUTTING_DOWN',
+  /** A model call a request made itself (an on-demand summary) failed upstream; `code` says how. */
+  ModelFailed = 'MODEL_FAILED',
 }
 
 export class DomainError extends Error {

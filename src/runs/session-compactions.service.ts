@@ -4,6 +4,7 @@ import { ContextWindow } from '../agent/context-window';
 import { RunAccounting } from '../agent/run-accounting';
 import { RunOrchestrator } from '../agent/run-orchestrator.service';
 import { DomainError, ErrorCode } from '../common/domain-error';
+import { ModelError } from '../llm/model-provider';
 import { SessionsService } from '../sessions/sessions.service';
 import { ConversationStore, type MessageRow } from '../store/conversation-store.service';
 import { RunStore } from '../store/run-store.service';
@@ -35,7 +36,16 @@ export class SessionCompactions {
     if (over) throw budgetExceeded(over);
     const rows = await this.conversation.runConversation(sessionId);
     const model = session.model ?? this.orchestrator.defaultModel;
-    const compaction = await this.window.summarizeOlder(model, rows, new AbortController().signal);
+    const compaction = await this.window
+      .summarizeOlder(model, rows, new AbortController().signal)
+      .catch((err: unknown) => {
+        // The model's failure is the answer's, as a 502 naming it; anything else is ours.
+        if (!(err instanceof ModelError)) throw err;
+        throw new DomainError(ErrorCode.ModelFailed, `The summary's model call failed: ${err.message}`, {
+          code: err.code,
+          retryable: err.retryable,
+        });
+      });
     const call = compaction?.summaryCall;
     if (call) {
       // Spent whether or not the summary is kept below: its usage is stored on its own, first.

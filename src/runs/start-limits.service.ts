@@ -3,7 +3,7 @@ import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import { Draining } from '../common/draining';
-import { BudgetGuard, type BudgetExceeded } from '../agent/budget-guard';
+import { BudgetGuard, budgetExceeded } from '../agent/budget-guard';
 import {
   RunStartStore,
   type KeyRunCounts,
@@ -121,14 +121,4 @@ export class StartLimits {
       1,
     );
   }
-}
-
-/** The 429 of a key whose budget in the current window is spent; it may start again once the window rolls over. */
-function budgetExceeded(over: BudgetExceeded): DomainError {
-  return new DomainError(
-    ErrorCode.BudgetExceeded,
-    `This key's budget is spent: ${over.limit}`,
-    { code: ErrorCode.BudgetExceeded },
-    over.retryAfterSeconds ?? undefined,
-  );
 }

@@ -20,13 +20,16 @@ const FILES = 6;
 /** Prompts of the long session: each reads a 50 KB file (every fourth one a small file beside it, in parallel). */
 const PROMPTS = 40;
 
+/** What a summary call of the fake costs: told apart from the answers' (10 prompt tokens each). */
+const SUMMARY_USAGE = { promptTokens: 1000, completionTokens: 50 };
 const isSummaryCall = (r: RecordedRequest) => !r.body.tools || r.body.tools.length === 0;
 const ofType = (events: StreamEvent[], type: string) =>
   events.filter((e) => e.event === type).map((e) => e.data);
 
 /** The model of these tests: reads the file a prompt names (every fourth prompt the small file beside it, in parallel), then says so; writes a summary when asked for one. */
 function model(request: RecordedRequest): FakeResponse {
-  if (isSummaryCall(request)) return text('The user had files read one after another; each was read whole.');
+  if (isSummaryCall(request))
+    return text('The user had files read one after another; each was read whole.', { usage: SUMMARY_USAGE });
   const last = request.body.messages.at(-1)!;
   if (last.role !== 'user') return text('Read it.');
   const content = typeof last.content === 'string' ? last.content : '';
@@ -146,6 +149,14 @@ describe('long sessions on a small window (e2e)', () => {
       expect(ofType(events, 'error')).toEqual([]);
       expect(events.at(-1)!.data).toMatchObject({ type: 'done', status: 'completed' });
       compactions.push(...ofType(events, 'context_compacted'));
+      // A summary is one of the run's model calls: its tokens are in the run's usage, beside its steps'.
+      const summaries = ofType(events, 'context_compacted').filter((c) => c.summarizedMessages > 0).length;
+      const steps = ofType(events, 'step_finished').map((e) => e.usage);
+      expect(events.at(-1)!.data.usage).toMatchObject({
+        promptTokens: steps.reduce((t, u) => t + u.promptTokens, 0) + summaries * SUMMARY_USAGE.promptTokens,
+        completionTokens:
+          steps.reduce((t, u) => t + u.completionTokens, 0) + summaries * SUMMARY_USAGE.completionTokens,
+      });
       // Published after its commit, before the call it made room for.
       for (const [i, e] of events.entries()) {
         if (e.event === 'context_compacted')
@@ -372,9 +383,20 @@ describe('long sessions on a small window (e2e)', () => {
     const sessionId = await newSession();
     for (let k = 0; k < 3; k++) await prompt(sessionId, `Prompt ${k}: read small.txt`);
 
+    const spent = async () =>
+      (await api(app.url, 'GET', '/v1/usage?groupBy=session', undefined, ALICE)).body.data.find(
+        (r: { sessionId: string }) => r.sessionId === sessionId,
+      );
+    const before = await spent();
     const compacted = await api(app.url, 'POST', `/v1/sessions/${sessionId}/compact`, undefined, ALICE);
     expect(compacted.status).toBe(200);
     expect(compacted.body).toMatchObject({ role: 'system', kind: 'summary' });
+    // The summary's call is the key's, counted like any: its tokens, no run.
+    expect(await spent()).toEqual({
+      ...before,
+      promptTokens: before.promptTokens + SUMMARY_USAGE.promptTokens,
+      completionTokens: before.completionTokens + SUMMARY_USAGE.completionTokens,
+    });
     expect(compacted.body.content).toMatch(/^Summary of the earlier conversation:/);
     const messages = await listed(sessionId);
     const newestUser = messages.findLastIndex((m) => m.role === 'user');
@@ -393,6 +415,46 @@ describe('long sessions on a small window (e2e)', () => {
     const sent = received(upstream.requests[0].body);
     expect(sent[1]).toEqual({ role: 'system', content: compacted.body.content });
     expect(sent.map((m) => m.role).slice(0, 3)).toEqual(['system', 'system', 'user']);
+  });
+
+  it('holds a summary call to the idle timeout like any model call: a silent summarizer fails the run, and the on-demand compaction answers 502', async () => {
+    const quick = await startApp(
+      { ...env(upstream.baseUrl), LLM_IDLE_TIMEOUT_MS: '1000', WORKSPACE_ROOT: app.workspace },
+      app.databaseUrl,
+    );
+    try {
+      upstream.fallback = model;
+      const sessionId = await newSession(quick.url);
+      for (let k = 0; k < 2; k++)
+        await prompt(sessionId, `Prompt ${k}: read big-${k % FILES}.txt`, quick.url);
+      upstream.fallback = (request) => (isSummaryCall(request) ? hang() : model(request));
+
+      const events = await prompt(sessionId, 'Prompt 2: read big-2.txt', quick.url);
+      expect(events.at(-1)!.data).toMatchObject({ type: 'error', code: 'UPSTREAM_TIMEOUT' });
+
+      const compacted = await api(quick.url, 'POST', `/v1/sessions/${sessionId}/compact`, undefined, ALICE);
+      expect(compacted.status).toBe(502);
+      expect(compacted.body).toMatchObject({ code: 'UPSTREAM_TIMEOUT', retryable: true });
+    } finally {
+      await quick.close();
+    }
+  });
+
+  it("checks the limits again after a summary: a run whose summary passed the session's maxTokens ends there, no call after it", async () => {
+    upstream.fallback = model;
+    const created = await api(app.url, 'POST', '/v1/sessions', { maxTokens: 1000 }, ALICE);
+    expect(created.status).toBe(201);
+    const sessionId: string = created.body.id;
+    let events: StreamEvent[] = [];
+    for (let k = 0; k < 6 && events.at(-1)?.data.status !== 'budget_exceeded'; k++) {
+      upstream.reset();
+      upstream.fallback = model;
+      events = await prompt(sessionId, `Prompt ${k}: read big-${k % FILES}.txt`);
+    }
+    expect(events.at(-1)!.data).toMatchObject({ type: 'done', status: 'budget_exceeded' });
+    expect(ofType(events, 'context_compacted').some((c) => c.summarizedMessages > 0)).toBe(true);
+    expect(isSummaryCall(upstream.requests.at(-1)!)).toBe(true);
+    expect(events.at(-1)!.data.usage.promptTokens).toBeGreaterThanOrEqual(SUMMARY_USAGE.promptTokens);
   });
 
   it('answers 409 to a compaction while the session has an active run, and 404 for another key’s session', async () => {
