@@ -17,6 +17,12 @@
  * `node bench/run.mjs --only=capacity` measured, with the bound at 8 against none: peak RSS 918 and
  * 879 against 532 and 549 MiB, total p50 26.0 and 25.0 against 17.7 and 16.4 s, loop delay p99 48.5
  * and 45.6 against 52.2 and 48.8 ms (within the noise). It no longer earned its place.
+ *
+ * Gone: STREAM_WAKES_PER_TICK (the streams of one group write woken 64 sinks a tick, StreamWakes).
+ * Four interleaved pairs of `node bench/run.mjs --only=capacity`, with the cap against none: loop
+ * delay p99 59.4, 51.9, 49.2, 46.4 against 49.3, 48.0, 53.3, 55.6 ms (the noise), first text p50
+ * 6.2–8.7 against 5.9–6.6 s. Each sink now wakes its streams in the next tick, as before it; so
+ * removed: 48.6 and 53.8 ms, first text p50 5.7 s.
  */
 
 /**
@@ -26,14 +32,6 @@
  * better (decision 010's history). One a tick is still thousands a second while ticks are short.
  */
 export const RUN_STARTS_PER_TICK = 1;
-
-/**
- * Sinks whose streams are woken per tick (StreamWakes), so that one group write of hundreds of runs
- * does not make all their socket writes in one tick. Loop delay p99 45–53 ms after it against 51–56
- * before (full runs, decision 010's history): at the edge of the noise; 64 was not compared with
- * other values.
- */
-export const STREAM_WAKES_PER_TICK = 64;
 
 /**
  * Sockets listening on the port (SO_REUSEPORT), each accepting one connection per tick (libuv

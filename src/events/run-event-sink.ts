@@ -2,7 +2,6 @@ import type { EntityManager } from 'typeorm';
 import { serializeEvent, type RunEventBody, type SerializedEvent } from './run-events';
 import { FlushSchedule } from './flush-schedule';
 import { retryWhileLeased, type RunLease } from './run-lease';
-import type { StreamWakes, WakesStreams } from './stream-wakes';
 import type { RunChanges, RunStore, SqlStatement } from '../store/run-store.service';
 import { isRunReleased, LeaseLost, type StoreUnavailable } from '../store/store-errors';
 import { FLUSH_MAX_EVENTS, FLUSH_MAX_TEXT_CHARS, SINK_WINDOW_EVENTS as SINK_WINDOW } from '../common/tuning';
@@ -26,7 +25,7 @@ import { FLUSH_MAX_EVENTS, FLUSH_MAX_TEXT_CHARS, SINK_WINDOW_EVENTS as SINK_WIND
  * another process — the sink is released: nothing more is written or shown, and its streams end
  * without a final event.
  */
-export class RunEventSink implements WakesStreams {
+export class RunEventSink {
   /** Numbered events from `baseSeq` on: the unstored ones and a window of stored ones. */
   private events: SerializedEvent[] = [];
   /** Text emitted since the last event was numbered; numbered as one `text` event by the next write. */
@@ -41,6 +40,8 @@ export class RunEventSink implements WakesStreams {
   private releasedBy: LeaseLost | StoreUnavailable | null = null;
   private readonly flushes = new FlushSchedule(() => void this.flush());
   private waiters: (() => void)[] = [];
+  /** A wake of this sink's streams is on its way (see `publish`). */
+  private wakeScheduled = false;
   private closedState = false;
 
   constructor(
@@ -48,8 +49,6 @@ export class RunEventSink implements WakesStreams {
     lastSeq: number,
     private readonly store: RunStore,
     private readonly lease: RunLease,
-    /** The process's queue of stream wakes (EventsModule), shared by every sink. */
-    private readonly wakes: StreamWakes,
     /** Told about every write that failed for good (the run must fail) or released the run. */
     private readonly onWriteError: (err: unknown) => void,
     /** Events already in the log that this process's streams should still see from memory. */
@@ -257,13 +256,18 @@ export class RunEventSink implements WakesStreams {
       this.events.splice(0, dropUpTo - this.baseSeq + 1);
       this.baseSeq = dropUpTo + 1;
     }
-    this.wakes.add(this);
+    // Woken in the next tick, once for whatever this tick stored: every event of one network read
+    // leaves in one socket write instead of one each.
+    if (!this.wakeScheduled) {
+      this.wakeScheduled = true;
+      setImmediate(this.wakeStreams);
+    }
   }
 
-  /** Called by StreamWakes, a tick (or a few) after `publish`. */
-  wakeStreams(): void {
+  private readonly wakeStreams = (): void => {
+    this.wakeScheduled = false;
     this.wake();
-  }
+  };
 
   private wake(): void {
     const waiters = this.waiters;

@@ -9,7 +9,6 @@ import { RunEventHub } from '../events/run-event-hub.service';
 import { RunEventSink } from '../events/run-event-sink';
 import type { SerializedEvent } from '../events/run-events';
 import { RunLease } from '../events/run-lease';
-import { StreamWakes } from '../events/stream-wakes';
 import { RunHandle, type RunHandleInit } from '../agent/run-handle';
 import { RunOrchestrator } from '../agent/run-orchestrator.service';
 import { RunStore } from '../store/run-store.service';
@@ -32,7 +31,6 @@ export class DrivenRuns {
   constructor(
     private readonly store: RunStore,
     private readonly hub: RunEventHub,
-    private readonly wakes: StreamWakes,
     private readonly orchestrator: RunOrchestrator,
     private readonly registry: ToolRegistry,
     private readonly metrics: MetricsService,
@@ -84,7 +82,6 @@ export class DrivenRuns {
       run.lastSeq - stored.length,
       this.store,
       lease,
-      this.wakes,
       (err) => this.writeFailed(run.id, err),
       stored,
     );

@@ -1,8 +1,7 @@
 import { RunEventHub } from '../../src/events/run-event-hub.service';
-import { SINK_WINDOW_EVENTS as SINK_WINDOW, STREAM_WAKES_PER_TICK } from '../../src/common/tuning';
+import { SINK_WINDOW_EVENTS as SINK_WINDOW } from '../../src/common/tuning';
 import { RunEventSink } from '../../src/events/run-event-sink';
 import { RunLease } from '../../src/events/run-lease';
-import { StreamWakes } from '../../src/events/stream-wakes';
 import type { RunEventBody, SerializedEvent } from '../../src/events/run-events';
 import type { PgNotifications } from '../../src/persistence/pg-notifications.service';
 import { LeaseLost, StoreUnavailable } from '../../src/store/store-errors';
@@ -58,7 +57,6 @@ describe('RunEventSink on a real PostgreSQL: events are shown only once stored',
       0,
       store.runs,
       new RunLease(ME, leaseMs),
-      new StreamWakes(STREAM_WAKES_PER_TICK),
       (err) => errors.push(err),
       [run.firstEvent],
     );
