@@ -5,6 +5,7 @@ import { RunAccounting } from './run-accounting';
 import { StoreModule } from '../store/store.module';
 import { ToolsModule } from '../tools/tools.module';
 import { ContextWindow } from './context-window';
+import { Summarizer } from './summarizer';
 import { ModelCalls } from './model-calls.service';
 import { RunOrchestrator } from './run-orchestrator.service';
 import { RunTakeover } from './run-takeover';
@@ -18,6 +19,7 @@ import { ToolStepService } from './tool-step.service';
     RunTools,
     ToolStepService,
     RunTakeover,
+    Summarizer,
     ContextWindow,
     ModelCalls,
     RunOrchestrator,

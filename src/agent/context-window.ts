@@ -3,16 +3,15 @@ import { randomUUID } from 'node:crypto';
 import { resolveModel } from 'tokenlens';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
-import { ModelError, type ModelRequest, type Usage } from '../llm/model-provider';
+import { ModelError } from '../llm/model-provider';
 import { splitModelName } from '../llm/model-providers';
-import { ModelProviders } from '../llm/model-providers';
-import { MetricsService } from '../metrics/metrics.service';
 import type { CompactionWrite, MessageRow, NewSummary } from '../store/conversation-store.service';
 import { ConversationStore } from '../store/conversation-store.service';
 import { contentBytes, prunedStub, toolNames } from './conversation';
 import { RequestTokens, type CallShape } from './request-tokens';
 import { withCallUsage } from './step-record';
 import { RunAccounting } from './run-accounting';
+import { Summarizer, type SummaryCall } from './summarizer';
 import type { RunHandle } from './run-handle';
 import { countTextYielding, rawMessageTokens } from './token-count';
 import { findLastIndex, summarySpan, transcript, withPruned } from './context-spans';
@@ -37,16 +36,6 @@ export function isContextTooLong(err: unknown): boolean {
   );
 }
 
-/** The model call that wrote a summary, as it finished: counted and priced like any call. */
-export interface SummaryCall {
-  usage: Usage;
-  /** The `provider/model` that answered. */
-  model?: string;
-  finishReason: string;
-  /** When the request went out (epoch ms). */
-  startedAt: number;
-}
-
 /** A compaction decided and, when it summarizes, written: what to store, the summary's row and its call. */
 export interface Compaction {
   write: CompactionWrite;
@@ -55,11 +44,6 @@ export interface Compaction {
   tokensBefore: number;
   tokensAfter: number;
 }
-
-const SUMMARIZER_PROMPT = `You write the summary that replaces the older part of a conversation between a user and an AI coding agent, so that the agent can carry on without it.
-Keep: the user's goals, requests and constraints; decisions made and why; files, functions, commands and values that matter, with their paths; what was done, what failed, and what is still open.
-Leave out: pleasantries, and tool output the agent can read again (say which file or command it came from instead).
-Write plain prose and short lists, in the conversation's language. Never address the user; never invent anything.`;
 
 /**
  * The stage before every model call ("Long sessions"): counts the request in the model's tokens
@@ -74,9 +58,8 @@ export class ContextWindow {
   private readonly tokens = new RequestTokens();
 
   constructor(
-    private readonly models: ModelProviders,
+    private readonly summarizer: Summarizer,
     private readonly conversation: ConversationStore,
-    private readonly metrics: MetricsService,
     private readonly accounting: RunAccounting,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -252,7 +235,7 @@ export class ContextWindow {
     if (tokens > transcriptTokens) {
       text = transcript(span, names, Math.floor(((text.length * transcriptTokens) / tokens) * 0.9));
     }
-    const { text: written, call } = await this.callSummarizer(shape.model, text, summaryTokens, signal);
+    const { text: written, call } = await this.summarizer.write(shape.model, text, summaryTokens, signal);
     if (written === '') return null;
     const summary: NewSummary = {
       id: randomUUID(),
@@ -280,44 +263,6 @@ export class ContextWindow {
       tokensBefore: before,
       tokensAfter: after,
     };
-  }
-
-  /**
-   * The summary's model call: through ModelProviders like every model call (the idle timeout, the
-   * answer budget, the fallbacks), without tools, its answer bounded by `maxTokens`.
-   */
-  private async callSummarizer(
-    model: string,
-    text: string,
-    maxTokens: number,
-    signal: AbortSignal,
-  ): Promise<{ text: string; call: SummaryCall | null }> {
-    const words = Math.floor(maxTokens * 0.7);
-    const request: ModelRequest = {
-      model,
-      messages: [
-        { role: 'system', content: SUMMARIZER_PROMPT },
-        {
-          role: 'user',
-          content: `${text}\n\n---\nSummarize the conversation above in at most ${words} words.`,
-        },
-      ],
-      tools: [],
-      maxOutputTokens: maxTokens,
-    };
-    const startedAt = Date.now();
-    const maxChars = maxTokens * 6;
-    let out = '';
-    let call: SummaryCall | null = null;
-    for await (const event of this.models.stream(request, signal)) {
-      // A summary longer than asked for is cut: it must leave room for what it makes room for.
-      if (event.type === 'text' && out.length < maxChars) out += event.delta;
-      else if (event.type === 'finish') {
-        this.metrics.tokensUsed(event.usage.promptTokens, event.usage.completionTokens);
-        call = { usage: event.usage, model: event.model, finishReason: event.finishReason, startedAt };
-      }
-    }
-    return { text: out.slice(0, maxChars).trim(), call };
   }
 }
 
