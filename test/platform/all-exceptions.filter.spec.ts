@@ -61,6 +61,7 @@ const MAPPED: [ErrorCode, number, string][] = [
   [ErrorCode.BudgetExceeded, 429, 'Too Many Requests'],
   [ErrorCode.ServerBusy, 503, 'Service Unavailable'],
   [ErrorCode.ShuttingDown, 503, 'Service Unavailable'],
+  [ErrorCode.ModelFailed, 502, 'Bad Gateway'],
 ];
 
 describe('AllExceptionsFilter', () => {
