@@ -46,6 +46,7 @@ const QUICK = process.argv.includes('--quick');
  * object of extra environment for the server, to measure a setting with and without it).
  * `--only=latency`: just the delay mode at c=16 on Loopwright and the floor, three times each,
  * interleaved (the added time to first text, for a piece measured with and without it).
+ * `--only=c256`: the same at c=256 (total p50 and runs/s against the floor's).
  */
 const ONLY = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length) ?? null;
 const scale = (n, min = 1) => (QUICK ? Math.max(min, Math.ceil(n / 10)) : n);
@@ -967,7 +968,7 @@ async function main() {
     );
     return;
   }
-  if (ONLY === 'latency') {
+  if (ONLY === 'latency' || ONLY === 'c256') {
     const db = await createDatabase(adminUrl, 'bench_latency');
     const loopwright = await startLoopwright('loopwright', {
       databaseUrl: db,
@@ -977,7 +978,7 @@ async function main() {
     });
     const floor = await startFloor({ upstreamUrl, workspace, cwd: work });
     const mode = MODES.find((m) => m.name === 'delay');
-    const level = mode.levels.find((l) => l.concurrency === 16);
+    const level = mode.levels.find((l) => l.concurrency === (ONLY === 'c256' ? 256 : 16));
     for (const server of [loopwright, floor]) {
       await clientJob({
         op: 'load',
@@ -993,11 +994,17 @@ async function main() {
       const l = await loadScenario(loopwright, mode, level, pgPid);
       const f = await loadScenario(floor, mode, level, pgPid);
       added.push(l.ttftP50 - f.ttftP50);
+      if (ONLY === 'c256') {
+        console.log(
+          `c256 ${i + 1}: total p50 ${fmt(l.totalP50)} vs floor ${fmt(f.totalP50)} ms (${fmt(l.totalP50 / f.totalP50, 2)}×), runs/s ${fmt(l.runsPerSec)} vs ${fmt(f.runsPerSec)} (${fmt(l.runsPerSec / f.runsPerSec, 2)}×), cpu/run ${fmt(l.cpuMsPerRun, 2)} ms`,
+        );
+        continue;
+      }
       console.log(
         `latency ${i + 1}: first text p50 ${fmt(l.ttftP50)} vs floor ${fmt(f.ttftP50)} ms (added ${fmt(l.ttftP50 - f.ttftP50)} ms), cpu/run ${fmt(l.cpuMsPerRun, 2)} ms`,
       );
     }
-    console.log(`latency: added first text ${added.map((a) => fmt(a)).join(', ')} ms`);
+    if (ONLY === 'latency') console.log(`latency: added first text ${added.map((a) => fmt(a)).join(', ')} ms`);
     await stopChild(loopwright.entry);
     await stopChild(floor.entry);
     await dropDatabase(adminUrl, 'bench_latency');
@@ -1022,7 +1029,7 @@ async function main() {
     return;
   }
   if (ONLY !== null)
-    throw new Error(`--only=${ONLY}: the scenarios that run alone are tracing, capacity and latency`);
+    throw new Error(`--only=${ONLY}: the scenarios that run alone are tracing, capacity, latency and c256`);
 
   // Loopwright and the floor.
   log('starting Loopwright and the floor');
