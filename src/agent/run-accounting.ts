@@ -62,17 +62,18 @@ export class RunAccounting {
   }
 
   /**
-   * The row of a model call made for a session outside any run (the summary of `POST
-   * /v1/sessions/:id/compact`), priced: stored and counted against its key like any call.
+   * Stores a model call made for a session outside any run (the summary of `POST
+   * /v1/sessions/:id/compact`), priced: its row, and its tokens and cost in the key's windows.
    */
-  sessionCall(
+  async storeSessionCall(
     owner: string,
     sessionId: string,
     model: string,
     usage: Usage,
     answeredBy?: string,
-  ): NewModelCall {
-    return callRow({ runId: null, sessionId, owner }, 0, usage, this.price(model, usage, answeredBy));
+  ): Promise<void> {
+    const row = callRow({ runId: null, sessionId, owner }, 0, usage, this.price(model, usage, answeredBy));
+    await this.usage.write(this.usageWrites(row));
   }
 
   /** The statements that store a call's usage and move its key's window counters, for the statement of what the call belongs to (its step, a compaction). */

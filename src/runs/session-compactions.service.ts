@@ -47,13 +47,8 @@ export class SessionCompactions {
         });
       });
     const call = compaction?.summaryCall;
-    if (call) {
-      // Spent whether or not the summary is kept below: its usage is stored on its own, first.
-      const usage = this.accounting.sessionCall(owner, sessionId, model, call.usage, call.model);
-      await this.store.transaction(async (tx) => {
-        for (const { sql, params } of this.accounting.usageWrites(usage)) await tx.query(sql, params);
-      });
-    }
+    // Spent whether or not the summary is kept below: its usage is stored on its own, first.
+    if (call) await this.accounting.storeSessionCall(owner, sessionId, model, call.usage, call.model);
     if (!compaction?.summaryRow) {
       throw new DomainError(
         ErrorCode.SessionBusy,

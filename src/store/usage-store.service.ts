@@ -66,6 +66,13 @@ const GROUP_EXPRESSIONS: Readonly<Record<UsageGrouping, string>> = {
 export class UsageStore {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
+  /** Runs usage writes (insertModelCallSql, addSpendSql) on their own, in one transaction: a call outside any step. */
+  async write(statements: readonly SqlStatement[]): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      for (const { sql, params } of statements) await tx.query(sql, params);
+    });
+  }
+
   insertModelCallSql(c: NewModelCall): SqlStatement {
     return {
       sql: `INSERT INTO model_calls (id, run_id, session_id, owner, iteration, provider, model, prompt_tokens,
