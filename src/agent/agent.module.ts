@@ -6,6 +6,7 @@ import { StoreModule } from '../store/store.module';
 import { ToolsModule } from '../tools/tools.module';
 import { ContextWindow } from './context-window';
 import { Summarizer } from './summarizer';
+import { ModelCallRecorder } from './model-call-recorder';
 import { ModelCalls } from './model-calls.service';
 import { RunOrchestrator } from './run-orchestrator.service';
 import { RunTakeover } from './run-takeover';
@@ -25,6 +26,7 @@ import { ToolStepService } from './tool-step.service';
     RunOrchestrator,
     BudgetGuard,
     RunAccounting,
+    ModelCallRecorder,
   ],
   exports: [RunOrchestrator, ModelCalls, BudgetGuard, RunAccounting, ContextWindow],
 })

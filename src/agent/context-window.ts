@@ -4,14 +4,15 @@ import { resolveModel } from 'tokenlens';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { ModelError } from '../llm/model-provider';
-import { splitModelName } from '../llm/model-providers';
+import { splitModelName } from '../llm/model-name';
 import type { CompactionWrite, MessageRow, NewSummary } from '../store/conversation-store.service';
 import { ConversationStore } from '../store/conversation-store.service';
 import { contentBytes, prunedStub, toolNames } from './conversation';
 import { RequestTokens, type CallShape } from './request-tokens';
 import { withCallUsage } from './step-record';
 import { RunAccounting } from './run-accounting';
-import { Summarizer, type SummaryCall } from './summarizer';
+import { Summarizer, type SummaryCaller } from './summarizer';
+import type { RecordedCall } from './model-call-recorder';
 import type { RunHandle } from './run-handle';
 import { countTextYielding, rawMessageTokens } from './token-count';
 import { findLastIndex, summarySpan, transcript, withPruned } from './context-spans';
@@ -40,7 +41,7 @@ export function isContextTooLong(err: unknown): boolean {
 export interface Compaction {
   write: CompactionWrite;
   summaryRow: MessageRow | null;
-  summaryCall: SummaryCall | null;
+  summaryCall: RecordedCall | null;
   tokensBefore: number;
   tokensAfter: number;
 }
@@ -98,7 +99,16 @@ export class ContextWindow {
     if (!tooLong && this.tokens.atMost(shape, this.target(shape.model))) return false;
     const before = await this.tokens.count(shape);
     if (!tooLong && before <= this.target(shape.model)) return false;
-    const compaction = await this.compact(shape, tooLong ? 0 : this.target(shape.model), before, h.signal);
+    const compaction = await this.compact(shape, tooLong ? 0 : this.target(shape.model), before, {
+      of: { runId: h.run.id, sessionId: h.run.sessionId, owner: h.run.owner },
+      iteration: h.run.iterations + 1,
+      trace: h.trace,
+      signal: h.signal,
+      // A summary that ended without its summary is stored with the run's end, like its own calls.
+      lost: (call) => {
+        h.unstoredCall = call;
+      },
+    });
     if (compaction) {
       const { write, summaryRow, summaryCall, tokensBefore, tokensAfter } = compaction;
       const spent = summaryCall && this.summaryCallOf(h, summaryCall);
@@ -134,22 +144,9 @@ export class ContextWindow {
     return compaction?.summaryCall != null;
   }
 
-  /** The summary call of a run's compaction: priced, traced, its usage row and the run's usage with it. */
-  private summaryCallOf(h: RunHandle, call: SummaryCall) {
-    const priced = this.accounting.price(h.run.model, call.usage, call.model);
-    h.trace.modelCall({
-      provider: priced.provider,
-      requestModel: splitModelName(h.run.model).model,
-      responseModel: splitModelName(call.model ?? h.run.model).model,
-      startedAt: call.startedAt,
-      finishReason: call.finishReason,
-      inputTokens: call.usage.promptTokens,
-      outputTokens: call.usage.completionTokens,
-    });
-    return {
-      row: this.accounting.modelCall(h, h.run.iterations + 1, call.usage, priced),
-      usage: withCallUsage(h.usage, call.usage, priced.costUsd),
-    };
+  /** The summary call of a run's compaction (recorded by ModelCallRecorder): its usage row and the run's usage with it. */
+  private summaryCallOf(h: RunHandle, call: RecordedCall) {
+    return { row: call.row, usage: withCallUsage(h.usage, call.usage, call.costUsd) };
   }
 
   /**
@@ -159,13 +156,13 @@ export class ContextWindow {
   async summarizeOlder(
     model: string,
     rows: readonly MessageRow[],
-    signal: AbortSignal,
+    caller: SummaryCaller,
   ): Promise<Compaction | null> {
     const shape = { model, rows, tools: [] };
     const before = await this.tokens.count(shape);
     const span = summarySpan(rows, 0, this.tokens.liveTokens(rows, this.tokens.tokenizerOf(model)));
     if (!span) return null;
-    return this.summarizeSpan(shape, span, [], before, signal);
+    return this.summarizeSpan(shape, span, [], before, caller);
   }
 
   /** COMPACT_AT of the model's window. */
@@ -178,7 +175,7 @@ export class ContextWindow {
     shape: CallShape,
     goal: number,
     before: number,
-    signal: AbortSignal,
+    caller: SummaryCaller,
   ): Promise<Compaction | null> {
     const tk = this.tokens.tokenizerOf(shape.model);
     const newestUser = findLastIndex(shape.rows, (m) => m.role === 'user');
@@ -201,7 +198,7 @@ export class ContextWindow {
     if (tokens > goal) {
       const span = summarySpan(rows, Math.floor(goal / 2), this.tokens.liveTokens(rows, tk));
       const summarized = span
-        ? await this.summarizeSpan({ ...shape, rows }, span, prunedIds, before, signal)
+        ? await this.summarizeSpan({ ...shape, rows }, span, prunedIds, before, caller)
         : null;
       if (summarized) return summarized;
     }
@@ -222,7 +219,7 @@ export class ContextWindow {
     span: readonly MessageRow[],
     pruned: string[],
     before: number,
-    signal: AbortSignal,
+    caller: SummaryCaller,
   ): Promise<Compaction | null> {
     const tk = this.tokens.tokenizerOf(shape.model);
     // The summary gets an eighth of the target (at most 2,000 tokens); the transcript half the window.
@@ -235,7 +232,7 @@ export class ContextWindow {
     if (tokens > transcriptTokens) {
       text = transcript(span, names, Math.floor(((text.length * transcriptTokens) / tokens) * 0.9));
     }
-    const { text: written, call } = await this.summarizer.write(shape.model, text, summaryTokens, signal);
+    const { text: written, call } = await this.summarizer.write(shape.model, text, summaryTokens, caller);
     if (written === '') return null;
     const summary: NewSummary = {
       id: randomUUID(),
@@ -268,12 +265,12 @@ export class ContextWindow {
 
 /** The window the registry (tokenlens) gives for `provider/model`, or null for a model it does not know. */
 export function registryWindow(model: string): number | null {
-  const slash = model.indexOf('/');
-  const provider = slash > 0 ? model.slice(0, slash) : null;
-  const name = model.slice(model.lastIndexOf('/') + 1);
+  const { provider, model: own } = splitModelName(model);
+  // The registry's name is the last segment of the provider's own (`meta-llama/llama-3` → `llama-3`).
+  const name = own.slice(own.lastIndexOf('/') + 1);
   const registryProvider = provider === 'openai-responses' ? 'openai' : provider;
   const candidates = [
-    ...(registryProvider ? [`${registryProvider}:${name}`] : []),
+    `${registryProvider}:${name}`,
     name,
     name.replace(/-\d{8}$/, ''),
   ];

@@ -1,16 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
-import { ModelError, type ModelRequest, type ModelStreamEvent } from '../llm/model-provider';
-import { ModelProviders, splitModelName } from '../llm/model-providers';
+import { ModelError, type ModelRequest, type ModelStreamEvent, type Usage } from '../llm/model-provider';
+import { ModelProviders } from '../llm/model-providers';
 import { SentModelCall } from '../llm/sent-model-call';
-import { MetricsService } from '../metrics/metrics.service';
 import type { RunRow } from '../store/run-store.service';
 import type { SessionRow } from '../store/session-store.service';
 import { ContextTooLong, ContextWindow, isContextTooLong } from './context-window';
 import { modelMessages } from './conversation';
 import { EarlyReads } from './early-reads';
-import { RunAccounting } from './run-accounting';
+import { ModelCallRecorder, type RecordedCall } from './model-call-recorder';
 import type { RunHandle } from './run-handle';
 import { RunTools } from './run-tools.service';
 import type { ModelTurn } from './step-record';
@@ -29,15 +28,14 @@ export type ModelCallSource = Pick<RunHandle, 'conversation' | 'toolset'> & {
  * (`makeRoom`, ContextWindow), a call sent ahead of the loop
  * when it surely fits (`sendAhead`: a run's first with its start, FirstCallsAhead; the next once a
  * step's results are known), and its answer read to the end (`read`: text and reasoning streamed,
- * speculative reads started, the finish priced, traced and counted).
+ * speculative reads started, the call recorded by ModelCallRecorder — also one that never finished).
  */
 @Injectable()
 export class ModelCalls {
   constructor(
     private readonly models: ModelProviders,
     private readonly tools: RunTools,
-    private readonly metrics: MetricsService,
-    private readonly accounting: RunAccounting,
+    private readonly recorder: ModelCallRecorder,
     private readonly window: ContextWindow,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -98,7 +96,8 @@ export class ModelCalls {
       try {
         return await this.readToEnd(h, call);
       } catch (err) {
-        if (!isContextTooLong(err) || h.streamingText !== '') throw err;
+        // Only a call refused before it streamed anything (so not counted) is sent again.
+        if (!isContextTooLong(err) || h.unstoredCall !== null) throw err;
         if (attempt > 1)
           throw new ContextTooLong(
             `The model refused the request as too long after compaction: ${(err as Error).message}`,
@@ -115,85 +114,78 @@ export class ModelCalls {
   ): Promise<{ turn: ModelTurn; early: EarlyReads }> {
     h.streamingText = '';
     let reasoning = '';
+    // Tool-call arguments as streamed: with the text, what a call that never finished is counted from.
+    let argumentsStreamed = '';
     // A silent upstream is the provider's to time out (LLM_IDLE_TIMEOUT_MS): it throws UPSTREAM_TIMEOUT.
-    const started = stream.sentAt;
     const early = new EarlyReads((call, signal) => this.tools.startEarly(h, call, signal), h.signal);
     let firstTokenMs: number | null = null;
+    const ended = (reported: Usage | null) => ({
+      of: { runId: h.run.id, sessionId: h.run.sessionId, owner: h.run.owner },
+      iteration: h.run.iterations + 1,
+      request: stream.request,
+      streamed: h.streamingText + reasoning + argumentsStreamed,
+      reported,
+      sentAt: stream.sentAt,
+      firstTokenMs,
+      trace: h.trace,
+    });
     try {
       for await (const event of stream) {
-        firstTokenMs ??= performance.now() - started;
+        firstTokenMs ??= performance.now() - stream.sentAt;
         switch (event.type) {
           case 'text':
             h.streamingText += event.delta;
             h.sink.emit({ type: 'text', delta: event.delta });
             break;
           case 'tool_call_delta':
+            if (event.argumentsDelta) argumentsStreamed += event.argumentsDelta;
             early.see(event);
             break;
           case 'reasoning':
             reasoning += event.delta;
             h.sink.emit({ type: 'reasoning', delta: event.delta });
             break;
-          case 'finish':
-            this.metrics.modelCall('ok', performance.now() - started, firstTokenMs);
-            this.metrics.tokensUsed(event.usage.promptTokens, event.usage.completionTokens);
-            return { turn: this.finishedTurn(h, event, started, reasoning), early };
+          case 'finish': {
+            const text = h.streamingText;
+            const recorded = await this.recorder.record({
+              ...ended(event.usage),
+              answeredBy: event.model,
+              finishReason: event.finishReason,
+              output: () => ({ text, toolCalls: event.toolCalls }),
+            });
+            // A finished call is always counted (it has a report, or an estimate).
+            return { turn: finishedTurn(text, event, reasoning, recorded!), early };
+          }
         }
       }
       throw new ModelError('UPSTREAM_CONNECTION', 'The model stream ended without finishing.', true);
     } catch (err) {
       early.stop();
-      const asked = splitModelName(h.run.model);
-      h.trace.modelCall({
-        provider: asked.provider,
-        requestModel: asked.model,
-        responseModel: asked.model,
-        startedAt: epochOf(started),
-        error: err instanceof ModelError ? err.code : h.signal.aborted ? 'aborted' : 'internal',
+      // A call cancelled, or failed after it streamed, counts all the same: the run stores it as it ends.
+      h.unstoredCall = await this.recorder.record({
+        ...ended(null),
+        failure: err instanceof ModelError ? err.code : h.signal.aborted ? 'aborted' : 'internal',
       });
-      this.metrics.modelCall(
-        h.signal.aborted ? 'aborted' : 'error',
-        performance.now() - started,
-        firstTokenMs,
-      );
       throw err;
     }
   }
-
-  /** The model's answer as the step takes it, priced (its usage row) and traced. */
-  private finishedTurn(
-    h: RunHandle,
-    finish: Extract<ModelStreamEvent, { type: 'finish' }>,
-    started: number,
-    reasoning: string,
-  ): ModelTurn {
-    const priced = this.accounting.price(h.run.model, finish.usage, finish.model);
-    const text = h.streamingText;
-    // The GenAI attributes name a model as its provider knows it; the provider is an attribute of its own.
-    h.trace.modelCall({
-      provider: priced.provider,
-      requestModel: splitModelName(h.run.model).model,
-      responseModel: splitModelName(finish.model ?? h.run.model).model,
-      startedAt: epochOf(started),
-      finishReason: finish.finishReason,
-      inputTokens: finish.usage.promptTokens,
-      outputTokens: finish.usage.completionTokens,
-      output: () => ({ text, toolCalls: finish.toolCalls }),
-    });
-    return {
-      text,
-      finishReason: finish.finishReason,
-      usage: finish.usage,
-      toolCalls: finish.toolCalls,
-      reasoning,
-      providerData: finish.providerData,
-      model: finish.model,
-      modelCall: this.accounting.modelCall(h, h.run.iterations + 1, finish.usage, priced),
-    };
-  }
 }
 
-/** The wall-clock time of a `performance.now()` instant. */
-function epochOf(performanceMs: number): number {
-  return Date.now() - (performance.now() - performanceMs);
+/** The model's answer as the step takes it, with its call as recorded (the usage row its step stores). */
+function finishedTurn(
+  text: string,
+  finish: Extract<ModelStreamEvent, { type: 'finish' }>,
+  reasoning: string,
+  recorded: RecordedCall,
+): ModelTurn {
+  return {
+    text,
+    finishReason: finish.finishReason,
+    usage: recorded.usage,
+    toolCalls: finish.toolCalls,
+    reasoning,
+    providerData: finish.providerData,
+    model: finish.model,
+    modelCall: recorded.row,
+  };
 }

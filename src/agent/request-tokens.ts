@@ -1,5 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ModelToolDefinition } from '../llm/model-provider';
+import { splitModelName } from '../llm/model-name';
 import type { MessageRow } from '../store/conversation-store.service';
 import { toModelMessage, toolNames } from './conversation';
 import {
@@ -37,8 +38,8 @@ export class RequestTokens {
   private readonly toolCounts = new WeakMap<readonly ModelToolDefinition[], number>();
 
   tokenizerOf(model: string): Tokenizer {
-    const slash = model.indexOf('/');
-    return tokenizerFor(slash > 0 ? model.slice(0, slash) : null, model);
+    const { provider, model: own } = splitModelName(model);
+    return tokenizerFor(provider, own);
   }
 
   /**

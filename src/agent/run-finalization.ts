@@ -1,10 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { RunError } from '../persistence/entities/run.entity';
 import type { ToolErrorCode } from '../tools/tool';
-import type { RunEventBody } from '../events/run-events';
+import type { PricedUsage, RunEventBody } from '../events/run-events';
 import type { ConversationStore, ToolCallRow, ToolCallSettlement } from '../store/conversation-store.service';
-import type { Queryable, RunRow, RunStore } from '../store/run-store.service';
+import type { Queryable, RunRow, RunStore, SqlStatement } from '../store/run-store.service';
+import { runUsage, usageColumns, type RunUsageColumns } from './step-record';
 import { errorSettlement, resultEvent } from './tool-results';
+
+/** The model call the run was in when it ended, counted (ModelCallRecorder): the run's usage with it, and its usage writes. */
+export interface LostCall {
+  runUsage: PricedUsage;
+  writes: SqlStatement[];
+}
 
 export type FinalOutcome = { status: 'cancelled'; why: string } | { status: 'failed'; error: RunError };
 
@@ -21,14 +28,12 @@ export class RunFinalization {
   private readonly callSettlement: ToolCallSettlement;
 
   constructor(
-    private readonly run: Pick<
-      RunRow,
-      'id' | 'sessionId' | 'iterations' | 'promptTokens' | 'completionTokens' | 'costUsd'
-    >,
+    private readonly run: Pick<RunRow, 'id' | 'sessionId' | 'iterations'> & RunUsageColumns,
     private readonly outcome: FinalOutcome,
     private readonly partialText: string,
     private readonly openCalls: readonly ToolCallRow[],
     lastAssistantMessageId: string | null,
+    private readonly lostCall?: LostCall,
   ) {
     this.partialMessageId = partialText === '' ? null : randomUUID();
     this.finalMessageId = this.partialMessageId ?? lastAssistantMessageId;
@@ -38,11 +43,7 @@ export class RunFinalization {
         : ['EXECUTION_ERROR', `The run failed before this call finished: ${outcome.error.message}`];
     this.callSettlement = errorSettlement(code, why);
     this.events = openCalls.map((c) => resultEvent(c.callId, c.name, this.callSettlement));
-    const usage = {
-      promptTokens: run.promptTokens,
-      completionTokens: run.completionTokens,
-      costUsd: run.costUsd,
-    };
+    const usage = lostCall?.runUsage ?? runUsage(run);
     this.events.push(
       outcome.status === 'cancelled'
         ? {
@@ -59,6 +60,7 @@ export class RunFinalization {
 
   async apply(runs: RunStore, conversation: ConversationStore, tx: Queryable): Promise<void> {
     for (const call of this.openCalls) await conversation.settleToolCall(tx, call, this.callSettlement);
+    for (const { sql, params } of this.lostCall?.writes ?? []) await tx.query(sql, params);
     if (this.partialMessageId) {
       const seq = await conversation.reserveMessageSeqs(tx, this.run.sessionId, 1);
       await conversation.insertMessages(tx, this.run.sessionId, this.run.id, [
@@ -70,6 +72,7 @@ export class RunFinalization {
       error: this.outcome.status === 'failed' ? this.outcome.error : null,
       finalMessageId: this.finalMessageId,
       finished: true,
+      ...(this.lostCall ? usageColumns(this.lostCall.runUsage) : {}),
     });
   }
 }

@@ -8,6 +8,8 @@ import type { SessionRow } from '../store/session-store.service';
 import type { Toolset } from '../tools/toolset';
 import type { TakeOverReason } from './run-takeover';
 import { NO_TRACE, type RunTrace } from '../observability/run-tracing';
+import type { RecordedCall } from './model-call-recorder';
+import { runUsage, usageColumns } from './step-record';
 
 export type StopReason = 'cancelled' | 'disconnected';
 
@@ -61,6 +63,11 @@ export class RunHandle {
   private readonly controller: AbortController;
   /** Text of the model call in progress, not stored yet (written by the model call only). */
   streamingText = '';
+  /**
+   * A model call of this run that ended without a step to store it (cancelled, or failed after it
+   * streamed), as ModelCallRecorder counted it: the run's end stores it (RunFinalization).
+   */
+  unstoredCall: RecordedCall | null = null;
   readonly run: RunRow;
   readonly session: SessionRow;
   readonly sink: RunEventSink;
@@ -158,9 +165,7 @@ export class RunHandle {
     messages: MessageRow[];
   }): void {
     this.run.iterations = step.iteration;
-    this.run.promptTokens = step.usage.promptTokens;
-    this.run.completionTokens = step.usage.completionTokens;
-    this.run.costUsd = step.usage.costUsd;
+    Object.assign(this.run, usageColumns(step.usage));
     this.nextSeq = step.nextMessageSeq;
     this.streamingText = '';
     this.addMessages(step.messages);
@@ -172,11 +177,7 @@ export class RunHandle {
 
   /** The run's usage so far, with its cost (null while no call of it had a price). */
   get usage(): PricedUsage {
-    return {
-      promptTokens: this.run.promptTokens,
-      completionTokens: this.run.completionTokens,
-      costUsd: this.run.costUsd,
-    };
+    return runUsage(this.run);
   }
 
   stop(reason: StopReason): void {
@@ -203,11 +204,7 @@ export class RunHandle {
    * usage with the summary's call.
    */
   contextCompacted(write: CompactionWrite, summary: MessageRow | null, usage?: PricedUsage): void {
-    if (usage) {
-      this.run.promptTokens = usage.promptTokens;
-      this.run.completionTokens = usage.completionTokens;
-      this.run.costUsd = usage.costUsd;
-    }
+    if (usage) Object.assign(this.run, usageColumns(usage));
     const pruned = new Set(write.pruned);
     const summarized = new Set(write.summarized);
     for (const m of this.messages) {

@@ -9,7 +9,7 @@ import { ContextTooLong } from './context-window';
 import { ModelCalls, type ModelCallSource } from './model-calls.service';
 import { RunFinalization, type FinalOutcome } from './run-finalization';
 import { RunStopped, type RunHandle } from './run-handle';
-import { buildStepRecord, type ModelTurn, type StepRecord } from './step-record';
+import { buildStepRecord, withCallUsage, type ModelTurn, type StepRecord } from './step-record';
 import { ConversationStore, type MessageRow } from '../store/conversation-store.service';
 import { RunStore } from '../store/run-store.service';
 import { isRunReleased, isStoreUnavailable } from '../store/store-errors';
@@ -210,12 +210,19 @@ export class RunOrchestrator {
       const open = await h.sink.retrying(() =>
         this.conversation.unsettledToolCalls(this.store.queryable, h.run.id),
       );
+      const lost = h.unstoredCall;
       const finalization = new RunFinalization(
         h.run,
         outcome,
         h.streamingText,
         open,
         h.lastAssistantMessageId,
+        lost
+          ? {
+              runUsage: withCallUsage(h.usage, lost.usage, lost.costUsd),
+              writes: this.accounting.usageWrites(lost.row),
+            }
+          : undefined,
       );
       await h.sink.commit(finalization.events, (tx) => finalization.apply(this.store, this.conversation, tx));
       if (outcome.status === 'failed') h.trace.end('failed', outcome.error.code);

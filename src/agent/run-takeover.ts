@@ -3,7 +3,11 @@ import { randomUUID } from 'node:crypto';
 import type { RunEventBody } from '../events/run-events';
 import { ConversationStore, type MessageRow, type ToolCallRow } from '../store/conversation-store.service';
 import { RunStore, type RunChanges, type SqlStatement } from '../store/run-store.service';
+import { modelMessages } from './conversation';
+import { ModelCallRecorder } from './model-call-recorder';
+import { RunAccounting } from './run-accounting';
 import type { RunHandle } from './run-handle';
+import { usageColumns, withCallUsage } from './step-record';
 import { errorSettlement, resultEvent, toolMessage } from './tool-results';
 
 /** Why a run was taken over: its process died (or lost the store), or gave it up at shutdown. */
@@ -18,7 +22,8 @@ export const INTERRUPTED_RESULT = 'the server stopped while this ran; whether it
  * wait (RunOrchestrator.drive).
  *
  * - When the lost process was in a model call (no call of the run is open), that call is closed as
- *   a step: `step_finished` with `finishReason` `interrupted`, counted, and the text the streams
+ *   a step: `step_finished` with `finishReason` `interrupted`, counted (its usage estimated from
+ *   the stored conversation it was sent and the text it streamed), and the text the streams
  *   showed (rebuilt from the stored `text` events after the last step) stored as an assistant
  *   message the model gets. Deltas it had not stored were never shown, so nothing is said twice.
  * - When it was running the step's calls, a started call without a stored result that may have had
@@ -32,6 +37,8 @@ export class RunTakeover {
   constructor(
     private readonly store: RunStore,
     private readonly conversation: ConversationStore,
+    private readonly recorder: ModelCallRecorder,
+    private readonly accounting: RunAccounting,
   ) {}
 
   /** Stores the take-over of `h`; returns whether the run goes on (false: it ended at its cap). */
@@ -51,14 +58,35 @@ export class RunTakeover {
     let nextMessageSeq = h.nextMessageSeq;
     let goesOn = true;
 
+    let usage = h.usage;
     if (open.length === 0) {
       iteration += 1;
+      // What the cut call used never came (its usage comes with its end): it is estimated.
+      const cut = await this.recorder.record({
+        of: { runId, sessionId, owner: h.run.owner },
+        iteration,
+        request: {
+          model: h.run.model,
+          messages: modelMessages(h.conversation),
+          tools: h.toolset.definitions,
+        },
+        streamed: partialText,
+        reported: null,
+        sentAt: null,
+        firstTokenMs: null,
+        failure: 'interrupted',
+        trace: h.trace,
+      });
+      if (cut) {
+        usage = withCallUsage(usage, cut.usage, cut.costUsd);
+        writes.push(...this.accounting.usageWrites(cut.row));
+        Object.assign(changes, usageColumns(usage));
+      }
       events.push({
         type: 'step_finished',
         iteration,
         finishReason: 'interrupted',
-        // What the cut call used is unknown (its usage comes with its end): none is counted.
-        usage: { promptTokens: 0, completionTokens: 0, costUsd: 0 },
+        usage: { ...(cut?.usage ?? { promptTokens: 0, completionTokens: 0 }), costUsd: cut?.costUsd ?? null },
       });
       if (partialText !== '') {
         messages.push({
@@ -85,7 +113,7 @@ export class RunTakeover {
           sessionId,
           status: 'max_iterations',
           iterations: iteration,
-          usage: h.usage,
+          usage,
           messageId,
         });
         Object.assign(changes, { status: 'max_iterations', finalMessageId: messageId, finished: true });
@@ -102,7 +130,7 @@ export class RunTakeover {
     if (goesOn) events.push({ type: 'run_resumed', reason, iteration: iteration + 1 });
 
     await h.sink.commitWrites(events, writes, changes);
-    h.stepStored({ iteration, usage: h.usage, nextMessageSeq, messages });
+    h.stepStored({ iteration, usage, nextMessageSeq, messages });
     return goesOn;
   }
 

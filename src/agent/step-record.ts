@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ModelToolCall, ProviderData, Usage } from '../llm/model-provider';
 import type { StoredToolCall } from '../persistence/entities/message.entity';
 import type { PricedUsage, RunEventBody } from '../events/run-events';
+import { addUsd } from '../llm/model-prices';
 import type { NewModelCall } from '../store/usage-store.service';
 import type { MessageRow, NewToolCall, ToolCallRow } from '../store/conversation-store.service';
 import type { RunChanges, RunRow } from '../store/run-store.service';
@@ -86,21 +87,63 @@ export interface StepRecord {
   modelCall: NewModelCall;
 }
 
-/** A run's usage with one more model call's (its tokens, and its cost when it has a price). */
-export function withCallUsage(run: PricedUsage, call: Usage, callCostUsd: number | null): PricedUsage {
+/** The run's counters that make its usage. */
+export type RunUsageColumns = Pick<
+  RunRow,
+  | 'promptTokens'
+  | 'completionTokens'
+  | 'cacheReadTokens'
+  | 'cacheWriteTokens'
+  | 'reasoningTokens'
+  | 'usageEstimated'
+  | 'costUsd'
+>;
+
+/**
+ * A run's usage as its events and GET /v1/runs/:id show it, from its counters: the cache and
+ * reasoning counts where some call reported them, `estimated` where some call's usage was.
+ */
+export function runUsage(run: RunUsageColumns): PricedUsage {
   return {
-    promptTokens: run.promptTokens + call.promptTokens,
-    completionTokens: run.completionTokens + call.completionTokens,
-    // Unknown only while no call of the run had a price.
-    costUsd: callCostUsd === null ? run.costUsd : (run.costUsd ?? 0) + callCostUsd,
+    promptTokens: run.promptTokens,
+    completionTokens: run.completionTokens,
+    ...(run.cacheReadTokens > 0 ? { cacheReadTokens: run.cacheReadTokens } : {}),
+    ...(run.cacheWriteTokens > 0 ? { cacheWriteTokens: run.cacheWriteTokens } : {}),
+    ...(run.reasoningTokens > 0 ? { reasoningTokens: run.reasoningTokens } : {}),
+    ...(run.usageEstimated ? { estimated: true } : {}),
+    costUsd: run.costUsd,
   };
 }
 
+/** The run's counters holding `usage`. */
+export function usageColumns(usage: PricedUsage): RunUsageColumns {
+  return {
+    promptTokens: usage.promptTokens,
+    completionTokens: usage.completionTokens,
+    cacheReadTokens: usage.cacheReadTokens ?? 0,
+    cacheWriteTokens: usage.cacheWriteTokens ?? 0,
+    reasoningTokens: usage.reasoningTokens ?? 0,
+    usageEstimated: usage.estimated === true,
+    costUsd: usage.costUsd,
+  };
+}
+
+/** A run's usage with one more model call's (every count, exact cost when it has a price, estimated if either is). */
+export function withCallUsage(run: PricedUsage, call: Usage, callCostUsd: number | null): PricedUsage {
+  return runUsage({
+    promptTokens: run.promptTokens + call.promptTokens,
+    completionTokens: run.completionTokens + call.completionTokens,
+    cacheReadTokens: (run.cacheReadTokens ?? 0) + (call.cacheReadTokens ?? 0),
+    cacheWriteTokens: (run.cacheWriteTokens ?? 0) + (call.cacheWriteTokens ?? 0),
+    reasoningTokens: (run.reasoningTokens ?? 0) + (call.reasoningTokens ?? 0),
+    usageEstimated: run.estimated === true || call.estimated === true,
+    // Unknown only while no call of the run had a price.
+    costUsd: addUsd(run.costUsd, callCostUsd),
+  });
+}
+
 export interface StepInput {
-  run: Pick<
-    RunRow,
-    'id' | 'sessionId' | 'iterations' | 'maxIterations' | 'promptTokens' | 'completionTokens' | 'costUsd'
-  >;
+  run: Pick<RunRow, 'id' | 'sessionId' | 'iterations' | 'maxIterations'> & RunUsageColumns;
   turn: ModelTurn;
   calls: readonly PlannedCall[];
   /** The session's next free message position (the driving process numbers its run's messages). */
@@ -120,7 +163,7 @@ export function buildStepRecord(input: StepInput): StepRecord {
   const newId = input.newId ?? randomUUID;
   const iteration = run.iterations + 1;
   const outcome = stepOutcome(calls, iteration >= run.maxIterations);
-  const usage = withCallUsage(run, turn.usage, turn.modelCall.costUsd);
+  const usage = withCallUsage(runUsage(run), turn.usage, turn.modelCall.costUsd);
   const assistantId = newId();
   // An answer of nothing (a call cut before its first word, an upstream that said nothing) is not
   // stored: strict providers refuse an assistant message with neither text nor tool calls.
@@ -206,9 +249,7 @@ export function buildStepRecord(input: StepInput): StepRecord {
     calls: newCalls,
     run: {
       iterations: iteration,
-      promptTokens: usage.promptTokens,
-      completionTokens: usage.completionTokens,
-      costUsd: usage.costUsd,
+      ...usageColumns(usage),
       ...(outcome === 'continue'
         ? {}
         : outcome === 'requires_action'

@@ -1,16 +1,19 @@
 import { Injectable } from '@nestjs/common';
-import type { ModelRequest, Usage } from '../llm/model-provider';
+import { ModelError, type ModelRequest, type Usage } from '../llm/model-provider';
 import { ModelProviders } from '../llm/model-providers';
-import { MetricsService } from '../metrics/metrics.service';
+import type { RunTrace } from '../observability/run-tracing';
+import { ModelCallRecorder, type EndedCall, type RecordedCall } from './model-call-recorder';
 
-/** The model call that wrote a summary, as it finished: counted and priced like any call. */
-export interface SummaryCall {
-  usage: Usage;
-  /** The `provider/model` that answered. */
-  model?: string;
-  finishReason: string;
-  /** When the request went out (epoch ms). */
-  startedAt: number;
+/** Who a summary's model call is for, and where it goes when it ends without a summary. */
+export interface SummaryCaller {
+  /** Whose call it is: its run (null for an on-demand summary), session and key. */
+  of: EndedCall['of'];
+  /** The step it comes before; 0 outside any run. */
+  iteration: number;
+  trace: RunTrace;
+  signal: AbortSignal;
+  /** Stores a call that ended without its summary (cancelled, failed after it streamed): it counts all the same. */
+  lost: (call: RecordedCall) => void | Promise<void>;
 }
 
 const SUMMARIZER_PROMPT = `You write the summary that replaces the older part of a conversation between a user and an AI coding agent, so that the agent can carry on without it.
@@ -21,23 +24,28 @@ Write plain prose and short lists, in the conversation's language. Never address
 /**
  * Writes the summary that stands in for older messages (ContextWindow): one model call without
  * tools on the session's model, through ModelProviders like every model call (the idle timeout, the
- * answer budget, the fallbacks), its answer bounded. What it used comes back with the text, to be
- * priced and stored like any call's.
+ * answer budget, the fallbacks), its answer bounded; the call recorded by ModelCallRecorder like
+ * every model call, and its row stored by the caller (with the summary, or on its own when the
+ * call ended without one: `SummaryCaller.lost`).
  */
 @Injectable()
 export class Summarizer {
   constructor(
     private readonly models: ModelProviders,
-    private readonly metrics: MetricsService,
+    private readonly recorder: ModelCallRecorder,
   ) {}
 
-  /** The summary of `text` (a transcript), at most `maxTokens` long, and the call that wrote it. */
+  /**
+   * The summary of `text` (a transcript), at most `maxTokens` long, and its call as
+   * ModelCallRecorder recorded it (priced, metered, traced; estimated where the provider said
+   * nothing, as for an answer cut by ANSWER_MAX_BYTES).
+   */
   async write(
     model: string,
     text: string,
     maxTokens: number,
-    signal: AbortSignal,
-  ): Promise<{ text: string; call: SummaryCall | null }> {
+    caller: SummaryCaller,
+  ): Promise<{ text: string; call: RecordedCall }> {
     const words = Math.floor(maxTokens * 0.7);
     const request: ModelRequest = {
       model,
@@ -51,18 +59,48 @@ export class Summarizer {
       tools: [],
       maxOutputTokens: maxTokens,
     };
-    const startedAt = Date.now();
+    const sentAt = performance.now();
     const maxChars = maxTokens * 6;
     let out = '';
-    let call: SummaryCall | null = null;
-    for await (const event of this.models.stream(request, signal)) {
-      // A summary longer than asked for is cut: it must leave room for what it makes room for.
-      if (event.type === 'text' && out.length < maxChars) out += event.delta;
-      else if (event.type === 'finish') {
-        this.metrics.tokensUsed(event.usage.promptTokens, event.usage.completionTokens);
-        call = { usage: event.usage, model: event.model, finishReason: event.finishReason, startedAt };
+    // What streamed beyond the kept text (the rest of a long answer, reasoning): counted, not kept.
+    let streamedChars = 0;
+    let streamedRest = '';
+    let firstTokenMs: number | null = null;
+    const ended = (reported: Usage | null) => ({
+      of: caller.of,
+      iteration: caller.iteration,
+      request,
+      streamed: out + streamedRest,
+      reported,
+      sentAt,
+      firstTokenMs,
+      trace: caller.trace,
+    });
+    try {
+      for await (const event of this.models.stream(request, caller.signal)) {
+        firstTokenMs ??= performance.now() - sentAt;
+        // A summary longer than asked for is cut: it must leave room for what it makes room for.
+        if (event.type === 'text' && out.length < maxChars) out += event.delta;
+        else if (event.type === 'text' || event.type === 'reasoning') {
+          // Kept to the answer's own bound (ANSWER_MAX_BYTES holds the stream): for the estimate only.
+          if (streamedChars < maxChars * 4) streamedRest += event.delta;
+          streamedChars += event.delta.length;
+        } else if (event.type === 'finish') {
+          const call = await this.recorder.record({
+            ...ended(event.usage),
+            answeredBy: event.model,
+            finishReason: event.finishReason,
+          });
+          // A finished call is always counted (it has a report, or an estimate).
+          return { text: out.slice(0, maxChars).trim(), call: call! };
+        }
       }
+      throw new ModelError('UPSTREAM_CONNECTION', 'The model stream ended without finishing.', true);
+    } catch (err) {
+      const failure = err instanceof ModelError ? err.code : caller.signal.aborted ? 'aborted' : 'internal';
+      const lost = await this.recorder.record({ ...ended(null), failure });
+      if (lost) await caller.lost(lost);
+      throw err;
     }
-    return { text: out.slice(0, maxChars).trim(), call };
   }
 }

@@ -38,8 +38,11 @@ const TOOLS_OVERHEAD = 10;
  */
 const SLICE_CHARS = 2048;
 
-/** The tokenizer of `model` (the name without the provider's prefix; `provider` is that prefix, if any). */
-export function tokenizerFor(provider: string | null, model: string): Tokenizer {
+/**
+ * The tokenizer of a model, as splitModelName gives it: its provider, and the provider's own name
+ * of it (whose last segment names the model: `meta-llama/llama-3`).
+ */
+export function tokenizerFor(provider: string, model: string): Tokenizer {
   const name = model.slice(model.lastIndexOf('/') + 1).toLowerCase();
   if (/^(gpt-|chatgpt-|o\d|codex-)/.test(name)) {
     const mapped = (modelToEncodingMap as Record<string, string | undefined>)[name];

@@ -1,3 +1,4 @@
+import { runUsage } from '../agent/step-record';
 import type { MessageRow, ToolCallRow } from '../store/conversation-store.service';
 import type { RunRow } from '../store/run-store.service';
 import type { SessionRow } from '../store/session-store.service';
@@ -53,7 +54,7 @@ export function runView(r: RunRow & { pendingToolCalls: ToolCallRow[] }): RunRes
     model: r.model,
     iterations: r.iterations,
     maxIterations: r.maxIterations,
-    usage: { promptTokens: r.promptTokens, completionTokens: r.completionTokens, costUsd: r.costUsd },
+    usage: runUsage(r),
     pendingToolCalls: r.pendingToolCalls.map((c) => ({
       toolCallId: c.callId,
       name: c.name,

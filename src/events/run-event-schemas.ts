@@ -62,6 +62,11 @@ export const RUN_EVENT_SCHEMAS: Readonly<Record<string, SchemaObject>> = {
       cacheReadTokens: integer('Prompt tokens read from the prompt cache, where reported'),
       cacheWriteTokens: integer('Prompt tokens written to the prompt cache, where reported'),
       reasoningTokens: integer('Completion tokens spent on reasoning, where reported'),
+      estimated: {
+        type: 'boolean',
+        description:
+          'Present (true) when some of it was estimated: a model call the provider did not report in full (cut by ANSWER_MAX_BYTES, cancelled, failed after it streamed, interrupted by a take-over)',
+      },
       costUsd: {
         type: 'number',
         nullable: true,

@@ -4,7 +4,7 @@ import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import type { ModelPrice } from '../config/team-config';
 import type { Usage } from './model-provider';
-import { fullModelName, splitModelName } from './model-providers';
+import { splitModelName } from './model-name';
 
 /** genai-prices' provider ids of our providers (the Responses API is OpenAI's price list too). */
 const PRICE_PROVIDERS: Readonly<Record<string, string>> = {
@@ -37,9 +37,8 @@ export class ModelPrices {
   /** `provider/model` as the run names it, and what the call used. */
   costUsd(providerModel: string, usage: Usage): number | null {
     const override = this.overrides.get(providerModel);
-    if (override) return priced(override, usage);
-    const { provider, model: qualified } = qualifiedModel(providerModel);
-    const model = qualified.slice(provider.length + 1);
+    if (override) return exactUsd(priced(override, usage));
+    const { provider, model } = splitModelName(providerModel);
     const providerId = PRICE_PROVIDERS[provider];
     if (providerId === undefined) return null;
     try {
@@ -53,7 +52,7 @@ export class ModelPrices {
         model,
         { providerId },
       ) as { total_price: number } | null;
-      return price && Number.isFinite(price.total_price) ? price.total_price : null;
+      return price && Number.isFinite(price.total_price) ? exactUsd(price.total_price) : null;
     } catch {
       // A usage the table cannot price (e.g. more cached than prompt tokens reported) has no price.
       return null;
@@ -76,10 +75,21 @@ export function priced(price: ModelPrice, usage: Usage): number {
 }
 
 /**
- * A model name as sessions and LLM_MODEL give it, with its provider and in full (`gpt-4o` →
- * `openai`, `openai/gpt-4o`): the names ModelProviders accepts (a first segment that names no
- * provider is refused before any call, so it never reaches a price).
+ * Money is kept exact to the nano-dollar: each call's cost is rounded there once, as it is priced,
+ * and costs are added as whole nano-dollars (PostgreSQL adds them as `numeric`), so a sum shows
+ * `0.105`, never the float noise `0.10500000000000001`. A nano-dollar is a thousandth of the
+ * cheapest token of any listed model.
  */
-export function qualifiedModel(name: string): { provider: string; model: string } {
-  return { provider: splitModelName(name).provider, model: fullModelName(name) };
+const NANO = 1_000_000_000;
+
+/** `usd` rounded to the nano-dollar: the nearest double to a decimal of at most 9 places. */
+export function exactUsd(usd: number): number {
+  return Math.round(usd * NANO) / NANO;
+}
+
+/** The sum of two costs of at most 9 decimals, exact (unknown only while neither is known). */
+export function addUsd(a: number | null, b: number | null): number | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return (Math.round(a * NANO) + Math.round(b * NANO)) / NANO;
 }

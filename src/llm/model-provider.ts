@@ -8,6 +8,8 @@ export interface Usage {
   cacheWriteTokens?: number;
   /** Completion tokens spent on reasoning (part of `completionTokens`), where reported. */
   reasoningTokens?: number;
+  /** Some of it was estimated: the provider reported none or only part (a cut, cancelled or failed call). */
+  estimated?: boolean;
 }
 
 import type { ReasoningLevel } from '../config/app-config';

@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { ConfigError, type AppConfig } from '../config/app-config';
 import { ModelError, type ModelProvider, type ModelRequest, type ModelStreamEvent } from './model-provider';
 import { guardModelStream, type StreamGuardLimits } from './model-stream-guard';
+import { fullModelName, splitModelName } from './model-name';
 
 /** A provider as the server knows it: its name (the prefix of its models) and where it sends requests. */
 export interface ProviderInfo {
@@ -9,19 +10,7 @@ export interface ProviderInfo {
   baseUrl: string;
 }
 
-/** `provider/model` split: a bare name is `openai/<name>`; the rest after the first `/` is the provider's. */
-export function splitModelName(name: string): { provider: string; model: string } {
-  const slash = name.indexOf('/');
-  return slash < 0
-    ? { provider: 'openai', model: name }
-    : { provider: name.slice(0, slash), model: name.slice(slash + 1) };
-}
-
-/** A model's name written out in full (`gpt-4o` → `openai/gpt-4o`). */
-export function fullModelName(name: string): string {
-  const { provider, model } = splitModelName(name);
-  return `${provider}/${model}`;
-}
+export { fullModelName, splitModelName } from './model-name';
 
 /**
  * The configured providers by name, and the one path every model call takes through them: the

@@ -5,6 +5,7 @@ import { RunAccounting } from '../agent/run-accounting';
 import { RunOrchestrator } from '../agent/run-orchestrator.service';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import { ModelError } from '../llm/model-provider';
+import { NO_TRACE } from '../observability/run-tracing';
 import { SessionsService } from '../sessions/sessions.service';
 import { ConversationStore, type MessageRow } from '../store/conversation-store.service';
 import { RunStore } from '../store/run-store.service';
@@ -37,7 +38,14 @@ export class SessionCompactions {
     const rows = await this.conversation.runConversation(sessionId);
     const model = session.model ?? this.orchestrator.defaultModel;
     const compaction = await this.window
-      .summarizeOlder(model, rows, new AbortController().signal)
+      .summarizeOlder(model, rows, {
+        of: { runId: null, sessionId, owner },
+        iteration: 0,
+        trace: NO_TRACE,
+        signal: new AbortController().signal,
+        // Spent though it failed after it streamed: stored on its own.
+        lost: (call) => this.accounting.storeSessionCall(call.row),
+      })
       .catch((err: unknown) => {
         // The model's failure is the answer's, as a 502 naming it; anything else is ours.
         if (!(err instanceof ModelError)) throw err;
@@ -48,7 +56,7 @@ export class SessionCompactions {
       });
     const call = compaction?.summaryCall;
     // Spent whether or not the summary is kept below: its usage is stored on its own, first.
-    if (call) await this.accounting.storeSessionCall(owner, sessionId, model, call.usage, call.model);
+    if (call) await this.accounting.storeSessionCall(call.row);
     if (!compaction?.summaryRow) {
       throw new DomainError(
         ErrorCode.SessionBusy,

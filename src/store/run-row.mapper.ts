@@ -16,6 +16,11 @@ export interface RunRow {
   iterations: number;
   promptTokens: number;
   completionTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+  /** Some of its usage was estimated (a call the provider did not report in full). */
+  usageEstimated: boolean;
   /** USD of the run's priced model calls; null while none had a price. */
   costUsd: number | null;
   /** The `traceparent` of the run's first span, for whoever drives it next; null without tracing. */
@@ -36,6 +41,10 @@ export type RunChanges = Partial<{
   iterations: number;
   promptTokens: number;
   completionTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+  usageEstimated: boolean;
   costUsd: number | null;
   error: RunError | null;
   finalMessageId: string | null;
@@ -45,6 +54,8 @@ export type RunChanges = Partial<{
 
 export const RUN_COLUMNS = `id, session_id AS "sessionId", owner, status, model, max_iterations AS "maxIterations",
   iterations, prompt_tokens AS "promptTokens", completion_tokens AS "completionTokens",
+  cache_read_tokens AS "cacheReadTokens", cache_write_tokens AS "cacheWriteTokens",
+  reasoning_tokens AS "reasoningTokens", usage_estimated AS "usageEstimated",
   cost_usd AS "costUsd", trace_parent AS "traceParent", error,
   last_seq AS "lastSeq", final_message_id AS "finalMessageId", lease_owner AS "leaseOwner",
   (lease_expires_at IS NULL OR lease_expires_at < now()) AS "leaseExpired",
@@ -64,6 +75,10 @@ export function runSets(fields: RunChanges, params: unknown[], leaseMs: number):
   if (fields.iterations !== undefined) set('iterations', fields.iterations);
   if (fields.promptTokens !== undefined) set('prompt_tokens', fields.promptTokens);
   if (fields.completionTokens !== undefined) set('completion_tokens', fields.completionTokens);
+  if (fields.cacheReadTokens !== undefined) set('cache_read_tokens', fields.cacheReadTokens);
+  if (fields.cacheWriteTokens !== undefined) set('cache_write_tokens', fields.cacheWriteTokens);
+  if (fields.reasoningTokens !== undefined) set('reasoning_tokens', fields.reasoningTokens);
+  if (fields.usageEstimated !== undefined) set('usage_estimated', fields.usageEstimated);
   if (fields.costUsd !== undefined) set('cost_usd', fields.costUsd);
   if (fields.error !== undefined) set('error', fields.error === null ? null : JSON.stringify(fields.error));
   if (fields.finalMessageId !== undefined) set('final_message_id', fields.finalMessageId);

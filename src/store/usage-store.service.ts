@@ -21,6 +21,8 @@ export interface NewModelCall {
   cacheWriteTokens: number;
   reasoningTokens: number;
   costUsd: number | null;
+  /** Its tokens were estimated, in whole or part: the provider reported none or only part. */
+  estimated: boolean;
 }
 
 /** A key's spend in one window. */
@@ -76,9 +78,10 @@ export class UsageStore {
   insertModelCallSql(c: NewModelCall): SqlStatement {
     return {
       sql: `INSERT INTO model_calls (id, run_id, session_id, owner, iteration, provider, model, prompt_tokens,
-                                     completion_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, cost_usd)
+                                     completion_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, cost_usd,
+                                     estimated)
             VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5::int, $6, $7, $8::int, $9::int, $10::int, $11::int, $12::int,
-                    $13::float8)`,
+                    $13::float8, $14::boolean)`,
       params: [
         c.id,
         c.runId,
@@ -93,6 +96,7 @@ export class UsageStore {
         c.cacheWriteTokens,
         c.reasoningTokens,
         c.costUsd,
+        c.estimated,
       ],
     };
   }
@@ -112,7 +116,8 @@ export class UsageStore {
       sql: `INSERT INTO key_spend (owner, window_kind, window_start, tokens, cost_usd)
             SELECT $1, w, date_trunc(w, now(), 'UTC'), $2::bigint, $3::float8 FROM unnest($4::text[]) AS w
             ON CONFLICT (owner, window_kind, window_start)
-            DO UPDATE SET tokens = key_spend.tokens + excluded.tokens, cost_usd = key_spend.cost_usd + excluded.cost_usd`,
+            DO UPDATE SET tokens = key_spend.tokens + excluded.tokens,
+                          cost_usd = (key_spend.cost_usd::numeric + excluded.cost_usd::numeric)::float8`,
       params: [owner, tokens, costUsd ?? 0, [...windows].sort()],
     };
   }
@@ -157,7 +162,7 @@ export class UsageStore {
     return {
       sql: `SELECT ${GROUP_EXPRESSIONS[query.groupBy]} AS "group", count(DISTINCT run_id) AS runs,
                    sum(prompt_tokens) AS "promptTokens", sum(completion_tokens) AS "completionTokens",
-                   sum(cache_read_tokens) AS "cacheReadTokens", sum(cost_usd) AS "costUsd"
+                   sum(cache_read_tokens) AS "cacheReadTokens", sum(cost_usd::numeric)::float8 AS "costUsd"
               FROM model_calls
              WHERE created_at >= $1 AND created_at < $2 ${query.owner === null ? '' : 'AND owner = $3'}
              GROUP BY 1 ORDER BY 1`,

@@ -9,6 +9,10 @@ const run = {
   maxIterations: 5,
   promptTokens: 100,
   completionTokens: 10,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+  reasoningTokens: 0,
+  usageEstimated: false,
   costUsd: 0.5,
 };
 const turn = (text: string): ModelTurn => ({
@@ -30,6 +34,7 @@ const turn = (text: string): ModelTurn => ({
     cacheWriteTokens: 0,
     reasoningTokens: 0,
     costUsd: 0.25,
+    estimated: false,
   },
 });
 function planned(position: number, status: PlannedCall['status'], name = 'read_file'): PlannedCall {
@@ -111,7 +116,16 @@ describe('the step, decided by pure functions', () => {
     expect(step.nextMessageSeq).toBe(13);
     expect(step.calls.map((c) => c.status)).toEqual(['running', 'error']);
     expect(step.runnable.map((c) => [c.callId, c.messageSeq])).toEqual([['call-0', 11]]);
-    expect(step.run).toEqual({ iterations: 1, promptTokens: 107, completionTokens: 13, costUsd: 0.75 });
+    expect(step.run).toEqual({
+      iterations: 1,
+      promptTokens: 107,
+      completionTokens: 13,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      reasoningTokens: 0,
+      usageEstimated: false,
+      costUsd: 0.75,
+    });
   });
 
   it('hands a waiting step to people: approval asked, lease released, nothing runs now', () => {

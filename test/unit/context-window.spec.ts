@@ -117,23 +117,23 @@ describe('the conversation the model gets', () => {
 
 describe('counting tokens', () => {
   it('uses OpenAI’s own tokenizer for its models and an estimate for the rest', () => {
-    expect(tokenizerFor(null, 'gpt-4o')).toEqual({ kind: 'exact', encoding: 'o200k_base', factor: 1 });
+    expect(tokenizerFor('openai', 'gpt-4o')).toEqual({ kind: 'exact', encoding: 'o200k_base', factor: 1 });
     expect(tokenizerFor('openai', 'gpt-4.1-mini').encoding).toBe('o200k_base');
     expect(tokenizerFor('openai-responses', 'gpt-5')).toMatchObject({
       kind: 'exact',
       encoding: 'o200k_base',
     });
-    expect(tokenizerFor(null, 'gpt-4').encoding).toBe('cl100k_base');
-    expect(tokenizerFor(null, 'gpt-4-turbo').encoding).toBe('cl100k_base');
-    expect(tokenizerFor(null, 'gpt-3.5-turbo').encoding).toBe('cl100k_base');
+    expect(tokenizerFor('openai', 'gpt-4').encoding).toBe('cl100k_base');
+    expect(tokenizerFor('openai', 'gpt-4-turbo').encoding).toBe('cl100k_base');
+    expect(tokenizerFor('openai', 'gpt-3.5-turbo').encoding).toBe('cl100k_base');
     // OpenRouter's name of an OpenAI model, through the OpenAI-compatible provider.
-    expect(tokenizerFor(null, 'openai/gpt-4o').kind).toBe('exact');
+    expect(tokenizerFor('openai', 'openai/gpt-4o').kind).toBe('exact');
     expect(tokenizerFor('anthropic', 'claude-sonnet-4-5')).toEqual({
       kind: 'estimate',
       encoding: 'o200k_base',
       factor: CLAUDE_FACTOR,
     });
-    expect(tokenizerFor(null, 'qwen3-coder').kind).toBe('estimate');
+    expect(tokenizerFor('openai', 'qwen3-coder').kind).toBe('estimate');
   });
 
   it('counts long text in slices to within 1 % of counting it whole', () => {

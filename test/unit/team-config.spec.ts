@@ -1,6 +1,7 @@
 import { ConfigError, loadConfig } from '../../src/config/app-config';
 import { secondsUntilRollover } from '../../src/agent/budget-guard';
-import { ModelPrices, priced, qualifiedModel } from '../../src/llm/model-prices';
+import { ModelPrices, priced } from '../../src/llm/model-prices';
+import { fullModelName, splitModelName } from '../../src/llm/model-name';
 
 describe('BUDGETS, MODEL_PRICES, ADMIN_KEYS and OTEL_* at start-up', () => {
   it('refuses budgets and admins for key names API_KEYS does not have', () => {
@@ -102,14 +103,10 @@ describe('BUDGETS, MODEL_PRICES, ADMIN_KEYS and OTEL_* at start-up', () => {
       prices.costUsd('gpt-4o', { promptTokens: 1000, completionTokens: 10 }),
     );
     expect(prices.costUsd('openai/no-such-model-zz', { promptTokens: 1, completionTokens: 1 })).toBeNull();
-    expect(qualifiedModel('openai/vendor/model')).toEqual({
-      provider: 'openai',
-      model: 'openai/vendor/model',
-    });
-    expect(qualifiedModel('anthropic/claude-x')).toEqual({
-      provider: 'anthropic',
-      model: 'anthropic/claude-x',
-    });
+    expect(splitModelName('openai/vendor/model')).toEqual({ provider: 'openai', model: 'vendor/model' });
+    expect(splitModelName('claude-x')).toEqual({ provider: 'openai', model: 'claude-x' });
+    expect(fullModelName('anthropic/claude-x')).toBe('anthropic/claude-x');
+    expect(fullModelName('gpt-4o')).toBe('openai/gpt-4o');
   });
 
   it('counts the seconds to the next UTC hour, day and month', () => {

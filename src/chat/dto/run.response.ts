@@ -9,6 +9,21 @@ export class UsageResponse {
   @ApiProperty()
   completionTokens!: number;
 
+  @ApiProperty({ required: false })
+  cacheReadTokens?: number;
+
+  @ApiProperty({ required: false })
+  cacheWriteTokens?: number;
+
+  @ApiProperty({ required: false })
+  reasoningTokens?: number;
+
+  @ApiProperty({
+    required: false,
+    description: 'Present (true) when some of it was estimated (a model call the provider did not report in full)',
+  })
+  estimated?: boolean;
+
   @ApiProperty({
     type: Number,
     nullable: true,

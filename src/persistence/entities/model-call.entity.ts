@@ -53,6 +53,10 @@ export class ModelCallEntity {
   @Column({ name: 'cost_usd', type: 'double precision', nullable: true })
   costUsd!: number | null;
 
+  /** Its tokens were estimated (in whole or part): the provider reported none or only part. */
+  @Column({ type: 'boolean', default: false })
+  estimated!: boolean;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
 }

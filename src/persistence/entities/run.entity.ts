@@ -64,6 +64,19 @@ export class RunEntity {
   @Column({ name: 'completion_tokens', type: 'int', default: 0 })
   completionTokens!: number;
 
+  @Column({ name: 'cache_read_tokens', type: 'int', default: 0 })
+  cacheReadTokens!: number;
+
+  @Column({ name: 'cache_write_tokens', type: 'int', default: 0 })
+  cacheWriteTokens!: number;
+
+  @Column({ name: 'reasoning_tokens', type: 'int', default: 0 })
+  reasoningTokens!: number;
+
+  /** Some of the run's usage was estimated (a call the provider did not report in full). */
+  @Column({ name: 'usage_estimated', type: 'boolean', default: false })
+  usageEstimated!: boolean;
+
   /** USD of the run's priced model calls; null while none had a price. */
   @Column({ name: 'cost_usd', type: 'double precision', nullable: true })
   costUsd!: number | null;
