@@ -8,7 +8,7 @@ import { api, openStream, type StreamEvent } from '../support/sse-client';
  * sent and streamed, marked `estimated`, and counted in step_finished/done, GET /v1/runs/:id,
  * GET /v1/usage and the key's budget. Each test has a key of its own, so its usage is its own.
  */
-const KEYS = ['cut', 'six', 'cancel', 'fail', 'money'] as const;
+const KEYS = ['cut', 'six', 'cancel', 'fail', 'money', 'summary'] as const;
 type Key = (typeof KEYS)[number];
 const auth = (key: Key) => ({ authorization: `Bearer sk-${key}` });
 const ofType = (events: StreamEvent[], type: string) =>
@@ -144,5 +144,26 @@ describe('every model call counted (e2e)', () => {
     expect(done.usage.costUsd).toBe(0.105);
     expect((await runOf('money', events)).usage.costUsd).toBe(0.105);
     expect((await usageOf('money')).costUsd).toBe(0.105);
+  });
+
+  it('counts an on-demand summary cut by ANSWER_MAX_BYTES, estimated, in GET /v1/usage', async () => {
+    const created = await api(app.url, 'POST', '/v1/sessions', {}, auth('summary'));
+    const sessionId: string = created.body.id;
+    for (const content of ['First question', 'Second question']) {
+      upstream.enqueue(text('An answer.', { usage: { promptTokens: 10, completionTokens: 2 } }));
+      const stream = await openStream(`${app.url}/v1/sessions/${sessionId}/messages`, {
+        body: { content },
+        headers: auth('summary'),
+      });
+      await stream.rest();
+    }
+    upstream.enqueue(endless('abc€'));
+    const compacted = await api(app.url, 'POST', `/v1/sessions/${sessionId}/compact`, undefined, auth('summary'));
+    expect(compacted.status).toBe(200);
+
+    const used = await usageOf('summary');
+    // The two runs' 20 + 4, and the summary's prompt (the transcript) and its 4,096 bytes of text.
+    expect(used.promptTokens).toBeGreaterThan(20 + 10);
+    expect(used.completionTokens).toBeGreaterThan(4 + 500);
   });
 });
