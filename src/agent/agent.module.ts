@@ -28,6 +28,6 @@ import { ToolStepService } from './tool-step.service';
     RunAccounting,
     ModelCallRecorder,
   ],
-  exports: [RunOrchestrator, ModelCalls, BudgetGuard, RunAccounting, ContextWindow],
+  exports: [RunOrchestrator, ModelCalls, BudgetGuard, RunAccounting, ContextWindow, RunTakeover],
 })
 export class AgentModule {}

@@ -2,12 +2,15 @@ import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { RunEventBody } from '../events/run-events';
 import { ConversationStore, type MessageRow, type ToolCallRow } from '../store/conversation-store.service';
-import { RunStore, type RunChanges, type SqlStatement } from '../store/run-store.service';
+import type { ModelToolDefinition } from '../llm/model-provider';
+import { NO_TRACE, type RunTrace } from '../observability/run-tracing';
+import { RunStore, type RunChanges, type RunRow, type SqlStatement } from '../store/run-store.service';
 import { modelMessages } from './conversation';
-import { ModelCallRecorder } from './model-call-recorder';
+import { ModelCallRecorder, type RecordedCall } from './model-call-recorder';
 import { RunAccounting } from './run-accounting';
 import type { RunHandle } from './run-handle';
-import { usageColumns, withCallUsage } from './step-record';
+import type { LostCall } from './run-finalization';
+import { runUsage, usageColumns, withCallUsage, type RunUsageColumns } from './step-record';
 import { errorSettlement, resultEvent, toolMessage } from './tool-results';
 
 /** Why a run was taken over: its process died (or lost the store), or gave it up at shutdown. */
@@ -61,32 +64,21 @@ export class RunTakeover {
     let usage = h.usage;
     if (open.length === 0) {
       iteration += 1;
-      // What the cut call used never came (its usage comes with its end): it is estimated.
-      const cut = await this.recorder.record({
-        of: { runId, sessionId, owner: h.run.owner },
-        iteration,
-        request: {
-          model: h.run.model,
-          messages: modelMessages(h.conversation),
-          tools: h.toolset.definitions,
-        },
-        streamed: partialText,
-        reported: null,
-        sentAt: null,
-        firstTokenMs: null,
-        failure: 'interrupted',
-        trace: h.trace,
-      });
-      if (cut) {
-        usage = withCallUsage(usage, cut.usage, cut.costUsd);
-        writes.push(...this.accounting.usageWrites(cut.row));
-        Object.assign(changes, usageColumns(usage));
-      }
+      const cut = await this.interruptedCall(
+        h.run,
+        h.conversation,
+        h.toolset.definitions,
+        partialText,
+        h.trace,
+      );
+      usage = cut.runUsage;
+      writes.push(...cut.writes);
+      Object.assign(changes, usageColumns(usage));
       events.push({
         type: 'step_finished',
         iteration,
         finishReason: 'interrupted',
-        usage: { ...(cut?.usage ?? { promptTokens: 0, completionTokens: 0 }), costUsd: cut?.costUsd ?? null },
+        usage: { ...cut.call.usage, costUsd: cut.call.costUsd },
       });
       if (partialText !== '') {
         messages.push({
@@ -132,6 +124,39 @@ export class RunTakeover {
     await h.sink.commitWrites(events, writes, changes);
     h.stepStored({ iteration, usage, nextMessageSeq, messages });
     return goesOn;
+  }
+
+  /**
+   * The model call a lost process was in (no call of its step open), counted: its usage never came
+   * (it comes with a call's end), so it is estimated from what is stored — the conversation it was
+   * sent, the text it streamed — like any call the provider did not report (ModelCallRecorder).
+   * Also for a run ended without being taken over (a cancel while no process drives it).
+   */
+  async interruptedCall(
+    run: Pick<RunRow, 'id' | 'sessionId' | 'owner' | 'model' | 'iterations'> & RunUsageColumns,
+    conversation: readonly MessageRow[],
+    tools: ModelToolDefinition[],
+    partialText: string,
+    trace: RunTrace = NO_TRACE,
+  ): Promise<LostCall & { call: RecordedCall }> {
+    const recorded = await this.recorder.record({
+      of: { runId: run.id, sessionId: run.sessionId, owner: run.owner },
+      iteration: run.iterations + 1,
+      request: { model: run.model, messages: modelMessages(conversation), tools },
+      streamed: partialText,
+      reported: null,
+      sentAt: null,
+      firstTokenMs: null,
+      failure: 'interrupted',
+      trace,
+    });
+    // An interrupted call is always counted (it was sent).
+    const call = recorded!;
+    return {
+      call,
+      runUsage: withCallUsage(runUsage(run), call.usage, call.costUsd),
+      writes: this.accounting.usageWrites(call.row),
+    };
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { MetricsService } from '../metrics/metrics.service';
 import { RunFinalization, type FinalOutcome } from '../agent/run-finalization';
+import type { RunTakeover } from '../agent/run-takeover';
 import { serializeEvents } from '../events/run-events';
 import type { ConversationStore } from '../store/conversation-store.service';
 import type { RunStore } from '../store/run-store.service';
@@ -14,6 +15,7 @@ export async function finishDetachedRun(
   metrics: MetricsService,
   runId: string,
   outcome: FinalOutcome,
+  takeover: Pick<RunTakeover, 'interruptedCall'>,
 ): Promise<boolean> {
   const result = await runs.transaction(async (tx) => {
     const run = await runs.lockRun(tx, runId);
@@ -22,7 +24,17 @@ export async function finishDetachedRun(
     const partialText = run.status === 'running' ? await runs.unfinishedText(tx, runId) : '';
     const open = await conversation.unsettledToolCalls(tx, runId);
     const last = await conversation.lastAssistantMessageId(tx, runId);
-    const finalization = new RunFinalization(run, outcome, partialText, open, last);
+    // A run whose process died in a model call (none of its calls open): that call counts.
+    const lost =
+      run.status === 'running' && open.length === 0
+        ? await takeover.interruptedCall(
+            run,
+            await conversation.runConversation(run.sessionId, tx),
+            [],
+            partialText,
+          )
+        : undefined;
+    const finalization = new RunFinalization(run, outcome, partialText, open, last, lost);
     await finalization.apply(runs, conversation, tx);
     await runs.appendEvents(tx, runId, serializeEvents(runId, run.lastSeq, finalization.events));
     return outcome.status;

@@ -8,6 +8,7 @@ import { RunStopped } from '../agent/run-handle';
 import { ConversationStore } from '../store/conversation-store.service';
 import { RUN_HANDOVER_CHANNEL, RunStore } from '../store/run-store.service';
 import { finishDetachedRun } from './detached-runs';
+import { RunTakeover } from '../agent/run-takeover';
 import { DrivenRuns } from './driven-runs.service';
 import { ResumedRuns } from './resumed-runs.service';
 
@@ -36,6 +37,7 @@ export class LostRuns implements OnModuleInit {
     private readonly notifications: PgNotifications,
     private readonly metrics: MetricsService,
     private readonly draining: Draining,
+    private readonly takeover: RunTakeover,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -104,6 +106,7 @@ export class LostRuns implements OnModuleInit {
                 retryable: true,
               },
             },
+        this.takeover,
       );
     }
   }

@@ -11,6 +11,7 @@ import { RunStopped } from '../agent/run-handle';
 import { ConversationStore, type ToolCallRow } from '../store/conversation-store.service';
 import { RUN_CANCEL_CHANNEL, RunStore, type RunRow } from '../store/run-store.service';
 import { finishDetachedRun } from './detached-runs';
+import { RunTakeover } from '../agent/run-takeover';
 import { DrivenRuns } from './driven-runs.service';
 import { RunStarts, type StartRun, type StartedRun } from './run-starts.service';
 
@@ -34,6 +35,7 @@ export class RunService implements OnModuleInit {
     private readonly hub: RunEventHub,
     private readonly notifications: PgNotifications,
     private readonly metrics: MetricsService,
+    private readonly takeover: RunTakeover,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -117,10 +119,17 @@ export class RunService implements OnModuleInit {
       return;
     }
     if (
-      await finishDetachedRun(this.store, this.conversation, this.metrics, runId, {
-        status: 'cancelled',
-        why: new RunStopped('cancelled').message,
-      })
+      await finishDetachedRun(
+        this.store,
+        this.conversation,
+        this.metrics,
+        runId,
+        {
+          status: 'cancelled',
+          why: new RunStopped('cancelled').message,
+        },
+        this.takeover,
+      )
     )
       return;
     // Another live process drives it: tell it.

@@ -81,4 +81,24 @@ describe('the usage of a step interrupted by a take-over (e2e)', () => {
       expect.objectContaining({ runs: 1, promptTokens: sum.promptTokens, completionTokens: sum.completionTokens }),
     ]);
   });
+
+  it("a cancel while the run has no live process counts the call it was in, in the cancelled run's done.usage", async () => {
+    const slowLease = { ...env, RUN_LEASE_MS: '3000' };
+    const a = await spawnServer(slowLease);
+    const b = await spawnServer(slowLease);
+    servers.push(a, b);
+    upstream.enqueue(slowAnswer());
+    const stream = await openStream(`${a.url}/v1/chat`, { body: { prompt: 'Talk.', tools: [] } });
+    const seen = await readText(stream, 5);
+    const { runId } = seen[0].data;
+    await a.kill('SIGKILL');
+    expect((await api(b.url, 'POST', `/v1/runs/${runId}/cancel`)).status).toBe(202);
+
+    const log = await (await openStream(`${b.url}/v1/runs/${runId}/events`)).rest(30_000);
+    const done = log.at(-1)!.data;
+    expect(done).toMatchObject({ type: 'done', status: 'cancelled', usage: { estimated: true } });
+    expect(done.usage.promptTokens).toBeGreaterThan(0);
+    expect(done.usage.completionTokens).toBeGreaterThan(0);
+    expect((await api(b.url, 'GET', `/v1/runs/${runId}`)).body.usage).toEqual(done.usage);
+  });
 });
