@@ -64,6 +64,10 @@ export class ModelCallRecorder {
     this.metricModels = new Set([fullModelName(config.llm.model), ...Object.keys(config.modelPrices)]);
   }
 
+  /** A call that finished (its report, completed by an estimate where it lacks counts), or one that was sent and cut: counted. */
+  record(call: EndedCall & ({ reported: Usage } | { failure: 'aborted' | 'interrupted' })): Promise<RecordedCall>;
+  /** Any other call that ended without a finish: counted when it streamed something, else null. */
+  record(call: EndedCall): Promise<RecordedCall | null>;
   async record(call: EndedCall): Promise<RecordedCall | null> {
     const ms = call.sentAt === null ? 0 : performance.now() - call.sentAt;
     const sent = call.failure === 'aborted' || call.failure === 'interrupted';

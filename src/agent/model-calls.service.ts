@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
-import { ModelError, type ModelRequest, type ModelStreamEvent, type Usage } from '../llm/model-provider';
+import { ModelError, type ModelRequest, type ModelStreamEvent } from '../llm/model-provider';
 import { ModelProviders } from '../llm/model-providers';
 import { SentModelCall } from '../llm/sent-model-call';
 import type { RunRow } from '../store/run-store.service';
@@ -9,7 +9,7 @@ import type { SessionRow } from '../store/session-store.service';
 import { ContextTooLong, ContextWindow, isContextTooLong } from './context-window';
 import { modelMessages } from './conversation';
 import { EarlyReads } from './early-reads';
-import { ModelCallRecorder, type RecordedCall } from './model-call-recorder';
+import { ModelCallRecorder, type EndedCall, type RecordedCall } from './model-call-recorder';
 import type { RunHandle } from './run-handle';
 import { RunTools } from './run-tools.service';
 import type { ModelTurn } from './step-record';
@@ -119,12 +119,12 @@ export class ModelCalls {
     // A silent upstream is the provider's to time out (LLM_IDLE_TIMEOUT_MS): it throws UPSTREAM_TIMEOUT.
     const early = new EarlyReads((call, signal) => this.tools.startEarly(h, call, signal), h.signal);
     let firstTokenMs: number | null = null;
-    const ended = (reported: Usage | null) => ({
+    const ended = (): EndedCall => ({
       of: { runId: h.run.id, sessionId: h.run.sessionId, owner: h.run.owner },
       iteration: h.run.iterations + 1,
       request: stream.request,
       streamed: h.streamingText + reasoning + argumentsStreamed,
-      reported,
+      reported: null,
       sentAt: stream.sentAt,
       firstTokenMs,
       trace: h.trace,
@@ -148,13 +148,13 @@ export class ModelCalls {
           case 'finish': {
             const text = h.streamingText;
             const recorded = await this.recorder.record({
-              ...ended(event.usage),
+              ...ended(),
+              reported: event.usage,
               answeredBy: event.model,
               finishReason: event.finishReason,
               output: () => ({ text, toolCalls: event.toolCalls }),
             });
-            // A finished call is always counted (it has a report, or an estimate).
-            return { turn: finishedTurn(text, event, reasoning, recorded!), early };
+            return { turn: finishedTurn(text, event, reasoning, recorded), early };
           }
         }
       }
@@ -163,7 +163,7 @@ export class ModelCalls {
       early.stop();
       // A call cancelled, or failed after it streamed, counts all the same: the run stores it as it ends.
       h.unstoredCall = await this.recorder.record({
-        ...ended(null),
+        ...ended(),
         failure: err instanceof ModelError ? err.code : h.signal.aborted ? 'aborted' : 'internal',
       });
       throw err;

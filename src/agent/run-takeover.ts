@@ -139,7 +139,7 @@ export class RunTakeover {
     partialText: string,
     trace: RunTrace = NO_TRACE,
   ): Promise<LostCall & { call: RecordedCall }> {
-    const recorded = await this.recorder.record({
+    const call = await this.recorder.record({
       of: { runId: run.id, sessionId: run.sessionId, owner: run.owner },
       iteration: run.iterations + 1,
       request: { model: run.model, messages: modelMessages(conversation), tools },
@@ -150,8 +150,6 @@ export class RunTakeover {
       failure: 'interrupted',
       trace,
     });
-    // An interrupted call is always counted (it was sent).
-    const call = recorded!;
     return {
       call,
       runUsage: withCallUsage(runUsage(run), call.usage, call.costUsd),

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ModelError, type ModelRequest, type Usage } from '../llm/model-provider';
+import { ModelError, type ModelRequest } from '../llm/model-provider';
 import { ModelProviders } from '../llm/model-providers';
 import type { RunTrace } from '../observability/run-tracing';
 import { ModelCallRecorder, type EndedCall, type RecordedCall } from './model-call-recorder';
@@ -63,15 +63,15 @@ export class Summarizer {
     const maxChars = maxTokens * 6;
     let out = '';
     // What streamed beyond the kept text (the rest of a long answer, reasoning): counted, not kept.
-    let streamedChars = 0;
+    // ANSWER_MAX_BYTES bounds it, as it bounds any answer.
     let streamedRest = '';
     let firstTokenMs: number | null = null;
-    const ended = (reported: Usage | null) => ({
+    const ended = (): EndedCall => ({
       of: caller.of,
       iteration: caller.iteration,
       request,
       streamed: out + streamedRest,
-      reported,
+      reported: null,
       sentAt,
       firstTokenMs,
       trace: caller.trace,
@@ -81,24 +81,21 @@ export class Summarizer {
         firstTokenMs ??= performance.now() - sentAt;
         // A summary longer than asked for is cut: it must leave room for what it makes room for.
         if (event.type === 'text' && out.length < maxChars) out += event.delta;
-        else if (event.type === 'text' || event.type === 'reasoning') {
-          // Kept to the answer's own bound (ANSWER_MAX_BYTES holds the stream): for the estimate only.
-          if (streamedChars < maxChars * 4) streamedRest += event.delta;
-          streamedChars += event.delta.length;
-        } else if (event.type === 'finish') {
+        else if (event.type === 'text' || event.type === 'reasoning') streamedRest += event.delta;
+        else if (event.type === 'finish') {
           const call = await this.recorder.record({
-            ...ended(event.usage),
+            ...ended(),
+            reported: event.usage,
             answeredBy: event.model,
             finishReason: event.finishReason,
           });
-          // A finished call is always counted (it has a report, or an estimate).
-          return { text: out.slice(0, maxChars).trim(), call: call! };
+          return { text: out.slice(0, maxChars).trim(), call };
         }
       }
       throw new ModelError('UPSTREAM_CONNECTION', 'The model stream ended without finishing.', true);
     } catch (err) {
       const failure = err instanceof ModelError ? err.code : caller.signal.aborted ? 'aborted' : 'internal';
-      const lost = await this.recorder.record({ ...ended(null), failure });
+      const lost = await this.recorder.record({ ...ended(), failure });
       if (lost) await caller.lost(lost);
       throw err;
     }
