@@ -15,7 +15,9 @@ export interface StreamGuardLimits {
  *   and fails the call as a retryable UPSTREAM_TIMEOUT;
  * - the answer budget: the text delta that crosses `answerMaxBytes` is cut at a character
  *   boundary, the provider's stream is closed (which closes its request), and the call finishes
- *   with `length` and no tool calls (a cut answer's calls cannot be trusted to be whole).
+ *   with `length` and no tool calls (a cut answer's calls cannot be trusted to be whole). Its usage
+ *   says 0 + 0: the upstream's report, sent at its end, never comes — the call is counted all the
+ *   same, estimated from what was sent and streamed (agent/model-call-recorder.ts).
  * `open` starts the provider's stream with the signal to honour.
  */
 export async function* guardModelStream(
@@ -51,6 +53,7 @@ export async function* guardModelStream(
           yield {
             type: 'finish',
             finishReason: 'length',
+            // Nothing reported (see above): the recorder estimates it.
             usage: { promptTokens: 0, completionTokens: 0 },
             toolCalls: [],
           };
