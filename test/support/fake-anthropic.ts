@@ -11,7 +11,9 @@ import { resolve } from 'node:path';
  * - a `tool_use` without its `tool_result` in the user turn right after (or a result for no call);
  * - a thinking block whose text or signature changed (signatures are the fake's own HMAC), or — with
  *   thinking on — a tool loop whose last assistant turn does not start with its thinking block;
- * - a thinking budget under 1024 or not below max_tokens; more than 4 cache breakpoints.
+ * - a thinking budget under 1024 or not below max_tokens; more than 4 cache breakpoints;
+ * - a text block (system or message) that is empty or only whitespace, a message with no content
+ *   (but a final assistant one), a `tool_use` id outside `^[a-zA-Z0-9_-]+$` or used twice.
  * Prompt caching is modelled: each `cache_control` breakpoint caches the prefix up to it (tools,
  * system, messages, in that order), and a later request starting with a cached prefix reads it.
  */
@@ -188,13 +190,25 @@ export class FakeAnthropic {
     if (breakpoints > 4)
       return `A maximum of 4 blocks with cache_control may be provided. Found ${breakpoints}.`;
 
+    for (const [j, b] of (Array.isArray(body.system) ? body.system : []).entries()) {
+      const refused = textRefusal(b, `system.${j}`);
+      if (refused !== undefined) return refused;
+    }
     const messages = body.messages.map((m) => ({ role: m.role, content: blocksOf(m.content) }));
     if (messages[0].role !== 'user') return 'messages: first message must use the "user" role';
+    const toolUseIds = new Set<string>();
     for (let i = 0; i < messages.length; i++) {
       const m = messages[i];
+      if (m.content.length === 0 && !(m.role === 'assistant' && i === messages.length - 1)) {
+        return `messages.${i}: all messages must have non-empty content except for the optional final assistant message`;
+      }
       for (const [j, b] of m.content.entries()) {
-        if (b.type === 'text' && (typeof b.text !== 'string' || b.text === '')) {
-          return `messages.${i}.content.${j}.text: text content blocks must be non-empty`;
+        const refused = textRefusal(b, `messages.${i}.content.${j}`);
+        if (refused !== undefined) return refused;
+        if (b.type === 'tool_use') {
+          if (toolUseIds.has(String(b.id)))
+            return `messages.${i}.content.${j}: \`tool_use\` ids must be unique`;
+          toolUseIds.add(String(b.id));
         }
         if (
           b.type === 'thinking' &&
@@ -403,6 +417,15 @@ export class FakeAnthropic {
       cache_creation_input_tokens: written,
     };
   }
+}
+
+/** The real API's refusal of a text block without text, or with nothing but whitespace. */
+function textRefusal(block: Block, at: string): string | undefined {
+  if (block.type !== 'text') return undefined;
+  if (typeof block.text !== 'string' || block.text === '')
+    return `${at}.text: text content blocks must be non-empty`;
+  if (block.text.trim() === '') return `${at}.text: text content blocks must contain non-whitespace text`;
+  return undefined;
 }
 
 function blocksOf(content: string | Block[]): Block[] {
