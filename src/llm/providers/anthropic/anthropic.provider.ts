@@ -20,7 +20,11 @@ import { sdkClientOptions } from '../sdk-options';
 
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
 
-/** Anthropic's stop reasons in the Chat Completions vocabulary of `finishReason`. */
+/**
+ * Anthropic's stop reasons (the SDK's StopReason) in the Chat Completions vocabulary of
+ * `finishReason`; `stop` and `length` are what the stream itself ends with (no stop_reason, a
+ * limit crossed). `pause_turn` only comes from server tools, which are never asked for.
+ */
 const FINISH_REASONS: Readonly<Record<string, string>> = {
   end_turn: 'stop',
   stop_sequence: 'stop',
@@ -29,7 +33,18 @@ const FINISH_REASONS: Readonly<Record<string, string>> = {
   model_context_window_exceeded: 'length',
   refusal: 'content_filter',
   pause_turn: 'stop',
+  stop: 'stop',
+  length: 'length',
 };
+
+/**
+ * A stop reason added after this was written: the message ended whole (its `message_stop` came),
+ * so it is read as the model ending its turn — `tool_calls` when the answer holds calls (they run,
+ * as with `tool_use`), else `stop` — never passed on raw (the contract's vocabulary is closed).
+ */
+function finishReason(reason: string, toolCalls: number): string {
+  return FINISH_REASONS[reason] ?? (toolCalls > 0 ? 'tool_calls' : 'stop');
+}
 
 function noop(): void {}
 
@@ -124,7 +139,7 @@ export class AnthropicProvider implements ModelProvider {
         const blocks = [...thinking.entries()].sort(([a], [b]) => a - b).map(([, block]) => block);
         yield {
           ...event,
-          finishReason: FINISH_REASONS[event.finishReason] ?? event.finishReason,
+          finishReason: finishReason(event.finishReason, event.toolCalls.length),
           usage: withCache(event.usage, usage),
           ...(blocks.length > 0 ? { providerData: { provider: ANTHROPIC, items: blocks } } : {}),
         };
