@@ -48,7 +48,9 @@ export type AnswerBlock =
 export type AnthropicScript =
   | { kind: 'answer'; blocks: AnswerBlock[]; stopReason?: string }
   | { kind: 'status'; status: number; type: string; message: string }
-  | { kind: 'raw'; text: string };
+  | { kind: 'raw'; text: string }
+  /** Events made as they are sent (written as the client reads them), for streams too big to hold. */
+  | { kind: 'stream'; events: () => Iterable<Record<string, unknown> & { type: string }> };
 
 export const anthropicText = (text: string, thinking?: string): AnthropicScript => ({
   kind: 'answer',
@@ -82,6 +84,53 @@ export const anthropicFixture = (name: string): AnthropicScript => ({
   text: readFileSync(resolve(__dirname, '../fixtures/upstream', name), 'utf8'),
 });
 
+/**
+ * A hostile answer: a thinking block whose `signature_delta`s add up to `signatureChars` (in pieces
+ * of `pieceChars`), then the text `text`. Made lazily, so the fake never holds it whole.
+ */
+export const anthropicSignatureFlood = (
+  signatureChars: number,
+  pieceChars: number,
+  text: string,
+): AnthropicScript => ({
+  kind: 'stream',
+  events: function* () {
+    yield {
+      type: 'message_start',
+      message: {
+        id: 'msg_flood',
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-x',
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 10, output_tokens: 1 },
+      },
+    };
+    yield {
+      type: 'content_block_start',
+      index: 0,
+      content_block: { type: 'thinking', thinking: '', signature: '' },
+    };
+    yield { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'Hmm.' } };
+    const piece = 'S'.repeat(pieceChars);
+    for (let sent = 0; sent < signatureChars; sent += pieceChars) {
+      yield { type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: piece } };
+    }
+    yield { type: 'content_block_stop', index: 0 };
+    yield { type: 'content_block_start', index: 1, content_block: { type: 'text', text: '' } };
+    yield { type: 'content_block_delta', index: 1, delta: { type: 'text_delta', text } };
+    yield { type: 'content_block_stop', index: 1 };
+    yield {
+      type: 'message_delta',
+      delta: { stop_reason: 'end_turn', stop_sequence: null },
+      usage: { output_tokens: 5 },
+    };
+    yield { type: 'message_stop' };
+  },
+});
+
 export class FakeAnthropic {
   readonly requests: AnthropicRecordedRequest[] = [];
   /** The 400s it answered (what the real API would have refused). */
@@ -91,6 +140,10 @@ export class FakeAnthropic {
   private readonly redacted = new Set<string>();
   private readonly cache = new Set<string>();
   private ids = 0;
+  /** Streamed answers (`kind: 'stream'`) whose client closed the request before their last event. */
+  closedEarly = 0;
+  /** Bytes written of streamed answers (`kind: 'stream'`). */
+  streamedBytes = 0;
 
   private constructor(private readonly server: Server) {}
 
@@ -120,6 +173,8 @@ export class FakeAnthropic {
     this.refusals.length = 0;
     this.scripts.length = 0;
     this.cache.clear();
+    this.closedEarly = 0;
+    this.streamedBytes = 0;
   }
 
   close(): Promise<void> {
@@ -158,8 +213,33 @@ export class FakeAnthropic {
       res.end(script.text);
       return;
     }
+    if (script.kind === 'stream') {
+      void this.stream(res, script.events());
+      return;
+    }
     const frames = this.answer(body, script);
     res.end(frames.join(''));
+  }
+
+  /** Writes each event as the client takes it; stops (counting it) when the client closes first. */
+  private async stream(res: ServerResponse, events: Iterable<{ type: string }>): Promise<void> {
+    let closed = false;
+    res.once('close', () => (closed = true));
+    for (const event of events) {
+      if (closed || res.destroyed) {
+        this.closedEarly++;
+        return;
+      }
+      const frame = `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+      this.streamedBytes += Buffer.byteLength(frame);
+      if (!res.write(frame)) {
+        await new Promise<void>((done) => {
+          res.once('drain', done);
+          res.once('close', done);
+        });
+      }
+    }
+    res.end();
   }
 
   private error(res: ServerResponse, status: number, type: string, message: string): void {
