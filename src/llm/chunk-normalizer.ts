@@ -149,8 +149,11 @@ export class ChunkNormalizer {
           const text = nonEmpty(block.text);
           if (text !== undefined) this.writer.text(text, out);
         } else if (block.type === 'thinking') {
+          this.writer.providerData(length(block.signature));
           const thinking = nonEmpty(block.thinking);
           if (thinking !== undefined) this.writer.reasoning(thinking, out);
+        } else if (block.type === 'redacted_thinking') {
+          this.writer.providerData(length(block.data));
         }
         return;
       }
@@ -166,6 +169,8 @@ export class ChunkNormalizer {
         } else if (delta.type === 'thinking_delta') {
           const thinking = nonEmpty(delta.thinking);
           if (thinking !== undefined) this.writer.reasoning(thinking, out);
+        } else if (delta.type === 'signature_delta') {
+          this.writer.providerData(length(delta.signature));
         }
         return;
       }
@@ -208,6 +213,11 @@ function isObject(value: unknown): value is object {
 
 function nonEmpty(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/** A string field's length (what holding it costs); 0 for anything else. */
+function length(value: unknown): number {
+  return typeof value === 'string' ? value.length : 0;
 }
 
 function count(value: unknown): number {

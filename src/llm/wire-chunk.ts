@@ -57,6 +57,9 @@ export interface WireContentBlock {
   input?: unknown;
   text?: unknown;
   thinking?: unknown;
+  signature?: unknown;
+  /** redacted_thinking's opaque payload. */
+  data?: unknown;
 }
 
 export interface WireBlockDelta {
@@ -64,5 +67,6 @@ export interface WireBlockDelta {
   text?: unknown;
   partial_json?: unknown;
   thinking?: unknown;
+  signature?: unknown;
   stop_reason?: unknown;
 }
