@@ -96,6 +96,7 @@ export function comparePeers(load) {
   const rowOf = (target) => {
     const values = {};
     let errors = 0;
+    let cut = false;
     let otherCores = 0;
     let measured = false;
     const seen = new Set();
@@ -105,7 +106,8 @@ export function comparePeers(load) {
       if (r === undefined || seen.has(r)) continue;
       seen.add(r);
       measured = true;
-      errors += r.errors + (r.timedOut ? 1 : 0);
+      errors += r.errors;
+      cut ||= r.timedOut;
       otherCores = Math.max(otherCores, r.otherCores);
     }
     const pg = (key) =>
@@ -119,6 +121,7 @@ export function comparePeers(load) {
       pgCpu16: pg('cpu16'),
       pgCpu256: pg('cpu256'),
       errors,
+      cut,
       otherCores,
       measured,
     };
@@ -168,7 +171,7 @@ export function peersTable(cmp, versions) {
     table(
       ['server', 'err', ...COLUMNS.map(header), 'pg cpu/run nd16', 'pg cpu/run d256', 'other load'],
       cmp.rows.map((r) => [
-        r.server === 'loopwright' ? 'Loopwright' : r.server,
+        `${r.server === 'loopwright' ? 'Loopwright' : r.server}${r.cut ? '*' : ''}`,
         r.errors,
         ...COLUMNS.map((col) => fmt(r.values[col.key], col.digits)),
         fmt(r.pgCpu16, 2),
@@ -178,7 +181,7 @@ export function peersTable(cmp, versions) {
     ),
   );
   out.push(
-    '(nd16: no delay, c=16; d16 / d256: delay mode, c=16 / c=256; times and CPU per run in ms; err: failed runs and levels cut by their time limit; other load: the most cores used by processes outside the bench during a level, should be ~0)',
+    '(nd16: no delay, c=16; d16 / d256: delay mode, c=16 / c=256; times and CPU per run in ms; err: failed runs; *: a level stopped by its time limit before all its planned runs, its figures over the runs made; other load: the most cores used by processes outside the bench during a level, should be ~0)',
   );
   out.push('');
   out.push(
