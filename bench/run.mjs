@@ -822,6 +822,7 @@ function report(results, meta) {
     );
   }
   if (results.peers) out.push(peersTable(results.peers, meta.peerVersions));
+  if (results.peersMissing) out.push(`Peers (issue 37): NOT MEASURED: ${results.peersMissing}`, '');
   if (results.tracing) {
     out.push('Tracing (issue 33): per-run cost with traces exported over OTLP and without');
     out.push(tracingTable(results.tracing));
@@ -978,7 +979,18 @@ async function main() {
   } catch {
     throw new Error(`${SERVER_ENTRY} is missing: build first (npx nest build), or use npm run bench`);
   }
-  if (ONLY === null || ONLY === 'peers') ensurePeersInstalled(log);
+  // The peers' packages, on first use. --only=peers needs them; the full bench goes on without them
+  // when they cannot be installed (offline), and says so in its report.
+  let peersMissing = null;
+  if (ONLY === 'peers') ensurePeersInstalled(log);
+  else if (ONLY === null) {
+    try {
+      ensurePeersInstalled(log);
+    } catch (err) {
+      peersMissing = err instanceof Error ? err.message : String(err);
+      log(`peers not measured: ${peersMissing}`);
+    }
+  }
 
   const work = mkdtempSync(join(tmpdir(), 'loopwright-bench-'));
   tempDirs.push(work);
@@ -1155,8 +1167,10 @@ async function main() {
   await dropDatabase(adminUrl, 'bench_main');
 
   // The peers (issue 37), at the levels compared.
-  results.load.push(...(await peersScenario({ upstreamUrl, workspace, cwd: work }, { pgPid, log })));
-  results.peers = comparePeers(results.load);
+  if (peersMissing === null) {
+    results.load.push(...(await peersScenario({ upstreamUrl, workspace, cwd: work }, { pgPid, log })));
+    results.peers = comparePeers(results.load);
+  } else results.peersMissing = peersMissing;
 
   // Capacity: a fresh process, so its peak RSS is this scenario's.
   log(`capacity: ${CAPACITY.concurrency} concurrent runs of ~10 s on one fresh Loopwright process`);
