@@ -93,7 +93,19 @@ describe('a run start: one statement far from the limits, the key locked near th
     let settled = false;
     const late = open('eve', { prompt: '4' }).finally(() => (settled = true));
     late.catch(() => undefined);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The positive signal that it had its chance: its statement waits for the key's lock this client holds.
+    const ours = Number((await db.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number);
+    await eventually(
+      async () =>
+        Number(
+          (
+            await db.query(
+              `SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND pid <> $1`,
+              [ours],
+            )
+          ).rows[0].n as string,
+        ) === 1,
+    );
     expect(settled).toBe(false);
     await db.query('COMMIT');
     await expect(late).rejects.toMatchObject({ code: ErrorCode.TooManyActiveRuns });
