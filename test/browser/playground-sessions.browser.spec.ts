@@ -4,6 +4,7 @@ import type { Page } from 'playwright-core';
 import { PLAYGROUND_DIR } from '../../src/playground/playground-files';
 import { startApp, type TestApp } from '../support/app';
 import { CHROMIUM_PATH, launchChromium, type TestBrowser } from '../support/browser';
+import { eventually } from '../support/eventually';
 import { FakeUpstream, status, text, toolCalls } from '../support/fake-upstream';
 
 const KEY = 'secret-of-bea';
@@ -61,7 +62,7 @@ describeInBrowser('the playground keeps a session across reloads and switches (e
     await send('is it up?');
     const link = page.getByRole('link', { name: 'the readiness check' });
     await link.waitFor();
-    await page.waitForFunction("new URL(location.href).searchParams.get('session') !== null");
+    await eventually(() => sessionInAddress() !== null);
     const sessionId = sessionInAddress();
     expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
 
@@ -85,7 +86,7 @@ describeInBrowser('the playground keeps a session across reloads and switches (e
 
     // A new chat leaves the address of the session.
     await page.getByRole('button', { name: 'New chat' }).click();
-    await page.waitForFunction("new URL(location.href).searchParams.get('session') === null");
+    await eventually(() => sessionInAddress() === null);
   });
 
   it("shows a failed run's error again after switching to another session and back", async () => {
