@@ -80,8 +80,10 @@ describe('MCP servers as tool sources (e2e)', () => {
           (n) => byName.get(n)?.status === 'connected',
         ) && byName.get('broken')?.status === 'failed'
       );
-    }, 20_000);
-  });
+    }, 60_000);
+    // Seven servers start beside the app: under load (a fresh clone's whole suite) that outlasts
+    // jest's default 30 s for a hook, and every test would fail with it.
+  }, 90_000);
   let closed = false;
   afterAll(async () => {
     if (!closed) await app?.close();
