@@ -40,6 +40,7 @@ export class OpenAiProvider implements ModelProvider {
   readonly capabilities: ModelCapabilities = { reasoning: true, promptCaching: false, providerData: false };
   private readonly client: OpenAI;
   private readonly recoverToolCallsFromText: boolean;
+  private readonly maxOutputTokens: number;
 
   constructor(config: AppConfig) {
     this.client = new OpenAI({
@@ -53,6 +54,7 @@ export class OpenAiProvider implements ModelProvider {
       fetch: createNodeFetch(),
     });
     this.recoverToolCallsFromText = config.toolCallTextRecovery;
+    this.maxOutputTokens = config.llm.maxOutputTokens;
   }
 
   async *stream(
@@ -83,7 +85,7 @@ export class OpenAiProvider implements ModelProvider {
       let response: Response;
       try {
         response = await this.client.chat.completions
-          .create(toChatCompletionParams(request), {
+          .create(toChatCompletionParams(request, request.maxOutputTokens ?? this.maxOutputTokens), {
             signal: call.signal,
           })
           .asResponse();
