@@ -29,7 +29,14 @@ describe('LLM_MAX_OUTPUT_TOKENS on Chat Completions', () => {
 
   it('limits every call: max_tokens, or max_completion_tokens for an OpenAI reasoning model', async () => {
     const provider = new OpenAiProvider(llmConfig(upstream.baseUrl, { LLM_MAX_OUTPUT_TOKENS: '321' }));
-    for (const model of ['gpt-4.1-mini', 'qwen2.5-coder:14b', 'o4-mini', 'gpt-5', 'openai/gpt-5-mini']) {
+    for (const model of [
+      'gpt-4.1-mini',
+      'qwen2.5-coder:14b',
+      'o4-mini',
+      'gpt-5',
+      'openai/gpt-5-mini',
+      'gpt-5-chat-latest',
+    ]) {
       upstream.enqueue(text('ok'));
       const result = await collect(provider.stream(userRequest('hi', { model }), neverAborted()));
       expect(result.error).toBeUndefined();
@@ -47,6 +54,7 @@ describe('LLM_MAX_OUTPUT_TOKENS on Chat Completions', () => {
       ['o4-mini', undefined, 321],
       ['gpt-5', undefined, 321],
       ['openai/gpt-5-mini', undefined, 321],
+      ['gpt-5-chat-latest', undefined, 321],
       ['test-model', 50, undefined],
     ]);
   });
