@@ -71,7 +71,7 @@ export class OpenAiResponsesProvider implements ModelProvider {
     let ending: Ending | undefined;
     let headers: Headers | undefined;
     const parser = new SseParser((data) => {
-      ending = this.take(parseEvent(data, headers), normalizer, reasoning, out);
+      ending = this.take(parseEvent(data, headers), data.length, normalizer, reasoning, out);
       return ending !== undefined || normalizer.cut || reasoning.cut;
     });
     const call = new UpstreamCall(signal);
@@ -148,9 +148,10 @@ export class OpenAiResponsesProvider implements ModelProvider {
     }
   }
 
-  /** One Responses event into the normalizer; the ending when the response is over. */
+  /** One Responses event (`chars` long as sent) into the normalizer; the ending when the response is over. */
   private take(
     event: ResponseStreamEvent,
+    chars: number,
     normalizer: ChunkNormalizer,
     reasoning: ReasoningItems,
     out: ModelStreamEvent[],
@@ -173,7 +174,7 @@ export class OpenAiResponsesProvider implements ModelProvider {
       delta({ tool_calls: [{ index: event.output_index, function: { arguments: event.delta } }] });
     } else if (type === 'response.output_item.done') {
       // Kept whole, encrypted content and all, to go back unchanged with the next request.
-      if (event.item?.type === 'reasoning') reasoning.keep(event.output_index, event.item);
+      if (event.item?.type === 'reasoning') reasoning.keep(event.output_index, event.item, chars);
     } else if (type === 'response.completed') {
       const output: unknown = event.response?.output;
       const calls = Array.isArray(output) && output.some((item) => isFunctionCall(item));

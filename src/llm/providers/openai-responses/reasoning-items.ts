@@ -1,7 +1,8 @@
 /**
  * What one call may keep of the reasoning items it must send back (`encrypted_content` and all),
- * measured as the JSON sent back, in UTF-16 code units. Real items are a few KB to some hundred
- * KB: a whole call's reasoning is bounded by its output tokens (128k at most today).
+ * measured as the event that brought each (its JSON, a little more than the item's), in UTF-16
+ * code units. Real items are a few KB to some hundred KB: a whole call's reasoning is bounded by
+ * its output tokens (128k at most today).
  */
 export const REASONING_ITEM_LIMITS = {
   /** One item. */
@@ -26,10 +27,9 @@ export class ReasoningItems {
     return this.crossed;
   }
 
-  /** Keeps the item when it fits (a repeated index replaces the item but counts again). */
-  keep(index: number, item: unknown): void {
+  /** Keeps the item, `chars` long, when it fits (a repeated index replaces the item but counts again). */
+  keep(index: number, item: unknown, chars: number): void {
     if (this.crossed) return;
-    const chars = JSON.stringify(item)?.length ?? 0;
     if (chars > REASONING_ITEM_LIMITS.itemMaxChars || chars > this.charsLeft) {
       this.crossed = true;
       this.items.clear();
