@@ -308,7 +308,7 @@ describe('model providers (e2e)', () => {
       );
       const stream = await chat(app, {
         prompt: 'Read, write, ask.',
-        model: 'openai-responses/gpt-test',
+        model: 'openai-responses/gpt-5-mini',
         reasoning: 'medium',
         clientTools: [CLIENT_TOOL],
       });
@@ -334,7 +334,7 @@ describe('model providers (e2e)', () => {
           .join(''),
       ).toBe('Read first.Then write.Then ask.All set.');
       const steps = ofType(events, 'step_finished');
-      expect(steps.every((s) => s.model === 'openai-responses/gpt-test')).toBe(true);
+      expect(steps.every((s) => s.model === 'openai-responses/gpt-5-mini')).toBe(true);
       expect(steps.slice(1).every((s) => s.usage.cacheReadTokens > 0 && s.usage.reasoningTokens > 0)).toBe(
         true,
       );

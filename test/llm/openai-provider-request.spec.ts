@@ -28,6 +28,7 @@ describe('OpenAiProvider requests', () => {
       messages: [{ role: 'user', content: 'hi' }],
       stream: true,
       stream_options: { include_usage: true },
+      max_tokens: 16_384,
     });
     expect(headers.authorization).toBe('Bearer sk-test');
   });
