@@ -92,7 +92,9 @@ export async function rollForward(base: FileHandle, journal: Journal): Promise<v
       try {
         await unlink(at(dir, name));
       } catch (err) {
-        if (errnoCode(err) !== 'ENOENT') throw err; // already deleted
+        // Gone: already deleted. A folder there now: not the file the change deleted, left alone.
+        const code = errnoCode(err);
+        if (code !== 'ENOENT' && code !== 'EISDIR' && code !== 'EPERM') throw err;
       }
     });
   }
