@@ -52,7 +52,7 @@ export class ModelCalls {
     const lastCall = r.run.iterations + 1 >= r.run.maxIterations;
     const request: ModelRequest = {
       model: r.run.model,
-      messages: modelMessages(r.conversation),
+      messages: modelMessages(r.conversation, this.window.toolResultMaxChars(r.run.model)),
       tools,
       toolChoice: tools.length > 0 && lastCall ? 'none' : undefined,
       reasoning: r.session.reasoning ?? this.config.llm.reasoning,
