@@ -127,7 +127,8 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     'comma-separated variable names',
   );
   const toolTimeoutMs = read.ms('TOOL_TIMEOUT_MS', 30_000);
-  const mcpServers = read.mcpServers('MCP_CONFIG', env, toolTimeoutMs, cwd);
+  const mcpSecrets = new Set<string>();
+  const mcpServers = read.mcpServers('MCP_CONFIG', env, toolTimeoutMs, cwd, mcpSecrets);
   const toolPolicy = read.toolPolicy('TOOL_POLICY', new Set(mcpServers.map((s) => s.name)));
   const budgets = parseBudgets(env.BUDGETS);
   const adminKeys = new Set(read.list('ADMIN_KEYS', /^[^\s,:]+$/, 'comma-separated key names'));
@@ -198,7 +199,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     runCommandNetwork: read.bool('RUN_COMMAND_NETWORK', false),
     runCommandMemoryMb: read.int('RUN_COMMAND_MEMORY_MB', 1024, 16, 1_048_576),
     runCommandEnv,
-    commandEnv: buildCommandEnv(env, runCommandEnv),
+    commandEnv: buildCommandEnv(env, runCommandEnv, mcpSecrets),
     toolPolicy,
     mcpServers,
     readMaxBytes: read.int('READ_MAX_BYTES', 262_144, 1024, 64 * 1024 * 1024),

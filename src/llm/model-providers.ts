@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { ConfigError, type AppConfig } from '../config/app-config';
+import { shownUrl } from '../config/secret-variables';
 import { ModelError, type ModelProvider, type ModelRequest, type ModelStreamEvent } from './model-provider';
 import { guardModelStream, type StreamGuardLimits } from './model-stream-guard';
 
@@ -70,9 +71,9 @@ export class ModelProviders {
     this.providers.set(name, { provider, baseUrl });
   }
 
-  /** The configured providers, for `GET /v1/models`. */
+  /** The configured providers, for `GET /v1/models` and the banner: base URLs without credentials. */
   list(): ProviderInfo[] {
-    return [...this.providers].map(([name, p]) => ({ name, baseUrl: p.baseUrl }));
+    return [...this.providers].map(([name, p]) => ({ name, baseUrl: shownUrl(p.baseUrl) }));
   }
 
   /**
