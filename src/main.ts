@@ -9,6 +9,7 @@ import { EmbeddedDatabaseError, openDatabase } from './persistence/embedded-data
 import { startupLog } from './observability/startup-log';
 import { bannerRecord, bannerText } from './observability/startup-banner';
 import { checkUpstream } from './llm/upstream-check';
+import { refuseUnservedModels } from './llm/served-models';
 import { startupFacts, upstreamsToCheck } from './startup-facts';
 
 /**
@@ -43,6 +44,7 @@ async function main(): Promise<void> {
   let config;
   try {
     config = loadConfig(readEnvironment());
+    refuseUnservedModels(config);
   } catch (err) {
     if (err instanceof ConfigError) {
       startupLog('error', `Loopwright cannot start: ${err.message}`);
