@@ -1,4 +1,5 @@
 import { shownText, shownUrl } from '../config/secret-variables';
+import { withoutUrlCredentials } from './url-credentials';
 
 /** One model upstream start-up checks: where it is and the key it is called with. */
 export interface UpstreamToCheck {
@@ -22,11 +23,11 @@ const CHECK_TIMEOUT_MS = 3000;
 export async function checkUpstream(u: UpstreamToCheck): Promise<string | null> {
   const where = `the ${u.provider} upstream at ${shownUrl(u.baseUrl)}`;
   try {
-    const { url, basicAuth } = modelsRequest(u.baseUrl);
-    const headers: Record<string, string> = { ...u.headers };
-    // As node:http sends a URL's credentials (the providers' requests): Basic, unless a key is sent.
-    if (u.apiKey) headers.authorization = `Bearer ${u.apiKey}`;
-    else if (basicAuth !== null) headers.authorization = basicAuth;
+    const headers = new Headers(u.headers);
+    if (u.apiKey) headers.set('authorization', `Bearer ${u.apiKey}`);
+    // As the providers send them: the base URL's credentials, unless a key is sent.
+    const url = withoutUrlCredentials(u.baseUrl, headers);
+    url.pathname = `${url.pathname.replace(/\/+$/, '')}/models`;
     const res = await fetch(url, { headers, signal: AbortSignal.timeout(CHECK_TIMEOUT_MS) });
     await res.body?.cancel();
     if (res.status === 401 || res.status === 403) {
@@ -43,17 +44,6 @@ export async function checkUpstream(u: UpstreamToCheck): Promise<string | null> 
         : shownText(reason(err));
     return `${where} could not be reached (${cause}): check the base URL; model calls will fail until it answers`;
   }
-}
-
-/** `GET {baseUrl}/models`; fetch refuses a URL with credentials, so they go in a header instead. */
-function modelsRequest(baseUrl: string): { url: URL; basicAuth: string | null } {
-  const url = new URL(baseUrl);
-  url.pathname = `${url.pathname.replace(/\/+$/, '')}/models`;
-  if (url.username === '' && url.password === '') return { url, basicAuth: null };
-  const credentials = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
-  url.username = '';
-  url.password = '';
-  return { url, basicAuth: `Basic ${Buffer.from(credentials).toString('base64')}` };
 }
 
 function reason(err: unknown): string {
