@@ -2,6 +2,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { buildCommandEnv } from './command-env';
 import { ConfigError, EnvReader, type Env } from './env-reader';
 import type { McpServerConfig } from './mcp-config';
+import { secretValuesOf } from './secret-variables';
 import {
   parseBudgets,
   parseModelPrices,
@@ -107,6 +108,11 @@ export interface AppConfig {
   adminKeys: ReadonlySet<string>;
   /** OTLP trace export (the OTEL_* variables); null when no endpoint is set. */
   tracing: TracingConfig | null;
+  /**
+   * Every secret value configured (config/secret-variables.ts says where each variable holds them,
+   * plus what MCP_CONFIG substitutes): taken out of text the server relays but did not write.
+   */
+  secretValues: readonly string[];
 }
 
 export { ConfigError };
@@ -228,6 +234,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     modelPrices: parseModelPrices(env.MODEL_PRICES),
     adminKeys,
     tracing: parseTracing(env),
+    secretValues: secretValuesOf(env, mcpSecrets),
   };
 }
 

@@ -1,24 +1,29 @@
 /**
- * How a variable carries a secret: its whole value (a key, a header list), or — a URL — its
- * credentials (the userinfo `user:pass@`, secret-looking query values such as `?key=…`).
+ * How a variable carries a secret, which says what of its value is secret:
+ * - `key`: all of it (an API key);
+ * - `pairs`: the value of each `name:secret` or `name=value` pair (API_KEYS, the OTLP headers);
+ * - `json`: the string values of a JSON object (LLM_HEADERS);
+ * - `url`: a URL's credentials (the userinfo `user:pass@`, secret-looking query values such as `?key=…`);
+ * - `names`: who may do what (ADMIN_KEYS): no credential, but kept from commands and refusals all the same.
  */
-export type SecretKind = 'value' | 'url';
+export type SecretKind = 'key' | 'pairs' | 'json' | 'url' | 'names';
 
 /**
  * Every variable of the configuration that carries a secret: the one place that says so. Read by
  * every refusal message (ConfigError shows such a value redacted), by `run_command`'s environment
  * (never passed on, even when RUN_COMMAND_ENV names it), by MCP_CONFIG's substitutions (never
- * interpolated) and by the model providers' definitions (a provider's secret variables are typed
- * as names of this table, so a new provider's key is declared here or does not compile).
+ * interpolated), by the scrubbing of what an upstream's error quotes (secretValuesOf) and by the
+ * model providers' definitions (a provider's secret variables are typed as names of this table, so
+ * a new provider's key is declared here or does not compile).
  */
 export const SECRET_VARIABLES = {
-  API_KEYS: 'value',
-  ADMIN_KEYS: 'value',
-  OPENAI_API_KEY: 'value',
-  ANTHROPIC_API_KEY: 'value',
-  LLM_HEADERS: 'value',
-  OTEL_EXPORTER_OTLP_HEADERS: 'value',
-  OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'value',
+  API_KEYS: 'pairs',
+  ADMIN_KEYS: 'names',
+  OPENAI_API_KEY: 'key',
+  ANTHROPIC_API_KEY: 'key',
+  LLM_HEADERS: 'json',
+  OTEL_EXPORTER_OTLP_HEADERS: 'pairs',
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'pairs',
   DATABASE_URL: 'url',
   OPENAI_BASE_URL: 'url',
   ANTHROPIC_BASE_URL: 'url',
@@ -59,4 +64,76 @@ const URL_IN_TEXT = /[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi;
 /** A message that may quote URLs (an error of fetch, of a driver) with each URL as shownUrl shows it. */
 export function shownText(text: string): string {
   return text.replace(URL_IN_TEXT, (url) => shownUrl(url));
+}
+
+/** Shorter values are not looked for in text: replacing them would garble words, not hide a secret. */
+const MIN_SECRET_LENGTH = 6;
+
+/**
+ * The secret values the environment holds, as SECRET_VARIABLES says where they are in each variable,
+ * and the whole values of `alsoSecret` (MCP_CONFIG's substitutions): what scrubSecrets takes out of
+ * text the server did not write (an upstream's error that quotes the request it refused).
+ */
+export function secretValuesOf(
+  env: Readonly<Record<string, string | undefined>>,
+  alsoSecret: Iterable<string> = [],
+): string[] {
+  const values = new Set<string>();
+  const kinds: [string, SecretKind][] = [
+    ...Object.entries(SECRET_VARIABLES),
+    ...[...alsoSecret].map((name): [string, SecretKind] => [name, 'key']),
+  ];
+  for (const [name, kind] of kinds) {
+    const value = env[name]?.trim();
+    if (value) for (const secret of secretsIn(kind, value)) values.add(secret);
+  }
+  return [...values].filter((v) => v.length >= MIN_SECRET_LENGTH);
+}
+
+function secretsIn(kind: SecretKind, value: string): string[] {
+  switch (kind) {
+    case 'key':
+      return [value];
+    case 'names':
+      return [];
+    case 'pairs':
+      return value.split(',').flatMap((pair) => {
+        const at = pair.search(/[:=]/);
+        return at < 0 ? [] : withDecoded(pair.slice(at + 1).trim());
+      });
+    case 'json':
+      try {
+        const parsed: unknown = JSON.parse(value);
+        return typeof parsed === 'object' && parsed !== null
+          ? Object.values(parsed).filter((v): v is string => typeof v === 'string')
+          : [];
+      } catch {
+        return [value];
+      }
+    case 'url': {
+      const secrets: string[] = [];
+      const userinfo = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)@/i.exec(value)?.[1];
+      const colon = userinfo?.indexOf(':') ?? -1;
+      if (userinfo !== undefined && colon >= 0) secrets.push(...withDecoded(userinfo.slice(colon + 1)));
+      for (const m of value.matchAll(SECRET_QUERY)) secrets.push(...withDecoded(m[0].slice(m[1].length)));
+      return secrets;
+    }
+  }
+}
+
+function withDecoded(value: string): string[] {
+  try {
+    return [value, decodeURIComponent(value)];
+  } catch {
+    return [value];
+  }
+}
+
+/** `text` with every one of `secrets` replaced (longest first, so no part of one survives). */
+export function scrubSecrets(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) {
+    if (out.includes(secret)) out = out.replaceAll(secret, REDACTED);
+  }
+  return out;
 }

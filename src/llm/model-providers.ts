@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { ConfigError, type AppConfig } from '../config/app-config';
-import { shownUrl } from '../config/secret-variables';
+import { scrubSecrets, shownUrl } from '../config/secret-variables';
 import { ModelError, type ModelProvider, type ModelRequest, type ModelStreamEvent } from './model-provider';
 import { guardModelStream, type StreamGuardLimits } from './model-stream-guard';
 
@@ -42,8 +42,10 @@ export class ModelProviders {
   private readonly fallbackModels: readonly string[];
   private readonly allowed: readonly string[];
   private readonly limits: StreamGuardLimits;
+  private readonly secretValues: readonly string[];
 
   constructor(config: AppConfig, providers: ReadonlyArray<ProviderInfo & { provider: ModelProvider }>) {
+    this.secretValues = config.secretValues;
     for (const p of providers) this.register(p.name, p.provider, p.baseUrl);
     this.defaultModel = config.llm.model;
     this.fallbackModels = config.llm.fallbackModels;
@@ -125,7 +127,8 @@ export class ModelProviders {
       let next: IteratorResult<ModelStreamEvent>;
       try {
         next = await events.next();
-      } catch (err) {
+      } catch (thrown) {
+        const err = this.withoutSecrets(thrown);
         const last = i + 1 >= candidates.length;
         if (last || signal.aborted || !(err instanceof ModelError) || !err.retryable) throw err;
         this.logger.warn({
@@ -142,11 +145,23 @@ export class ModelProviders {
           yield event.type === 'finish' ? { ...event, model: target.name } : event;
           next = await events.next();
         }
+      } catch (thrown) {
+        throw this.withoutSecrets(thrown);
       } finally {
         await events.return();
       }
       return;
     }
+  }
+
+  /**
+   * An upstream's error without the configured secrets: its words are relayed (the run's error,
+   * logs, spans), and an upstream may quote the request it refused, key and headers included.
+   */
+  private withoutSecrets(err: unknown): unknown {
+    if (!(err instanceof ModelError)) return err;
+    const message = scrubSecrets(err.message, this.secretValues);
+    return message === err.message ? err : new ModelError(err.code, message, err.retryable, err.status);
   }
 
   private providerProblem(model: string): string | undefined {

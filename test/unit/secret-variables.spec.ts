@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config/app-config';
-import { SECRET_VARIABLES, shownUrl } from '../../src/config/secret-variables';
+import { scrubSecrets, SECRET_VARIABLES, shownUrl } from '../../src/config/secret-variables';
 import { PROVIDERS } from '../../src/llm/providers';
 import { checkUpstream } from '../../src/llm/upstream-check';
 
@@ -113,6 +113,38 @@ describe('the secret variables (one declaration, read by every refusal and by ru
     );
     expect(config.commandEnv).toMatchObject({ CI: 'true' });
     expect(JSON.stringify(config.commandEnv)).not.toContain(PASSWORD);
+  });
+});
+
+describe('the configured secret values, taken out of what an upstream quotes', () => {
+  it('finds each secret where its variable holds it, and replaces it in text', () => {
+    const config = loadConfig({
+      API_KEYS: 'alice:alice-secret-1,bob:bob-secret-2',
+      ADMIN_KEYS: 'alice',
+      OPENAI_API_KEY: 'sk-openai-secret',
+      LLM_HEADERS: '{"x-team":"header-secret"}',
+      OPENAI_BASE_URL: 'https://router:url-password@router.example.com/v1?api_key=query-secret',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318',
+      OTEL_EXPORTER_OTLP_HEADERS: 'x-otlp=otlp%20secret',
+    });
+    expect([...config.secretValues].sort()).toEqual(
+      [
+        'alice-secret-1',
+        'bob-secret-2',
+        'sk-openai-secret',
+        'header-secret',
+        'url-password',
+        'query-secret',
+        'otlp%20secret',
+        'otlp secret',
+      ].sort(),
+    );
+    expect(
+      scrubSecrets(
+        'refused: {"authorization":"Bearer sk-openai-secret","x-team":"header-secret"} for alice',
+        config.secretValues,
+      ),
+    ).toBe('refused: {"authorization":"Bearer <redacted>","x-team":"<redacted>"} for alice');
   });
 });
 
