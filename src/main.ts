@@ -7,6 +7,7 @@ import { assertCanListen, listen } from './http/listen';
 import { Draining } from './common/draining';
 import { EmbeddedDatabaseError, openDatabase } from './persistence/embedded-database';
 import { startupLog } from './observability/startup-log';
+import { logsAsText } from './observability/logger-params';
 import { bannerRecord, bannerText } from './observability/startup-banner';
 import { checkUpstream } from './llm/upstream-check';
 import { refuseUnservedModels } from './llm/served-models';
@@ -59,7 +60,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   // A person at a terminal gets text; a collector gets JSON lines (LOG_FORMAT decides when set).
-  const pretty = config.logFormat === 'pretty' || (config.logFormat === 'auto' && process.stdout.isTTY);
+  const pretty = logsAsText(config);
   const cannotListen = (err: unknown) => {
     const code = (err as NodeJS.ErrnoException).code;
     if (code !== 'EADDRINUSE' && code !== 'EACCES') return false;
