@@ -87,7 +87,8 @@ export function secretValuesOf(
     const value = env[name]?.trim();
     if (value) for (const secret of secretsIn(kind, value)) values.add(secret);
   }
-  return [...values].filter((v) => v.length >= MIN_SECRET_LENGTH);
+  // Longest first, as scrubSecrets takes them: no part of one survives another's replacement.
+  return [...values].filter((v) => v.length >= MIN_SECRET_LENGTH).sort((a, b) => b.length - a.length);
 }
 
 function secretsIn(kind: SecretKind, value: string): string[] {
@@ -129,10 +130,10 @@ function withDecoded(value: string): string[] {
   }
 }
 
-/** `text` with every one of `secrets` replaced (longest first, so no part of one survives). */
+/** `text` with every one of `secrets` (longest first, as secretValuesOf gives them) replaced. */
 export function scrubSecrets(text: string, secrets: readonly string[]): string {
   let out = text;
-  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) {
+  for (const secret of secrets) {
     if (out.includes(secret)) out = out.replaceAll(secret, REDACTED);
   }
   return out;
