@@ -44,7 +44,15 @@ export class ModelProviders {
   private readonly limits: StreamGuardLimits;
   private readonly secretValues: readonly string[];
 
-  constructor(config: AppConfig, providers: ReadonlyArray<ProviderInfo & { provider: ModelProvider }>) {
+  /**
+   * `unconfigured`: the providers that exist but are not set up here, each with the variable that
+   * would set it up (ProviderDefinition.variables), so that a model of one is refused naming it.
+   */
+  constructor(
+    config: AppConfig,
+    providers: ReadonlyArray<ProviderInfo & { provider: ModelProvider }>,
+    private readonly unconfigured: ReadonlyMap<string, string | null> = new Map(),
+  ) {
     this.secretValues = config.secretValues;
     for (const p of providers) this.register(p.name, p.provider, p.baseUrl);
     this.defaultModel = config.llm.model;
@@ -168,6 +176,10 @@ export class ModelProviders {
     const { provider, model: own } = splitModelName(model);
     if (own === '') return `${model} names no model`;
     if (this.providers.has(provider)) return undefined;
+    if (this.unconfigured.has(provider)) {
+      const setting = this.unconfigured.get(provider);
+      return `${provider} is not configured${setting ? `: set ${setting}` : ''}`;
+    }
     const configured = [...this.providers.keys()].join(', ');
     return `${provider} is not a configured model provider (configured: ${configured}; write an OpenAI-compatible router's vendor/model as openai/vendor/model)`;
   }
