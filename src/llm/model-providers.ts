@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { ConfigError, type AppConfig } from '../config/app-config';
+import { scrubSecrets, shownUrl } from '../config/secret-variables';
 import { ModelError, type ModelProvider, type ModelRequest, type ModelStreamEvent } from './model-provider';
 import { guardModelStream, type StreamGuardLimits } from './model-stream-guard';
 
@@ -41,8 +42,18 @@ export class ModelProviders {
   private readonly fallbackModels: readonly string[];
   private readonly allowed: readonly string[];
   private readonly limits: StreamGuardLimits;
+  private readonly secretValues: readonly string[];
 
-  constructor(config: AppConfig, providers: ReadonlyArray<ProviderInfo & { provider: ModelProvider }>) {
+  /**
+   * `unconfigured`: the providers that exist but are not set up here, each with the variable that
+   * would set it up (ProviderDefinition.variables), so that a model of one is refused naming it.
+   */
+  constructor(
+    config: AppConfig,
+    providers: ReadonlyArray<ProviderInfo & { provider: ModelProvider }>,
+    private readonly unconfigured: ReadonlyMap<string, string | null> = new Map(),
+  ) {
+    this.secretValues = config.secretValues;
     for (const p of providers) this.register(p.name, p.provider, p.baseUrl);
     this.defaultModel = config.llm.model;
     this.fallbackModels = config.llm.fallbackModels;
@@ -70,9 +81,9 @@ export class ModelProviders {
     this.providers.set(name, { provider, baseUrl });
   }
 
-  /** The configured providers, for `GET /v1/models`. */
+  /** The configured providers, for `GET /v1/models` and the banner: base URLs without credentials. */
   list(): ProviderInfo[] {
-    return [...this.providers].map(([name, p]) => ({ name, baseUrl: p.baseUrl }));
+    return [...this.providers].map(([name, p]) => ({ name, baseUrl: shownUrl(p.baseUrl) }));
   }
 
   /**
@@ -124,7 +135,8 @@ export class ModelProviders {
       let next: IteratorResult<ModelStreamEvent>;
       try {
         next = await events.next();
-      } catch (err) {
+      } catch (thrown) {
+        const err = this.withoutSecrets(thrown);
         const last = i + 1 >= candidates.length;
         if (last || signal.aborted || !(err instanceof ModelError) || !err.retryable) throw err;
         this.logger.warn({
@@ -141,6 +153,8 @@ export class ModelProviders {
           yield event.type === 'finish' ? { ...event, model: target.name } : event;
           next = await events.next();
         }
+      } catch (thrown) {
+        throw this.withoutSecrets(thrown);
       } finally {
         await events.return();
       }
@@ -148,10 +162,24 @@ export class ModelProviders {
     }
   }
 
+  /**
+   * An upstream's error without the configured secrets: its words are relayed (the run's error,
+   * logs, spans), and an upstream may quote the request it refused, key and headers included.
+   */
+  private withoutSecrets(err: unknown): unknown {
+    if (!(err instanceof ModelError)) return err;
+    const message = scrubSecrets(err.message, this.secretValues);
+    return message === err.message ? err : new ModelError(err.code, message, err.retryable, err.status);
+  }
+
   private providerProblem(model: string): string | undefined {
     const { provider, model: own } = splitModelName(model);
     if (own === '') return `${model} names no model`;
     if (this.providers.has(provider)) return undefined;
+    if (this.unconfigured.has(provider)) {
+      const setting = this.unconfigured.get(provider);
+      return `${provider} is not configured${setting ? `: set ${setting}` : ''}`;
+    }
     const configured = [...this.providers.keys()].join(', ');
     return `${provider} is not a configured model provider (configured: ${configured}; write an OpenAI-compatible router's vendor/model as openai/vendor/model)`;
   }
