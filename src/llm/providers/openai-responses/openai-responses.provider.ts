@@ -23,6 +23,7 @@ function noop(): void {}
 interface Ending {
   finishReason: string;
   usage: ResponseUsage | null | undefined;
+  responseId: string;
 }
 
 /**
@@ -96,6 +97,7 @@ export class OpenAiResponsesProvider implements ModelProvider {
         yield {
           ...event,
           usage: ending ? usageOf(ending.usage) : event.usage,
+          ...(ending ? { responseId: ending.responseId } : {}),
           ...(items.length > 0 ? { providerData: { provider: OPENAI_RESPONSES, items } } : {}),
         };
       }
@@ -132,12 +134,17 @@ export class OpenAiResponsesProvider implements ModelProvider {
       if (event.item.type === 'reasoning') reasoningItems.set(event.output_index, event.item);
     } else if (type === 'response.completed') {
       const calls = event.response.output.some((item) => item.type === 'function_call');
-      return { finishReason: calls ? 'tool_calls' : 'stop', usage: event.response.usage };
+      return {
+        finishReason: calls ? 'tool_calls' : 'stop',
+        usage: event.response.usage,
+        responseId: event.response.id,
+      };
     } else if (type === 'response.incomplete') {
       const reason = event.response.incomplete_details?.reason;
       return {
         finishReason: reason === 'content_filter' ? 'content_filter' : 'length',
         usage: event.response.usage,
+        responseId: event.response.id,
       };
     } else if (type === 'response.failed') {
       const error = event.response.error;
