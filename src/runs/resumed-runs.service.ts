@@ -4,6 +4,7 @@ import type { TakeOverReason } from '../agent/run-takeover';
 import { ConversationStore } from '../store/conversation-store.service';
 import { RunStore } from '../store/run-store.service';
 import { SessionStore } from '../store/session-store.service';
+import { splitModelName } from '../llm/model-providers';
 import { RunTracing } from '../observability/run-tracing';
 import { DrivenRuns } from './driven-runs.service';
 
@@ -69,7 +70,11 @@ export class ResumedRuns {
         resumesStep: true,
         takeOver,
         // The same trace as the run's first stretch, on whichever process drives it now.
-        trace: this.tracing.startRun({ runId, sessionId: run.sessionId, model: run.model }, run.traceParent),
+        trace: this.tracing.startRun(
+          { runId, sessionId: run.sessionId, ...splitModelName(run.model) },
+          run.traceParent,
+          takeOver !== undefined,
+        ),
       },
       claimedAt,
     );
