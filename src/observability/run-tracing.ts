@@ -136,7 +136,8 @@ export class RunTracing implements OnApplicationShutdown {
   ): RunTrace {
     if (this.tracer === null) return NO_TRACE;
     const tracer = this.tracer;
-    const from = parent ? trace.getSpanContext(this.contextOf(parent)) : undefined;
+    const parentContext = parent ? this.contextOf(parent) : ROOT_CONTEXT;
+    const from = trace.getSpanContext(parentContext);
     const options = {
       kind: SpanKind.INTERNAL,
       attributes: {
@@ -152,7 +153,7 @@ export class RunTracing implements OnApplicationShutdown {
         ? this.ids.inTrace(from.traceId, () =>
             tracer.startSpan('invoke_agent', { ...options, links: [continues(from)] }, ROOT_CONTEXT),
           )
-        : tracer.startSpan('invoke_agent', options, parent ? this.contextOf(parent) : ROOT_CONTEXT);
+        : tracer.startSpan('invoke_agent', options, parentContext);
     return new SpanTrace(tracer, span, this.captureContent);
   }
 
