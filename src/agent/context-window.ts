@@ -137,14 +137,18 @@ export class ContextWindow {
   /** The summary call of a run's compaction: priced, traced, its usage row and the run's usage with it. */
   private summaryCallOf(h: RunHandle, call: SummaryCall) {
     const priced = this.accounting.price(h.run.model, call.usage, call.model);
+    const sent = splitModelName(call.model ?? h.run.model);
     h.trace.modelCall({
-      provider: priced.provider,
-      requestModel: splitModelName(h.run.model).model,
-      responseModel: splitModelName(call.model ?? h.run.model).model,
+      provider: sent.provider,
+      requestModel: sent.model,
+      responseId: call.responseId,
+      server: call.server,
+      maxTokens: call.request.maxOutputTokens,
       startedAt: call.startedAt,
       finishReason: call.finishReason,
-      inputTokens: call.usage.promptTokens,
-      outputTokens: call.usage.completionTokens,
+      usage: call.usage,
+      purpose: 'summary',
+      input: () => call.request.messages,
     });
     return {
       row: this.accounting.modelCall(h, h.run.iterations + 1, call.usage, priced),

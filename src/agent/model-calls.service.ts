@@ -137,7 +137,7 @@ export class ModelCalls {
           case 'finish':
             this.metrics.modelCall('ok', performance.now() - started, firstTokenMs);
             this.metrics.tokensUsed(event.usage.promptTokens, event.usage.completionTokens);
-            return { turn: this.finishedTurn(h, event, started, reasoning), early };
+            return { turn: this.finishedTurn(h, stream.request, event, started, reasoning), early };
         }
       }
       throw new ModelError('UPSTREAM_CONNECTION', 'The model stream ended without finishing.', true);
@@ -147,8 +147,9 @@ export class ModelCalls {
       h.trace.modelCall({
         provider: asked.provider,
         requestModel: asked.model,
-        responseModel: asked.model,
+        maxTokens: stream.request.maxOutputTokens,
         startedAt: epochOf(started),
+        input: () => stream.request.messages,
         error: err instanceof ModelError ? err.code : h.signal.aborted ? 'aborted' : 'internal',
       });
       this.metrics.modelCall(
@@ -163,22 +164,26 @@ export class ModelCalls {
   /** The model's answer as the step takes it, priced (its usage row) and traced. */
   private finishedTurn(
     h: RunHandle,
+    request: ModelRequest,
     finish: Extract<ModelStreamEvent, { type: 'finish' }>,
     started: number,
     reasoning: string,
   ): ModelTurn {
     const priced = this.accounting.price(h.run.model, finish.usage, finish.model);
     const text = h.streamingText;
-    // The GenAI attributes name a model as its provider knows it; the provider is an attribute of its own.
+    // The GenAI attributes name a model as the provider that answered (a fallback's) was sent it.
+    const sent = splitModelName(finish.model ?? h.run.model);
     h.trace.modelCall({
-      provider: priced.provider,
-      requestModel: splitModelName(h.run.model).model,
-      responseModel: splitModelName(finish.model ?? h.run.model).model,
+      provider: sent.provider,
+      requestModel: sent.model,
+      responseId: finish.responseId,
+      server: finish.server,
+      maxTokens: request.maxOutputTokens,
       startedAt: epochOf(started),
       finishReason: finish.finishReason,
-      inputTokens: finish.usage.promptTokens,
-      outputTokens: finish.usage.completionTokens,
-      output: () => ({ text, toolCalls: finish.toolCalls }),
+      usage: finish.usage,
+      input: () => request.messages,
+      output: () => ({ text, reasoning, toolCalls: finish.toolCalls }),
     });
     return {
       text,

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { ModelRequest, Usage } from '../llm/model-provider';
+import type { ModelRequest, ServerAddress, Usage } from '../llm/model-provider';
 import { ModelProviders } from '../llm/model-providers';
 import { MetricsService } from '../metrics/metrics.service';
 
@@ -11,6 +11,10 @@ export interface SummaryCall {
   finishReason: string;
   /** When the request went out (epoch ms). */
   startedAt: number;
+  /** What its span records (RunTracing): the request as sent, the answer's id and where it went. */
+  request: ModelRequest;
+  responseId?: string;
+  server?: ServerAddress;
 }
 
 const SUMMARIZER_PROMPT = `You write the summary that replaces the older part of a conversation between a user and an AI coding agent, so that the agent can carry on without it.
@@ -60,7 +64,15 @@ export class Summarizer {
       if (event.type === 'text' && out.length < maxChars) out += event.delta;
       else if (event.type === 'finish') {
         this.metrics.tokensUsed(event.usage.promptTokens, event.usage.completionTokens);
-        call = { usage: event.usage, model: event.model, finishReason: event.finishReason, startedAt };
+        call = {
+          usage: event.usage,
+          model: event.model,
+          finishReason: event.finishReason,
+          startedAt,
+          request,
+          responseId: event.responseId,
+          server: event.server,
+        };
       }
     }
     return { text: out.slice(0, maxChars).trim(), call };

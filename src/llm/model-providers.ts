@@ -1,7 +1,13 @@
 import { Logger } from '@nestjs/common';
 import { ConfigError, type AppConfig } from '../config/app-config';
 import { scrubSecrets, shownUrl } from '../config/secret-variables';
-import { ModelError, type ModelProvider, type ModelRequest, type ModelStreamEvent } from './model-provider';
+import {
+  ModelError,
+  type ModelProvider,
+  type ModelRequest,
+  type ModelStreamEvent,
+  type ServerAddress,
+} from './model-provider';
 import { guardModelStream, type StreamGuardLimits } from './model-stream-guard';
 
 /** A provider as the server knows it: its name (the prefix of its models) and where it sends requests. */
@@ -36,7 +42,10 @@ export function fullModelName(name: string): string {
  */
 export class ModelProviders {
   private readonly logger = new Logger(ModelProviders.name);
-  private readonly providers = new Map<string, { provider: ModelProvider; baseUrl: string }>();
+  private readonly providers = new Map<
+    string,
+    { provider: ModelProvider; baseUrl: string; server: ServerAddress | undefined }
+  >();
   /** LLM_MODEL as written: the model of a session that names none (`run_started` says it so). */
   readonly defaultModel: string;
   private readonly fallbackModels: readonly string[];
@@ -78,7 +87,7 @@ export class ModelProviders {
   register(name: string, provider: ModelProvider, baseUrl: string): void {
     if (!/^[a-z0-9-]+$/.test(name)) throw new Error(`A model provider name must match [a-z0-9-]+: ${name}`);
     if (this.providers.has(name)) throw new Error(`Two model providers claim the name ${name}`);
-    this.providers.set(name, { provider, baseUrl });
+    this.providers.set(name, { provider, baseUrl, server: serverOf(baseUrl) });
   }
 
   /** The configured providers, for `GET /v1/models` and the banner: base URLs without credentials. */
@@ -103,7 +112,12 @@ export class ModelProviders {
   }
 
   /** The provider of `model` and its own name for it; a ModelError when it is not configured (any more). */
-  resolve(model: string): { provider: ModelProvider; model: string; name: string } {
+  resolve(model: string): {
+    provider: ModelProvider;
+    model: string;
+    name: string;
+    server: ServerAddress | undefined;
+  } {
     const split = splitModelName(model);
     const found = this.providers.get(split.provider);
     if (!found) {
@@ -113,7 +127,12 @@ export class ModelProviders {
         false,
       );
     }
-    return { provider: found.provider, model: split.model, name: `${split.provider}/${split.model}` };
+    return {
+      provider: found.provider,
+      model: split.model,
+      name: `${split.provider}/${split.model}`,
+      server: found.server,
+    };
   }
 
   /** Streams `request` (its `model` as `provider/model`) through its provider, or a fallback's. */
@@ -150,7 +169,7 @@ export class ModelProviders {
       try {
         while (next.done !== true) {
           const event = next.value;
-          yield event.type === 'finish' ? { ...event, model: target.name } : event;
+          yield event.type === 'finish' ? { ...event, model: target.name, server: target.server } : event;
           next = await events.next();
         }
       } catch (thrown) {
@@ -182,5 +201,17 @@ export class ModelProviders {
     }
     const configured = [...this.providers.keys()].join(', ');
     return `${provider} is not a configured model provider (configured: ${configured}; write an OpenAI-compatible router's vendor/model as openai/vendor/model)`;
+  }
+}
+
+/** The host and port of a base URL (the scheme's port when it names none); undefined when it is no URL. */
+function serverOf(baseUrl: string): ServerAddress | undefined {
+  try {
+    const url = new URL(baseUrl);
+    const port = url.port !== '' ? Number(url.port) : url.protocol === 'http:' ? 80 : 443;
+    return { address: url.hostname.replace(/^\[(.*)\]$/, '$1'), port };
+  } catch {
+    // Tests register providers under names that are no URL: such a provider has no address to report.
+    return undefined;
   }
 }

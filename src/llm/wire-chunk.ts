@@ -3,6 +3,8 @@
  * another type than OpenAI documents, so each is `unknown` and read with a type check.
  */
 export interface WireChunk {
+  /** The response's id (Chat Completions: on every chunk). */
+  id?: unknown;
   choices?: unknown;
   usage?: unknown;
   x_groq?: unknown;

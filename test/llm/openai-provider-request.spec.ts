@@ -141,6 +141,7 @@ describe('OpenAiProvider requests', () => {
       finishReason: 'tool_calls',
       usage: { promptTokens: 10, completionTokens: 5 },
       toolCalls: [{ id: 'call_w', name: 'weather', arguments: '{"location":"Paris"}' }],
+      responseId: 'chatcmpl-fake0',
     });
     expect(result.events.filter((e) => e.type === 'tool_call_delta')).toHaveLength(5);
   });

@@ -28,6 +28,7 @@ function noop(): void {}
 interface Ending {
   finishReason: string;
   usage: ResponseUsage | null | undefined;
+  responseId: string;
 }
 
 /**
@@ -139,6 +140,7 @@ export class OpenAiResponsesProvider implements ModelProvider {
           usage: ending ? usageOf(ending.usage) : event.usage,
           // An answer cut for its reasoning items is a cut answer: its calls cannot be trusted whole.
           ...(reasoning.cut ? { toolCalls: [] } : {}),
+          ...(ending ? { responseId: ending.responseId } : {}),
           ...(items.length > 0 ? { providerData: { provider: OPENAI_RESPONSES, items } } : {}),
         };
       }
@@ -178,12 +180,17 @@ export class OpenAiResponsesProvider implements ModelProvider {
     } else if (type === 'response.completed') {
       const output: unknown = event.response?.output;
       const calls = Array.isArray(output) && output.some((item) => isFunctionCall(item));
-      return { finishReason: calls ? 'tool_calls' : 'stop', usage: event.response?.usage };
+      return {
+        finishReason: calls ? 'tool_calls' : 'stop',
+        usage: event.response?.usage,
+        responseId: event.response?.id,
+      };
     } else if (type === 'response.incomplete') {
       const reason = event.response?.incomplete_details?.reason;
       return {
         finishReason: reason === 'content_filter' ? 'content_filter' : 'length',
         usage: event.response?.usage,
+        responseId: event.response?.id,
       };
     } else if (type === 'response.failed') {
       const error = event.response?.error;
