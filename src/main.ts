@@ -7,8 +7,10 @@ import { assertCanListen, listen } from './http/listen';
 import { Draining } from './common/draining';
 import { EmbeddedDatabaseError, openDatabase } from './persistence/embedded-database';
 import { startupLog } from './observability/startup-log';
+import { logsAsText } from './observability/logger-params';
 import { bannerRecord, bannerText } from './observability/startup-banner';
 import { checkUpstream } from './llm/upstream-check';
+import { refuseUnservedModels } from './llm/served-models';
 import { startupFacts, upstreamsToCheck } from './startup-facts';
 
 /**
@@ -43,6 +45,7 @@ async function main(): Promise<void> {
   let config;
   try {
     config = loadConfig(readEnvironment());
+    refuseUnservedModels(config);
   } catch (err) {
     if (err instanceof ConfigError) {
       startupLog('error', `Loopwright cannot start: ${err.message}`);
@@ -57,7 +60,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   // A person at a terminal gets text; a collector gets JSON lines (LOG_FORMAT decides when set).
-  const pretty = config.logFormat === 'pretty' || (config.logFormat === 'auto' && process.stdout.isTTY);
+  const pretty = logsAsText(config);
   const cannotListen = (err: unknown) => {
     const code = (err as NodeJS.ErrnoException).code;
     if (code !== 'EADDRINUSE' && code !== 'EACCES') return false;

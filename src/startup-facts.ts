@@ -1,5 +1,7 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { UNSET_API_KEY, type AppConfig } from './config/app-config';
+import { shownUrl } from './config/secret-variables';
+import type { BudgetLimit } from './config/team-config';
 import { ModelProviders, splitModelName } from './llm/model-providers';
 import { ANTHROPIC_BASE_URL } from './llm/providers/anthropic/anthropic.provider';
 import { OPENAI_BASE_URL } from './llm/providers/openai/openai.provider';
@@ -11,7 +13,7 @@ import { ToolRegistry } from './tools/tool-registry.service';
 
 /** What the start-up banner says, read from the configuration and the running application. */
 export function startupFacts(app: NestFastifyApplication, config: AppConfig, url: string): BannerFacts {
-  const baseUrl = config.llm.baseUrl ?? OPENAI_BASE_URL;
+  const baseUrl = shownUrl(config.llm.baseUrl ?? OPENAI_BASE_URL);
   const defaultProvider = splitModelName(config.llm.model).provider;
   const configured = app.get(ModelProviders, { strict: false }).list();
   const sandbox = app.get(CommandSandbox, { strict: false });
@@ -39,6 +41,23 @@ export function startupFacts(app: NestFastifyApplication, config: AppConfig, url
       provider: defaultProvider,
       baseUrl: configured.find((p) => p.name === defaultProvider)?.baseUrl ?? baseUrl,
     },
+    providers: configured,
+    fallbacks: config.llm.fallbackModels,
+    budgets: [
+      ...[...config.budgets.byKey].map(([key, limits]) => `${key}: ${limits.map(limitText).join(', ')}`),
+      ...(config.budgets.fallback.length === 0
+        ? []
+        : [`* (every other key): ${config.budgets.fallback.map(limitText).join(', ')}`]),
+    ],
+    adminKeys: [...config.adminKeys],
+    traces:
+      config.tracing === null
+        ? null
+        : {
+            endpoint: shownUrl(config.tracing.tracesUrl),
+            protocol: config.tracing.protocol,
+            captureContent: config.tracing.captureContent,
+          },
     database:
       config.databaseUrl === null
         ? { kind: 'embedded', dataDir: config.dataDir }
@@ -55,6 +74,10 @@ export function startupFacts(app: NestFastifyApplication, config: AppConfig, url
       .map((s) => ({ name: s.name, status: s.status })),
     off,
   };
+}
+
+function limitText(limit: BudgetLimit): string {
+  return `${limit.amount} ${limit.unit === 'usd' ? 'USD' : 'tokens'}/${limit.window}`;
 }
 
 /**

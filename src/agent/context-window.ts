@@ -56,7 +56,7 @@ export interface Compaction {
 @Injectable()
 export class ContextWindow {
   private readonly windows = new Map<string, number>();
-  private readonly tokens = new RequestTokens();
+  private readonly tokens = new RequestTokens((model) => this.toolResultMaxChars(model));
 
   constructor(
     private readonly summarizer: Summarizer,
@@ -160,9 +160,18 @@ export class ContextWindow {
   ): Promise<Compaction | null> {
     const shape = { model, rows, tools: [] };
     const before = await this.tokens.count(shape);
-    const span = summarySpan(rows, 0, this.tokens.liveTokens(rows, this.tokens.tokenizerOf(model)));
+    const span = summarySpan(rows, 0, this.tokens.liveTokens(rows, model));
     if (!span) return null;
     return this.summarizeSpan(shape, span, [], before, caller);
+  }
+
+  /**
+   * Where a tool result is cut when it is sent (conversation.ts cutToolResult): a quarter of the
+   * window, at 3 characters a token — prose runs 4 or more to a token, code and data about 3 — so
+   * what one tool returns never takes much more than a quarter of the window, and never fails a run.
+   */
+  toolResultMaxChars(model: string): number {
+    return Math.floor(this.windowOf(model) / 4) * 3;
   }
 
   /** COMPACT_AT of the model's window. */
@@ -178,16 +187,21 @@ export class ContextWindow {
     caller: SummaryCaller,
   ): Promise<Compaction | null> {
     const tk = this.tokens.tokenizerOf(shape.model);
-    const newestUser = findLastIndex(shape.rows, (m) => m.role === 'user');
+    // The newest step's results stay whole (those after the newest assistant message, or nothing
+    // before the run's first call); older ones, of this run's earlier steps too, may go.
+    const newestStep = Math.max(
+      findLastIndex(shape.rows, (m) => m.role === 'user'),
+      findLastIndex(shape.rows, (m) => m.role === 'assistant'),
+    );
     const names = toolNames(shape.rows);
     const pruned: MessageRow[] = [];
     let tokens = before;
-    for (let i = 0; i < newestUser && tokens > goal; i++) {
+    for (let i = 0; i < newestStep && tokens > goal; i++) {
       const m = shape.rows[i];
       if (m.role !== 'tool' || m.context) continue;
       const stub = prunedStub(names.get(m.toolCallId ?? '') ?? 'the tool', contentBytes(m));
       const saved =
-        this.tokens.rowTokens(m, tk) -
+        this.tokens.rowTokens(m, shape.model) -
         rawMessageTokens({ role: 'tool', toolCallId: '', content: stub }, tk.encoding);
       if (saved <= 0) continue;
       pruned.push(m);
@@ -196,7 +210,7 @@ export class ContextWindow {
     const prunedIds = pruned.map((m) => m.id);
     const rows = withPruned(shape.rows, prunedIds);
     if (tokens > goal) {
-      const span = summarySpan(rows, Math.floor(goal / 2), this.tokens.liveTokens(rows, tk));
+      const span = summarySpan(rows, Math.floor(goal / 2), this.tokens.liveTokens(rows, shape.model));
       const summarized = span
         ? await this.summarizeSpan({ ...shape, rows }, span, prunedIds, before, caller)
         : null;

@@ -6,14 +6,32 @@ import type { MessageRow } from '../store/conversation-store.service';
  * summarized, in order, each pruned tool result as its stub. `GET /v1/sessions/:id` lists the same
  * messages with the same marks, so a client replaying it sees exactly this.
  */
-export function modelMessages(rows: readonly MessageRow[]): ModelMessage[] {
+export function modelMessages(rows: readonly MessageRow[], toolResultMaxChars = Infinity): ModelMessage[] {
   const names = toolNames(rows);
   const messages: ModelMessage[] = [];
   for (const m of rows) {
     if (m.context === 'summarized') continue;
-    messages.push(toModelMessage(m, names));
+    messages.push(toModelMessage(m, names, toolResultMaxChars));
   }
   return messages;
+}
+
+/**
+ * A tool result as the model gets it when it is longer than `maxChars` (ContextWindow's quarter of
+ * the window): its first `maxChars` characters, marked as a read past READ_MAX_BYTES is. Only what
+ * is sent is cut: the stored result, and `GET /v1/sessions/:id`, keep all of it.
+ */
+export function cutToolResult(content: string, maxChars: number): string {
+  if (content.length <= maxChars) return content;
+  // Not between the two halves of a surrogate pair.
+  const end = /[\uD800-\uDBFF]/.test(content[maxChars - 1] ?? '') ? maxChars - 1 : maxChars;
+  const kb = (chars: number) =>
+    `${Math.max(1, Math.round(Buffer.byteLength(content.slice(0, chars), 'utf8') / 1024))} KB`;
+  return (
+    `${content.slice(0, end)}\n` +
+    `[truncated: showing the first ${kb(end)} of ${kb(content.length)}, more than a quarter of the model's context window; ` +
+    'ask for less at a time (a line range, a narrower command) to see the rest]'
+  );
 }
 
 /** What the model gets in place of a pruned tool result of `bytes` (its content's UTF-8 size). */
@@ -29,7 +47,12 @@ export function toolNames(rows: readonly MessageRow[]): Map<string, string> {
   return names;
 }
 
-export function toModelMessage(m: MessageRow, names: ReadonlyMap<string, string>): ModelMessage {
+/** One stored message as the model gets it (a tool result longer than `toolResultMaxChars` cut: cutToolResult). */
+export function toModelMessage(
+  m: MessageRow,
+  names: ReadonlyMap<string, string>,
+  toolResultMaxChars = Infinity,
+): ModelMessage {
   switch (m.role) {
     case 'system':
       return { role: 'system', content: m.content ?? '' };
@@ -49,7 +72,7 @@ export function toModelMessage(m: MessageRow, names: ReadonlyMap<string, string>
       const content =
         m.context === 'pruned'
           ? prunedStub(names.get(toolCallId) ?? 'the tool', contentBytes(m))
-          : (m.content ?? '');
+          : cutToolResult(m.content ?? '', toolResultMaxChars);
       return { role: 'tool', toolCallId, content };
     }
   }

@@ -2,11 +2,11 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
-import type { Usage } from '../llm/model-provider';
+import type { ServerAddress, Usage } from '../llm/model-provider';
 import { fullModelName, splitModelName } from '../llm/model-name';
 import { ModelPrices } from '../llm/model-prices';
 import { MetricsService } from '../metrics/metrics.service';
-import type { RunTrace } from '../observability/run-tracing';
+import type { RunTrace, TracedAnswer } from '../observability/run-tracing';
 import type { NewModelCall } from '../store/usage-store.service';
 import { completeUsage, type SentAndStreamed } from './usage-estimate';
 
@@ -21,6 +21,11 @@ export interface EndedCall extends SentAndStreamed {
   /** The `provider/model` that answered (a fallback's), when it finished. */
   answeredBy?: string;
   finishReason?: string;
+  /** The upstream's id of the answer and where the request went, when it finished (its span's). */
+  responseId?: string;
+  server?: ServerAddress;
+  /** Why the call was made, when not for a step of a run. */
+  purpose?: 'summary';
   /** performance.now() when the request went out; null when not known here (a call of a process that died). */
   sentAt: number | null;
   firstTokenMs: number | null;
@@ -32,7 +37,7 @@ export interface EndedCall extends SentAndStreamed {
   /** Where its `chat` span goes. */
   trace: RunTrace;
   /** The answer, for the span when content capture is on. */
-  output?: () => unknown;
+  output?: () => TracedAnswer;
 }
 
 /** A call as recorded: its usage (estimated where the provider said nothing), cost and row. */
@@ -96,14 +101,18 @@ export class ModelCallRecorder {
         costUsd,
       );
     }
-    // The GenAI attributes name a model as its provider knows it; the provider is an attribute of its own.
+    // The GenAI attributes name a model as the provider that answered (a fallback's) was sent it.
     call.trace.modelCall({
       provider,
-      requestModel: splitModelName(call.request.model).model,
-      responseModel: splitModelName(model).model,
+      requestModel: splitModelName(model).model,
       startedAt: Date.now() - ms,
+      ...(call.request.maxOutputTokens === undefined ? {} : { maxTokens: call.request.maxOutputTokens }),
+      input: () => call.request.messages,
+      ...(call.responseId === undefined ? {} : { responseId: call.responseId }),
+      ...(call.server === undefined ? {} : { server: call.server }),
+      ...(call.purpose === undefined ? {} : { purpose: call.purpose }),
       ...(call.finishReason === undefined ? {} : { finishReason: call.finishReason }),
-      ...(usage ? { inputTokens: usage.promptTokens, outputTokens: usage.completionTokens } : {}),
+      ...(usage ? { usage } : {}),
       ...(call.output ? { output: call.output } : {}),
       ...(call.failure === undefined ? {} : { error: call.failure }),
     });

@@ -50,7 +50,7 @@ export class ModelCalls {
     const lastCall = r.run.iterations + 1 >= r.run.maxIterations;
     const request: ModelRequest = {
       model: r.run.model,
-      messages: modelMessages(r.conversation),
+      messages: modelMessages(r.conversation, this.window.toolResultMaxChars(r.run.model)),
       tools,
       toolChoice: tools.length > 0 && lastCall ? 'none' : undefined,
       reasoning: r.session.reasoning ?? this.config.llm.reasoning,
@@ -152,7 +152,9 @@ export class ModelCalls {
               reported: event.usage,
               answeredBy: event.model,
               finishReason: event.finishReason,
-              output: () => ({ text, toolCalls: event.toolCalls }),
+              responseId: event.responseId,
+              server: event.server,
+              output: () => ({ text, reasoning, toolCalls: event.toolCalls }),
             });
             return { turn: finishedTurn(text, event, reasoning, recorded), early };
           }

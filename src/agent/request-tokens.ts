@@ -37,6 +37,9 @@ export class RequestTokens {
   private readonly counts = new Map<string, number>();
   private readonly toolCounts = new WeakMap<readonly ModelToolDefinition[], number>();
 
+  /** `toolResultMaxChars`: where the model's tool results are cut (conversation.ts cutToolResult). */
+  constructor(private readonly toolResultMaxChars: (model: string) => number = () => Infinity) {}
+
   tokenizerOf(model: string): Tokenizer {
     const { provider, model: own } = splitModelName(model);
     return tokenizerFor(provider, own);
@@ -51,10 +54,11 @@ export class RequestTokens {
   atMost(call: CallShape, limit: number): boolean {
     const tk = this.tokenizerOf(call.model);
     const names = toolNames(call.rows);
+    const cut = this.toolResultMaxChars(call.model);
     let raw = REQUEST_TOKENS + this.toolTokens(call.tools, tk);
     for (const m of call.rows) {
       if (m.context === 'summarized') continue;
-      raw += this.counts.get(`${tk.encoding}|${m.id}`) ?? messageTokensBound(toModelMessage(m, names));
+      raw += this.counts.get(keyOf(m, tk, cut)) ?? messageTokensBound(toModelMessage(m, names, cut));
       if (Math.ceil(raw * tk.factor) > limit) return false;
     }
     return true;
@@ -74,13 +78,14 @@ export class RequestTokens {
   async count(call: CallShape): Promise<number> {
     const tk = this.tokenizerOf(call.model);
     const names = toolNames(call.rows);
+    const cut = this.toolResultMaxChars(call.model);
     for (;;) {
       const tally = this.tally(call, YIELD_CHARS);
       if ('total' in tally) return tally.total;
-      const message = toModelMessage(tally.next, names);
+      const message = toModelMessage(tally.next, names, cut);
       if (messageChars(message) > YIELD_CHARS) {
         const tokens = await rawMessageTokensYielding(message, tk.encoding, YIELD_CHARS);
-        this.remember(`${tk.encoding}|${tally.next.id}`, tokens);
+        this.remember(keyOf(tally.next, tk, cut), tokens);
       } else {
         await nextTurn();
       }
@@ -95,6 +100,7 @@ export class RequestTokens {
   private tally(call: CallShape, newChars: number): { total: number } | { next: MessageRow } {
     const tk = this.tokenizerOf(call.model);
     const names = toolNames(call.rows);
+    const cut = this.toolResultMaxChars(call.model);
     let raw = REQUEST_TOKENS + this.toolTokens(call.tools, tk);
     let budget = newChars;
     for (const m of call.rows) {
@@ -103,10 +109,10 @@ export class RequestTokens {
         raw += rawMessageTokens(toModelMessage(m, names), tk.encoding);
         continue;
       }
-      const key = `${tk.encoding}|${m.id}`;
+      const key = keyOf(m, tk, cut);
       let n = this.counts.get(key);
       if (n === undefined) {
-        const message = toModelMessage(m, names);
+        const message = toModelMessage(m, names, cut);
         const chars = messageChars(message);
         if (chars > budget) return { next: m };
         budget -= chars;
@@ -119,20 +125,23 @@ export class RequestTokens {
   }
 
   /** A message's tokens as the model gets it (a pruned one as its stub), without the tokenizer's factor. */
-  liveTokens(rows: readonly MessageRow[], tk: Tokenizer): (m: MessageRow) => number {
+  liveTokens(rows: readonly MessageRow[], model: string): (m: MessageRow) => number {
     const names = toolNames(rows);
+    const tk = this.tokenizerOf(model);
     return (m) =>
       m.context === 'pruned'
         ? rawMessageTokens(toModelMessage(m, names), tk.encoding)
-        : this.rowTokens(m, tk);
+        : this.rowTokens(m, model);
   }
 
-  /** A stored message's tokens as the model gets it in full (without the tokenizer's factor). */
-  rowTokens(m: MessageRow, tk: Tokenizer): number {
-    const key = `${tk.encoding}|${m.id}`;
+  /** A stored message's tokens as the model gets it unpruned (cut if it is that long; without the tokenizer's factor). */
+  rowTokens(m: MessageRow, model: string): number {
+    const tk = this.tokenizerOf(model);
+    const cut = this.toolResultMaxChars(model);
+    const key = keyOf(m, tk, cut);
     let n = this.counts.get(key);
     if (n === undefined) {
-      n = rawMessageTokens(toModelMessage({ ...m, context: null }, new Map()), tk.encoding);
+      n = rawMessageTokens(toModelMessage({ ...m, context: null }, new Map(), cut), tk.encoding);
       this.remember(key, n);
     }
     return n;
@@ -158,4 +167,14 @@ export class RequestTokens {
     }
     this.counts.set(key, tokens);
   }
+}
+
+/**
+ * A message's count is remembered under its id and encoding, and a tool result that is cut also
+ * under where it is cut (one cut per window): what is counted is always what would be sent.
+ */
+function keyOf(m: MessageRow, tk: Tokenizer, cut: number): string {
+  return m.role === 'tool' && (m.content?.length ?? 0) > cut
+    ? `${tk.encoding}|${m.id}|${cut}`
+    : `${tk.encoding}|${m.id}`;
 }

@@ -75,6 +75,7 @@ export class Summarizer {
       sentAt,
       firstTokenMs,
       trace: caller.trace,
+      purpose: 'summary',
     });
     try {
       for await (const event of this.models.stream(request, caller.signal)) {
@@ -88,6 +89,9 @@ export class Summarizer {
             reported: event.usage,
             answeredBy: event.model,
             finishReason: event.finishReason,
+            responseId: event.responseId,
+            server: event.server,
+            output: () => ({ text: out, toolCalls: [] }),
           });
           return { text: out.slice(0, maxChars).trim(), call };
         }

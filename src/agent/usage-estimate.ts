@@ -13,7 +13,7 @@ const YIELD_CHARS = 128 * 1024;
 
 /** What an estimate is made from: the request as sent, and what the call streamed back. */
 export interface SentAndStreamed {
-  request: Pick<ModelRequest, 'model' | 'messages' | 'tools'>;
+  request: Pick<ModelRequest, 'model' | 'messages' | 'tools'> & Partial<Pick<ModelRequest, 'maxOutputTokens'>>;
   /** Every piece the call streamed: text, reasoning and tool-call arguments. */
   streamed: string;
 }

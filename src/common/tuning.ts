@@ -81,3 +81,34 @@ export const BODY_HIGH_WATER_CHUNKS = 16;
  * read saves. A bound, not measured.
  */
 export const EARLY_READ_ARGUMENTS_MAX_CHARS = 4096;
+
+/*
+ * Span sizes (RunTracing). Bounds, not measured: a span's size follows from what the model, a tool
+ * or a client wrote (a tool's name, an answer, a prompt with content capture), and the batch
+ * processor holds up to SPAN_QUEUE_MAX of them while the collector is slow or down.
+ */
+
+/** Spans the batch processor holds for the collector; past it new spans are dropped, never waited for. */
+export const SPAN_QUEUE_MAX = 4096;
+
+/**
+ * The longest span name (UTF-16 units): `chat <model>`, `execute_tool <tool name>`. A model's name is
+ * at most 200 characters (the session's `model`), a tool's whatever the model or an MCP server
+ * wrote; 256 keeps every real one whole.
+ */
+export const SPAN_NAME_MAX_CHARS = 256;
+
+/**
+ * The longest attribute value (the SDK's attributeValueLengthLimit, UTF-16 units). It bounds what
+ * content capture records of a prompt, an answer, a tool's arguments and its result (the message
+ * arrays are cut to fit first, so they stay JSON): with two such attributes a span, a full queue
+ * holds at most 4,096 × 2 × 8,192 units — 128 MiB — and only with capture on and the collector
+ * gone; without capture, attributes are ids, names and counts far below it.
+ */
+export const SPAN_ATTRIBUTE_MAX_CHARS = 8192;
+
+/** Attributes one span keeps (the SDK's attributeCountLimit); a span here sets about 20. */
+export const SPAN_ATTRIBUTE_MAX_COUNT = 64;
+
+/** Events and links one span keeps (a tool call's span has one event, a taken-over stretch one link). */
+export const SPAN_EVENT_MAX_COUNT = 16;

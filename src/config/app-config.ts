@@ -2,6 +2,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { buildCommandEnv } from './command-env';
 import { ConfigError, EnvReader, type Env } from './env-reader';
 import type { McpServerConfig } from './mcp-config';
+import { secretValuesOf } from './secret-variables';
 import {
   parseBudgets,
   parseModelPrices,
@@ -107,6 +108,11 @@ export interface AppConfig {
   adminKeys: ReadonlySet<string>;
   /** OTLP trace export (the OTEL_* variables); null when no endpoint is set. */
   tracing: TracingConfig | null;
+  /**
+   * Every secret value configured (config/secret-variables.ts says where each variable holds them,
+   * plus what MCP_CONFIG substitutes): taken out of text the server relays but did not write.
+   */
+  secretValues: readonly string[];
 }
 
 export { ConfigError };
@@ -127,7 +133,8 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     'comma-separated variable names',
   );
   const toolTimeoutMs = read.ms('TOOL_TIMEOUT_MS', 30_000);
-  const mcpServers = read.mcpServers('MCP_CONFIG', env, toolTimeoutMs, cwd);
+  const mcpSecrets = new Set<string>();
+  const mcpServers = read.mcpServers('MCP_CONFIG', env, toolTimeoutMs, cwd, mcpSecrets);
   const toolPolicy = read.toolPolicy('TOOL_POLICY', new Set(mcpServers.map((s) => s.name)));
   const budgets = parseBudgets(env.BUDGETS);
   const adminKeys = new Set(read.list('ADMIN_KEYS', /^[^\s,:]+$/, 'comma-separated key names'));
@@ -198,7 +205,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     runCommandNetwork: read.bool('RUN_COMMAND_NETWORK', false),
     runCommandMemoryMb: read.int('RUN_COMMAND_MEMORY_MB', 1024, 16, 1_048_576),
     runCommandEnv,
-    commandEnv: buildCommandEnv(env, runCommandEnv),
+    commandEnv: buildCommandEnv(env, runCommandEnv, mcpSecrets),
     toolPolicy,
     mcpServers,
     readMaxBytes: read.int('READ_MAX_BYTES', 262_144, 1024, 64 * 1024 * 1024),
@@ -227,6 +234,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     modelPrices: parseModelPrices(env.MODEL_PRICES),
     adminKeys,
     tracing: parseTracing(env),
+    secretValues: secretValuesOf(env, mcpSecrets),
   };
 }
 

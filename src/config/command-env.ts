@@ -1,8 +1,7 @@
+import { isSecretVariable } from './secret-variables';
+
 /** What every command needs to behave like a normal shell session; nothing that identifies the server. */
 const BASE_NAMES = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TERM', 'TZ'] as const;
-
-/** The server's own secrets: never passed on, even when the operator lists them. */
-export const SERVER_SECRETS: ReadonlySet<string> = new Set(['OPENAI_API_KEY', 'DATABASE_URL', 'API_KEYS']);
 
 /**
  * Variables that change which code a program loads or runs (preloads, startup scripts, shell hooks,
@@ -56,9 +55,18 @@ const HIJACKING_NAMES = new Set([
 
 const HIJACKING_PREFIXES = ['LD_', 'DYLD_', 'GIT_CONFIG', 'BASH_FUNC_'];
 
-export function isForbiddenCommandEnvName(name: string): boolean {
+/**
+ * Never passed on, even when the operator lists it: a secret of the server (every variable of
+ * SECRET_VARIABLES), a variable MCP_CONFIG substitutes into an MCP server's settings (`mcpSecrets`:
+ * what an MCP server is given is its secret, not every command's), or a start-up hijacker.
+ */
+export function isForbiddenCommandEnvName(
+  name: string,
+  mcpSecrets: ReadonlySet<string> = new Set(),
+): boolean {
   return (
-    SERVER_SECRETS.has(name) ||
+    isSecretVariable(name) ||
+    mcpSecrets.has(name) ||
     HIJACKING_NAMES.has(name) ||
     HIJACKING_PREFIXES.some((prefix) => name.startsWith(prefix))
   );
@@ -66,17 +74,18 @@ export function isForbiddenCommandEnvName(name: string): boolean {
 
 /**
  * The environment `run_command` gets: the base allow-list plus the names the operator adds, minus
- * the server's secrets and anything that hijacks program start-up. Computed once at start-up so
- * only `src/config` reads the server's environment.
+ * what isForbiddenCommandEnvName keeps back. Computed once at start-up so only `src/config` reads
+ * the server's environment.
  */
 export function buildCommandEnv(
   env: Readonly<Record<string, string | undefined>>,
   extraNames: readonly string[],
+  mcpSecrets: ReadonlySet<string> = new Set(),
 ): Record<string, string> {
   const commandEnv: Record<string, string> = {};
   for (const name of [...BASE_NAMES, ...extraNames]) {
     const value = env[name];
-    if (value === undefined || isForbiddenCommandEnvName(name)) continue;
+    if (value === undefined || isForbiddenCommandEnvName(name, mcpSecrets)) continue;
     commandEnv[name] = value;
   }
   return commandEnv;

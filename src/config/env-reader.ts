@@ -1,17 +1,23 @@
 import type { ToolPolicy } from './app-config';
 import { loadMcpServers, McpConfigProblem, type McpServerConfig } from './mcp-config';
+import { shownValue } from './secret-variables';
 
 /** The environment as start-up reads it. */
 export type Env = Readonly<Record<string, string | undefined>>;
 
-/** A variable whose value is not accepted; start-up stops with its message. */
+/**
+ * A variable whose value is not accepted; start-up stops with its message. The value is quoted as
+ * shownValue allows: a secret variable's redacted (config/secret-variables.ts), whoever refuses it.
+ */
 export class ConfigError extends Error {
   constructor(
     readonly variable: string,
     accepted: string,
     value: string,
   ) {
-    super(`${variable}=${JSON.stringify(value)} is not accepted: ${variable} accepts ${accepted}`);
+    super(
+      `${variable}=${JSON.stringify(shownValue(variable, value))} is not accepted: ${variable} accepts ${accepted}`,
+    );
     this.name = 'ConfigError';
   }
 }
@@ -99,15 +105,15 @@ export class EnvReader {
     try {
       parsed = JSON.parse(v);
     } catch {
-      throw new ConfigError(name, accepted, '<redacted>');
+      throw new ConfigError(name, accepted, v);
     }
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-      throw new ConfigError(name, accepted, '<redacted>');
+      throw new ConfigError(name, accepted, v);
     }
     const headers: Record<string, string> = {};
     for (const [key, value] of Object.entries(parsed)) {
       if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(key) || typeof value !== 'string' || /[\r\n\0]/.test(value)) {
-        throw new ConfigError(name, accepted, '<redacted>');
+        throw new ConfigError(name, accepted, v);
       }
       headers[key] = value;
     }
@@ -126,11 +132,11 @@ export class EnvReader {
       const keyName = pair.slice(0, at);
       const secret = pair.slice(at + 1);
       if (at <= 0 || secret === '' || keyName.trim() === '' || keys.has(secret)) {
-        throw new ConfigError(name, 'comma-separated name:secret pairs with distinct secrets', '<redacted>');
+        throw new ConfigError(name, 'comma-separated name:secret pairs with distinct secrets', v);
       }
       keys.set(secret, keyName);
     }
-    if (keys.size === 0) throw new ConfigError(name, 'comma-separated name:secret pairs', '<redacted>');
+    if (keys.size === 0) throw new ConfigError(name, 'comma-separated name:secret pairs', v);
     return keys;
   }
 
@@ -152,11 +158,18 @@ export class EnvReader {
     return policy;
   }
 
-  mcpServers(name: string, env: Env, defaultTimeoutMs: number, cwd: string): McpServerConfig[] {
+  /** MCP_CONFIG's servers; the variables substituted into them are added to `substituted`. */
+  mcpServers(
+    name: string,
+    env: Env,
+    defaultTimeoutMs: number,
+    cwd: string,
+    substituted: Set<string>,
+  ): McpServerConfig[] {
     const file = this.raw(name);
     if (file === undefined) return [];
     try {
-      return loadMcpServers(file, env, defaultTimeoutMs, cwd);
+      return loadMcpServers(file, env, defaultTimeoutMs, cwd, substituted);
     } catch (err) {
       if (err instanceof McpConfigProblem) {
         throw new ConfigError(name, `a JSON file of MCP servers (see the README); ${err.message}`, file);

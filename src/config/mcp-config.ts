@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { SERVER_SECRETS } from './command-env';
+import { isSecretVariable } from './secret-variables';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -41,12 +41,14 @@ export class McpConfigProblem extends Error {}
 /**
  * Reads and validates the `mcpServers` file. `${NAME}` in string values is replaced from `env`
  * (a missing variable is a problem naming it); server secrets may not be interpolated at all.
+ * Each name replaced is added to `substituted` (an MCP server's secrets, kept from `run_command`).
  */
 export function loadMcpServers(
   file: string,
   env: Env,
   defaultTimeoutMs: number,
   cwd: string,
+  substituted = new Set<string>(),
 ): McpServerConfig[] {
   let text: string;
   try {
@@ -60,7 +62,7 @@ export function loadMcpServers(
   } catch (err) {
     throw new McpConfigProblem(`the file is not JSON (${(err as Error).message})`);
   }
-  return parseMcpServers(parsed, env, defaultTimeoutMs, cwd);
+  return parseMcpServers(parsed, env, defaultTimeoutMs, cwd, substituted);
 }
 
 /** Validates an already parsed `{ "mcpServers": { … } }` document. */
@@ -69,11 +71,15 @@ export function parseMcpServers(
   env: Env,
   defaultTimeoutMs: number,
   cwd: string,
+  substituted = new Set<string>(),
 ): McpServerConfig[] {
   if (!isRecord(document) || !isRecord(document.mcpServers)) {
     throw new McpConfigProblem('the file must be an object with an "mcpServers" object');
   }
-  const interpolated = interpolate(document.mcpServers, env, 'mcpServers') as Record<string, unknown>;
+  const interpolated = interpolate(document.mcpServers, env, 'mcpServers', substituted) as Record<
+    string,
+    unknown
+  >;
   const servers: McpServerConfig[] = [];
   for (const [name, raw] of Object.entries(interpolated)) {
     servers.push(parseServer(name, raw, env, defaultTimeoutMs, cwd));
@@ -151,10 +157,10 @@ function refuseAmbiguousPrefixes(servers: readonly McpServerConfig[]): void {
 }
 
 /** Replaces `${NAME}` in every string value (keys untouched); no defaults, no escapes. */
-function interpolate(value: unknown, env: Env, at: string): unknown {
+function interpolate(value: unknown, env: Env, at: string, substituted: Set<string>): unknown {
   if (typeof value === 'string') {
     return value.replace(/\$\{([^}]*)\}/g, (_match, name: string) => {
-      if (SERVER_SECRETS.has(name)) {
+      if (isSecretVariable(name)) {
         throw new McpConfigProblem(
           `${at} uses \${${name}}, a secret of this server that MCP servers never get`,
         );
@@ -163,13 +169,15 @@ function interpolate(value: unknown, env: Env, at: string): unknown {
       if (replacement === undefined) {
         throw new McpConfigProblem(`${at} uses \${${name}}, but ${name} is not set in the environment`);
       }
+      substituted.add(name);
       return replacement;
     });
   }
-  if (Array.isArray(value)) return value.map((item, i) => interpolate(item, env, `${at}.${i}`));
+  if (Array.isArray(value)) return value.map((item, i) => interpolate(item, env, `${at}.${i}`, substituted));
   if (isRecord(value)) {
     const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) out[key] = interpolate(item, env, `${at}.${key}`);
+    for (const [key, item] of Object.entries(value))
+      out[key] = interpolate(item, env, `${at}.${key}`, substituted);
     return out;
   }
   return value;

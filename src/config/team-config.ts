@@ -139,7 +139,10 @@ export function parseTracing(env: Env): TracingConfig | null {
   return {
     tracesUrl,
     protocol: protocolValue,
-    headers: parseHeaders(raw('OTEL_EXPORTER_OTLP_TRACES_HEADERS') ?? raw('OTEL_EXPORTER_OTLP_HEADERS')),
+    headers:
+      raw('OTEL_EXPORTER_OTLP_TRACES_HEADERS') === undefined
+        ? parseHeaders('OTEL_EXPORTER_OTLP_HEADERS', raw('OTEL_EXPORTER_OTLP_HEADERS'))
+        : parseHeaders('OTEL_EXPORTER_OTLP_TRACES_HEADERS', raw('OTEL_EXPORTER_OTLP_TRACES_HEADERS')),
     serviceName: raw('OTEL_SERVICE_NAME') ?? 'loopwright',
     timeoutMs,
     captureContent: capture === 'true',
@@ -147,7 +150,7 @@ export function parseTracing(env: Env): TracingConfig | null {
 }
 
 /** `key1=value1,key2=value2` (values URL-encoded), the OTLP exporters' header list. */
-function parseHeaders(value: string | undefined): Record<string, string> {
+function parseHeaders(name: string, value: string | undefined): Record<string, string> {
   const headers: Record<string, string> = {};
   if (value === undefined) return headers;
   for (const pair of value
@@ -155,16 +158,11 @@ function parseHeaders(value: string | undefined): Record<string, string> {
     .map((s) => s.trim())
     .filter(Boolean)) {
     const at = pair.indexOf('=');
-    if (at <= 0)
-      throw new ConfigError('OTEL_EXPORTER_OTLP_HEADERS', 'comma-separated name=value pairs', '<redacted>');
+    if (at <= 0) throw new ConfigError(name, 'comma-separated name=value pairs', value);
     try {
       headers[pair.slice(0, at).trim()] = decodeURIComponent(pair.slice(at + 1).trim());
     } catch {
-      throw new ConfigError(
-        'OTEL_EXPORTER_OTLP_HEADERS',
-        'comma-separated name=value pairs (URL-encoded values)',
-        '<redacted>',
-      );
+      throw new ConfigError(name, 'comma-separated name=value pairs (URL-encoded values)', value);
     }
   }
   return headers;

@@ -32,6 +32,7 @@ export class ChunkNormalizer {
   private finishReason: string | null = null;
   private promptTokens = 0;
   private completionTokens = 0;
+  private responseId: string | undefined;
   private readonly writer: ModelStreamWriter;
 
   constructor(options: ChunkNormalizerOptions = {}) {
@@ -51,6 +52,7 @@ export class ChunkNormalizer {
   push(chunk: unknown, out: ModelStreamEvent[]): void {
     if (typeof chunk !== 'object' || chunk === null || this.writer.cut) return;
     const c = chunk as WireChunk;
+    this.responseId ??= responseIdOf(c.id);
     const choices = c.choices;
     if (Array.isArray(choices)) {
       // Never choices[0] blindly: usage chunks and Azure's placeholder chunk have none.
@@ -70,6 +72,8 @@ export class ChunkNormalizer {
       promptTokens: this.promptTokens,
       completionTokens: this.completionTokens,
     });
+    const finish = out[out.length - 1];
+    if (finish?.type === 'finish' && this.responseId !== undefined) finish.responseId = this.responseId;
   }
 
   private choice(value: unknown, out: ModelStreamEvent[]): void {
@@ -133,8 +137,9 @@ export class ChunkNormalizer {
   private anthropicEvent(type: string, c: WireChunk, out: ModelStreamEvent[]): void {
     switch (type) {
       case 'message_start': {
-        const usage = isObject(c.message) ? (c.message as { usage?: unknown }).usage : undefined;
-        if (isObject(usage)) this.anthropicUsage(usage);
+        const message = isObject(c.message) ? (c.message as { id?: unknown; usage?: unknown }) : undefined;
+        this.responseId ??= responseIdOf(message?.id);
+        if (isObject(message?.usage)) this.anthropicUsage(message.usage);
         return;
       }
       case 'content_block_start': {
@@ -149,8 +154,11 @@ export class ChunkNormalizer {
           const text = nonEmpty(block.text);
           if (text !== undefined) this.writer.text(text, out);
         } else if (block.type === 'thinking') {
+          this.writer.providerData(length(block.signature));
           const thinking = nonEmpty(block.thinking);
           if (thinking !== undefined) this.writer.reasoning(thinking, out);
+        } else if (block.type === 'redacted_thinking') {
+          this.writer.providerData(length(block.data));
         }
         return;
       }
@@ -166,6 +174,8 @@ export class ChunkNormalizer {
         } else if (delta.type === 'thinking_delta') {
           const thinking = nonEmpty(delta.thinking);
           if (thinking !== undefined) this.writer.reasoning(thinking, out);
+        } else if (delta.type === 'signature_delta') {
+          this.writer.providerData(length(delta.signature));
         }
         return;
       }
@@ -208,6 +218,21 @@ function isObject(value: unknown): value is object {
 
 function nonEmpty(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/** A string field's length (what holding it costs); 0 for anything else. */
+function length(value: unknown): number {
+  return typeof value === 'string' ? value.length : 0;
+}
+
+/** The longest response id kept: real ones are ~30–60 characters; a hostile one is not held whole. */
+const RESPONSE_ID_MAX_CHARS = 256;
+
+/** An upstream's response id, when it is a string of a sane length. */
+function responseIdOf(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' && value.length <= RESPONSE_ID_MAX_CHARS
+    ? value
+    : undefined;
 }
 
 function count(value: unknown): number {

@@ -29,6 +29,12 @@ import { OPENAI } from './providers/openai/openai.definition';
             if (baseUrl === null) return [];
             return [{ name: p.name, baseUrl, provider: p === OPENAI ? openai : p.create(config) }];
           }),
+          new Map(
+            PROVIDERS.filter((p) => p.baseUrl(config) === null).map((p) => [
+              p.name,
+              p.variables.configuredBy,
+            ]),
+          ),
         ),
       inject: [MODEL_PROVIDER, APP_CONFIG],
     },

@@ -102,7 +102,17 @@ export type ModelStreamEvent =
       providerData?: ProviderData;
       /** The `provider/model` that answered (set by ModelProviders: a fallback's, when one answered). */
       model?: string;
+      /** The upstream's id of this answer (`chatcmpl-…`, `msg_…`, `resp_…`), where it sent one. */
+      responseId?: string;
+      /** The host and port the request went to (set by ModelProviders, from the provider's base URL). */
+      server?: ServerAddress;
     };
+
+/** Where a provider's requests go: its base URL's host and port, never its path or credentials. */
+export interface ServerAddress {
+  address: string;
+  port: number;
+}
 
 /** Why a model call failed; `retryable` follows the contract (429, 5xx and network failures). */
 export class ModelError extends Error {

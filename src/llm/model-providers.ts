@@ -1,6 +1,13 @@
 import { Logger } from '@nestjs/common';
 import { ConfigError, type AppConfig } from '../config/app-config';
-import { ModelError, type ModelProvider, type ModelRequest, type ModelStreamEvent } from './model-provider';
+import { scrubSecrets, shownUrl } from '../config/secret-variables';
+import {
+  ModelError,
+  type ModelProvider,
+  type ModelRequest,
+  type ModelStreamEvent,
+  type ServerAddress,
+} from './model-provider';
 import { guardModelStream, type StreamGuardLimits } from './model-stream-guard';
 import { fullModelName, splitModelName } from './model-name';
 
@@ -24,14 +31,27 @@ export { fullModelName, splitModelName } from './model-name';
  */
 export class ModelProviders {
   private readonly logger = new Logger(ModelProviders.name);
-  private readonly providers = new Map<string, { provider: ModelProvider; baseUrl: string }>();
+  private readonly providers = new Map<
+    string,
+    { provider: ModelProvider; baseUrl: string; server: ServerAddress | undefined }
+  >();
   /** LLM_MODEL as written: the model of a session that names none (`run_started` says it so). */
   readonly defaultModel: string;
   private readonly fallbackModels: readonly string[];
   private readonly allowed: readonly string[];
   private readonly limits: StreamGuardLimits;
+  private readonly secretValues: readonly string[];
 
-  constructor(config: AppConfig, providers: ReadonlyArray<ProviderInfo & { provider: ModelProvider }>) {
+  /**
+   * `unconfigured`: the providers that exist but are not set up here, each with the variable that
+   * would set it up (ProviderDefinition.variables), so that a model of one is refused naming it.
+   */
+  constructor(
+    config: AppConfig,
+    providers: ReadonlyArray<ProviderInfo & { provider: ModelProvider }>,
+    private readonly unconfigured: ReadonlyMap<string, string | null> = new Map(),
+  ) {
+    this.secretValues = config.secretValues;
     for (const p of providers) this.register(p.name, p.provider, p.baseUrl);
     this.defaultModel = config.llm.model;
     this.fallbackModels = config.llm.fallbackModels;
@@ -56,12 +76,12 @@ export class ModelProviders {
   register(name: string, provider: ModelProvider, baseUrl: string): void {
     if (!/^[a-z0-9-]+$/.test(name)) throw new Error(`A model provider name must match [a-z0-9-]+: ${name}`);
     if (this.providers.has(name)) throw new Error(`Two model providers claim the name ${name}`);
-    this.providers.set(name, { provider, baseUrl });
+    this.providers.set(name, { provider, baseUrl, server: serverOf(baseUrl) });
   }
 
-  /** The configured providers, for `GET /v1/models`. */
+  /** The configured providers, for `GET /v1/models` and the banner: base URLs without credentials. */
   list(): ProviderInfo[] {
-    return [...this.providers].map(([name, p]) => ({ name, baseUrl: p.baseUrl }));
+    return [...this.providers].map(([name, p]) => ({ name, baseUrl: shownUrl(p.baseUrl) }));
   }
 
   /**
@@ -81,7 +101,12 @@ export class ModelProviders {
   }
 
   /** The provider of `model` and its own name for it; a ModelError when it is not configured (any more). */
-  resolve(model: string): { provider: ModelProvider; model: string; name: string } {
+  resolve(model: string): {
+    provider: ModelProvider;
+    model: string;
+    name: string;
+    server: ServerAddress | undefined;
+  } {
     const split = splitModelName(model);
     const found = this.providers.get(split.provider);
     if (!found) {
@@ -91,7 +116,12 @@ export class ModelProviders {
         false,
       );
     }
-    return { provider: found.provider, model: split.model, name: `${split.provider}/${split.model}` };
+    return {
+      provider: found.provider,
+      model: split.model,
+      name: `${split.provider}/${split.model}`,
+      server: found.server,
+    };
   }
 
   /** Streams `request` (its `model` as `provider/model`) through its provider, or a fallback's. */
@@ -113,7 +143,8 @@ export class ModelProviders {
       let next: IteratorResult<ModelStreamEvent>;
       try {
         next = await events.next();
-      } catch (err) {
+      } catch (thrown) {
+        const err = this.withoutSecrets(thrown);
         const last = i + 1 >= candidates.length;
         if (last || signal.aborted || !(err instanceof ModelError) || !err.retryable) throw err;
         this.logger.warn({
@@ -127,9 +158,11 @@ export class ModelProviders {
       try {
         while (next.done !== true) {
           const event = next.value;
-          yield event.type === 'finish' ? { ...event, model: target.name } : event;
+          yield event.type === 'finish' ? { ...event, model: target.name, server: target.server } : event;
           next = await events.next();
         }
+      } catch (thrown) {
+        throw this.withoutSecrets(thrown);
       } finally {
         await events.return();
       }
@@ -137,11 +170,37 @@ export class ModelProviders {
     }
   }
 
+  /**
+   * An upstream's error without the configured secrets: its words are relayed (the run's error,
+   * logs, spans), and an upstream may quote the request it refused, key and headers included.
+   */
+  private withoutSecrets(err: unknown): unknown {
+    if (!(err instanceof ModelError)) return err;
+    const message = scrubSecrets(err.message, this.secretValues);
+    return message === err.message ? err : new ModelError(err.code, message, err.retryable, err.status);
+  }
+
   private providerProblem(model: string): string | undefined {
     const { provider, model: own } = splitModelName(model);
     if (own === '') return `${model} names no model`;
     if (this.providers.has(provider)) return undefined;
+    if (this.unconfigured.has(provider)) {
+      const setting = this.unconfigured.get(provider);
+      return `${provider} is not configured${setting ? `: set ${setting}` : ''}`;
+    }
     const configured = [...this.providers.keys()].join(', ');
     return `${provider} is not a configured model provider (configured: ${configured}; write an OpenAI-compatible router's vendor/model as openai/vendor/model)`;
+  }
+}
+
+/** The host and port of a base URL (the scheme's port when it names none); undefined when it is no URL. */
+function serverOf(baseUrl: string): ServerAddress | undefined {
+  try {
+    const url = new URL(baseUrl);
+    const port = url.port !== '' ? Number(url.port) : url.protocol === 'http:' ? 80 : 443;
+    return { address: url.hostname.replace(/^\[(.*)\]$/, '$1'), port };
+  } catch {
+    // Tests register providers under names that are no URL: such a provider has no address to report.
+    return undefined;
   }
 }

@@ -14,6 +14,7 @@ export interface ModelStreamWriterOptions {
   /** Override STREAM_LIMITS (tests). */
   toolArgumentsMaxChars?: number;
   reasoningMaxChars?: number;
+  providerDataMaxChars?: number;
 }
 
 /**
@@ -51,6 +52,7 @@ export class ModelStreamWriter {
       answerMaxBytes: options.answerMaxBytes ?? Number.POSITIVE_INFINITY,
       toolArgumentsMaxChars: this.argumentsMaxChars,
       reasoningMaxChars: options.reasoningMaxChars ?? STREAM_LIMITS.reasoningMaxChars,
+      providerDataMaxChars: options.providerDataMaxChars ?? STREAM_LIMITS.providerDataMaxChars,
     });
   }
 
@@ -68,6 +70,14 @@ export class ModelStreamWriter {
     if (!this.budget.reasoning(delta.length)) return;
     const storable = this.reasoningStream.push(delta);
     if (storable !== '') out.push({ type: 'reasoning', delta: storable });
+  }
+
+  /**
+   * Opaque state the provider keeps to send back (a signature, redacted thinking): counted, never
+   * written. Past its limit the call is cut like reasoning (`length`, no tool calls).
+   */
+  providerData(chars: number): void {
+    this.budget.providerData(chars);
   }
 
   /** One OpenAI-style fragment (see ToolCallAccumulator.delta); empty id and name come as undefined. */

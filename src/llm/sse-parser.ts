@@ -58,6 +58,13 @@ export class SseParser {
 
   private feed(chunk: string): void {
     if (chunk === '') return;
+    // A line still going on, and no line break in this chunk: held as it is, never rescanned (a
+    // long line would otherwise cost a scan of all it held per chunk — quadratic).
+    if (this.partial !== '' && chunk.indexOf('\n') === -1 && chunk.indexOf('\r') === -1) {
+      if (this.partial.length + chunk.length + this.data.length > SSE_EVENT_MAX_CHARS) throw tooLarge();
+      this.partial += chunk;
+      return;
+    }
     let pos = 0;
     if (this.afterCr) {
       this.afterCr = false;

@@ -9,12 +9,19 @@ export const STREAM_LIMITS = {
   toolArgumentsMaxChars: 4 * 1024 * 1024,
   /** Reasoning of one model call, in UTF-16 code units (streamed to no one, but read and decoded). */
   reasoningMaxChars: 4 * 1024 * 1024,
+  /**
+   * Opaque state of one model call that is stored and sent back on the next (Anthropic's thinking
+   * signatures and redacted_thinking data), in UTF-16 code units. Real ones are a few KB; crossing
+   * it cuts the call like reasoning does, and the provider keeps none of that state.
+   */
+  providerDataMaxChars: 1024 * 1024,
 } as const;
 
 export interface StreamBudgetLimits {
   answerMaxBytes: number;
   toolArgumentsMaxChars: number;
   reasoningMaxChars: number;
+  providerDataMaxChars: number;
 }
 
 /** Counts one model call against its limits; once one is crossed the call is cut and stays cut. */
@@ -22,12 +29,14 @@ export class StreamBudget {
   private answerBytesLeft: number;
   private argumentCharsLeft: number;
   private reasoningCharsLeft: number;
+  private providerDataCharsLeft: number;
   private exhausted = false;
 
   constructor(limits: StreamBudgetLimits) {
     this.answerBytesLeft = limits.answerMaxBytes;
     this.argumentCharsLeft = limits.toolArgumentsMaxChars;
     this.reasoningCharsLeft = limits.reasoningMaxChars;
+    this.providerDataCharsLeft = limits.providerDataMaxChars;
   }
 
   /** Whether a limit was crossed: nothing more is taken from this call. */
@@ -60,6 +69,11 @@ export class StreamBudget {
     return this.take(chars, 'reasoningCharsLeft');
   }
 
+  /** Whether `chars` more opaque provider state fits; when not, the call is cut. */
+  providerData(chars: number): boolean {
+    return this.take(chars, 'providerDataCharsLeft');
+  }
+
   /** Whether text held back, not yet shown (a `<tool_call>` block), is still within the arguments limit. */
   holds(chars: number): boolean {
     if (this.exhausted) return false;
@@ -67,7 +81,10 @@ export class StreamBudget {
     return !this.exhausted;
   }
 
-  private take(chars: number, left: 'argumentCharsLeft' | 'reasoningCharsLeft'): boolean {
+  private take(
+    chars: number,
+    left: 'argumentCharsLeft' | 'reasoningCharsLeft' | 'providerDataCharsLeft',
+  ): boolean {
     if (this.exhausted) return false;
     if (chars > this[left]) {
       this.exhausted = true;

@@ -1,3 +1,6 @@
+import { shownText, shownUrl } from '../config/secret-variables';
+import { withoutUrlCredentials } from './url-credentials';
+
 /** One model upstream start-up checks: where it is and the key it is called with. */
 export interface UpstreamToCheck {
   provider: string;
@@ -13,31 +16,33 @@ const CHECK_TIMEOUT_MS = 3000;
 /**
  * Whether a model upstream answers and takes the key, asked once at start-up with `GET {baseUrl}/models`
  * (every OpenAI-compatible server has it; a server without it answers 404, which says it is there).
- * Null when all is well, else a sentence for a warning; it never throws, and the key never appears
- * in it. Start-up does not wait for it: a wrong base URL or key is said at once instead of at the
- * first prompt, and a server that is down now may be up by then.
+ * Null when all is well, else a sentence for a warning; it never throws, and no secret appears in
+ * it (not the key, not the base URL's credentials). Start-up does not wait for it: a wrong base URL
+ * or key is said at once instead of at the first prompt, and a server that is down now may be up by then.
  */
 export async function checkUpstream(u: UpstreamToCheck): Promise<string | null> {
-  const url = `${u.baseUrl.replace(/\/+$/, '')}/models`;
+  const where = `the ${u.provider} upstream at ${shownUrl(u.baseUrl)}`;
   try {
-    const res = await fetch(url, {
-      headers: { ...u.headers, ...(u.apiKey ? { authorization: `Bearer ${u.apiKey}` } : {}) },
-      signal: AbortSignal.timeout(CHECK_TIMEOUT_MS),
-    });
+    const headers = new Headers(u.headers);
+    if (u.apiKey) headers.set('authorization', `Bearer ${u.apiKey}`);
+    // As the providers send them: the base URL's credentials, unless a key is sent.
+    const url = withoutUrlCredentials(u.baseUrl, headers);
+    url.pathname = `${url.pathname.replace(/\/+$/, '')}/models`;
+    const res = await fetch(url, { headers, signal: AbortSignal.timeout(CHECK_TIMEOUT_MS) });
     await res.body?.cancel();
     if (res.status === 401 || res.status === 403) {
-      return `the ${u.provider} upstream at ${u.baseUrl} refused the API key (HTTP ${res.status}): model calls will fail until the key is right`;
+      return `${where} refused the API key (HTTP ${res.status}): model calls will fail until the key is right`;
     }
     if (res.status >= 500) {
-      return `the ${u.provider} upstream at ${u.baseUrl} answered HTTP ${res.status} to GET /models: it may be failing`;
+      return `${where} answered HTTP ${res.status} to GET /models: it may be failing`;
     }
     return null;
   } catch (err) {
     const cause =
       err instanceof Error && err.name === 'TimeoutError'
         ? `no answer within ${CHECK_TIMEOUT_MS / 1000} s`
-        : reason(err);
-    return `the ${u.provider} upstream at ${u.baseUrl} could not be reached (${cause}): check the base URL; model calls will fail until it answers`;
+        : shownText(reason(err));
+    return `${where} could not be reached (${cause}): check the base URL; model calls will fail until it answers`;
   }
 }
 

@@ -3,6 +3,8 @@
  * another type than OpenAI documents, so each is `unknown` and read with a type check.
  */
 export interface WireChunk {
+  /** The response's id (Chat Completions: on every chunk). */
+  id?: unknown;
   choices?: unknown;
   usage?: unknown;
   x_groq?: unknown;
@@ -57,6 +59,9 @@ export interface WireContentBlock {
   input?: unknown;
   text?: unknown;
   thinking?: unknown;
+  signature?: unknown;
+  /** redacted_thinking's opaque payload. */
+  data?: unknown;
 }
 
 export interface WireBlockDelta {
@@ -64,5 +69,6 @@ export interface WireBlockDelta {
   text?: unknown;
   partial_json?: unknown;
   thinking?: unknown;
+  signature?: unknown;
   stop_reason?: unknown;
 }

@@ -5,7 +5,9 @@ import {
   SpanStatusCode,
   trace,
   type Context,
+  type Link,
   type Span,
+  type SpanContext,
   type TextMapGetter,
   type Tracer,
 } from '@opentelemetry/api';
@@ -15,43 +17,25 @@ import { OTLPTraceExporter as OtlpProtoExporter } from '@opentelemetry/exporter-
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { ATTR_ERROR_TYPE, ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import {
+  SPAN_ATTRIBUTE_MAX_CHARS,
+  SPAN_ATTRIBUTE_MAX_COUNT,
+  SPAN_EVENT_MAX_COUNT,
+  SPAN_QUEUE_MAX,
+} from '../common/tuning';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import type { TracingConfig } from '../config/team-config';
+import {
+  conventionProviderName,
+  modelCallSpan,
+  toolSpan,
+  type TracedModelCall,
+  type TracedToolCall,
+} from './gen-ai-spans';
+import { TraceIds } from './trace-ids';
 
-/** A finished model call, as its `chat` span records it. */
-export interface TracedModelCall {
-  provider: string;
-  requestModel: string;
-  responseModel: string;
-  /** When the request went out (epoch ms). */
-  startedAt: number;
-  finishReason?: string;
-  inputTokens?: number;
-  outputTokens?: number;
-  /** The answer (text and tool calls), recorded only when content capture is on. */
-  output?: () => unknown;
-  /** The error code of a call that failed. */
-  error?: string;
-}
-
-/** A tool call that has its result, as its `execute_tool` span records it. */
-export interface TracedToolCall {
-  name: string;
-  callId: string;
-  /** When the call ran (epoch ms): now minus its duration. */
-  ranAt: number;
-  /** When it began waiting for a person or the client (its record's time), if it waited. */
-  waitedSince?: number;
-  /** What it waited for, and how the wait ended (the span's event at `ranAt`). */
-  waitedFor?: 'approval' | 'client';
-  settledBy?: 'approved' | 'rejected' | 'client_result' | 'expired';
-  isError: boolean;
-  errorCode?: string | null;
-  /** The arguments as the model wrote them (JSON text); recorded only when content capture is on. */
-  arguments?: () => string;
-  result?: () => string;
-}
+export type { TracedAnswer, TracedMessage, TracedModelCall, TracedToolCall } from './gen-ai-spans';
 
 /**
  * One stretch of driving a run, as a trace: the `invoke_agent` span and its children. Each method is
@@ -98,6 +82,7 @@ export class RunTracing implements OnApplicationShutdown {
   private readonly provider: TracerProvider | null = null;
   private readonly tracer: Tracer | null = null;
   private readonly propagator = new W3CTraceContextPropagator();
+  private readonly ids = new TraceIds();
   private readonly captureContent: boolean;
 
   constructor(@Inject(APP_CONFIG) config: Pick<AppConfig, 'tracing'>) {
@@ -106,10 +91,20 @@ export class RunTracing implements OnApplicationShutdown {
     if (t === null) return;
     this.provider = new TracerProvider({
       resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: t.serviceName }),
+      idGenerator: this.ids,
+      // Every name and attribute has a bound (names: spanName); see tuning.ts for the figures.
+      spanLimits: {
+        attributeValueLengthLimit: SPAN_ATTRIBUTE_MAX_CHARS,
+        attributeCountLimit: SPAN_ATTRIBUTE_MAX_COUNT,
+        eventCountLimit: SPAN_EVENT_MAX_COUNT,
+        linkCountLimit: SPAN_EVENT_MAX_COUNT,
+        attributePerEventCountLimit: SPAN_EVENT_MAX_COUNT,
+        attributePerLinkCountLimit: SPAN_EVENT_MAX_COUNT,
+      },
       spanProcessors: [
         new BatchSpanProcessor({
           exporter: exporter(t),
-          maxQueueSize: 4096,
+          maxQueueSize: SPAN_QUEUE_MAX,
           scheduledDelayMillis: 1000,
           exportTimeoutMillis: t.timeoutMs,
         }),
@@ -123,29 +118,66 @@ export class RunTracing implements OnApplicationShutdown {
   }
 
   /**
-   * The trace of one stretch of driving a run. `parent`: the `traceparent` of the request that
-   * started it, or the one stored on the run (a run driven again after a wait or a take-over goes on
-   * in the same trace, under its first span).
+   * The trace of one stretch of driving a run (`model`: as its provider is sent it, `provider` apart).
+   * `parent`: the `traceparent` of the request that started it, or the one stored on the run — a
+   * run driven again after a wait goes on in the same trace, under its first span.
+   *
+   * A run taken over (`takenOver`) goes on in the same trace too, but not under that span: the
+   * process that drove it died or stopped, so its span may never have been exported, and a span
+   * whose parent no collector has is shown detached ("missing parent") by trace viewers. The taken
+   * over stretch is a root of the run's trace instead, linked to the span it continues: a viewer
+   * shows the run's trace with each such stretch as a tree of its own on the same timeline, and its
+   * link back to the first.
    */
-  startRun(run: { runId: string; sessionId: string; model: string }, parent?: string | null): RunTrace {
+  startRun(
+    run: { runId: string; sessionId: string; provider: string; model: string },
+    parent?: string | null,
+    takenOver = false,
+  ): RunTrace {
     if (this.tracer === null) return NO_TRACE;
-    const parentContext = parent
-      ? this.propagator.extract(ROOT_CONTEXT, { traceparent: parent }, CARRIER)
-      : ROOT_CONTEXT;
-    const span = this.tracer.startSpan(
-      'invoke_agent',
-      {
-        kind: SpanKind.INTERNAL,
-        attributes: {
-          'gen_ai.operation.name': 'invoke_agent',
-          'gen_ai.conversation.id': run.sessionId,
-          'gen_ai.request.model': run.model,
-          'loopwright.run.id': run.runId,
-        },
+    const tracer = this.tracer;
+    const parentContext = parent ? this.contextOf(parent) : ROOT_CONTEXT;
+    const from = trace.getSpanContext(parentContext);
+    const options = {
+      kind: SpanKind.INTERNAL,
+      attributes: {
+        'gen_ai.operation.name': 'invoke_agent',
+        'gen_ai.provider.name': conventionProviderName(run.provider),
+        'gen_ai.conversation.id': run.sessionId,
+        'gen_ai.request.model': run.model,
+        'loopwright.run.id': run.runId,
       },
-      parentContext,
+    };
+    const span =
+      takenOver && from
+        ? this.ids.inTrace(from.traceId, () =>
+            tracer.startSpan('invoke_agent', { ...options, links: [continues(from)] }, ROOT_CONTEXT),
+          )
+        : tracer.startSpan('invoke_agent', options, parentContext);
+    return new SpanTrace(tracer, span, this.captureContent);
+  }
+
+  /**
+   * What a model call outside any run (an on-demand summary) is traced by: its `chat` span, the root
+   * of a trace of its own; nothing else of a run's trace applies.
+   */
+  outsideRun(): RunTrace {
+    if (this.tracer === null) return NO_TRACE;
+    return { ...NO_TRACE, modelCall: (call) => this.modelCall(call) };
+  }
+
+  /**
+   * The span of a model call made outside any run (an on-demand summary): under `traceParent` (a
+   * request's) when given, else the root of a trace of its own.
+   */
+  modelCall(call: TracedModelCall, traceParent?: string | null): void {
+    if (this.tracer === null) return;
+    modelCallSpan(
+      this.tracer,
+      traceParent ? this.contextOf(traceParent) : ROOT_CONTEXT,
+      call,
+      this.captureContent,
     );
-    return new SpanTrace(this.tracer, span, this.captureContent);
   }
 
   /**
@@ -154,8 +186,11 @@ export class RunTracing implements OnApplicationShutdown {
    */
   settledCall(traceParent: string | null, call: TracedToolCall): void {
     if (this.tracer === null || traceParent === null) return;
-    const parent = this.propagator.extract(ROOT_CONTEXT, { traceparent: traceParent }, CARRIER);
-    toolSpan(this.tracer, parent, call, this.captureContent);
+    toolSpan(this.tracer, this.contextOf(traceParent), call, this.captureContent);
+  }
+
+  private contextOf(traceParent: string): Context {
+    return this.propagator.extract(ROOT_CONTEXT, { traceparent: traceParent }, CARRIER);
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -197,32 +232,7 @@ class SpanTrace implements RunTrace {
   }
 
   modelCall(call: TracedModelCall): void {
-    const span = this.tracer.startSpan(
-      `chat ${call.requestModel}`,
-      {
-        kind: SpanKind.CLIENT,
-        startTime: call.startedAt,
-        attributes: {
-          'gen_ai.operation.name': 'chat',
-          'gen_ai.provider.name': call.provider,
-          'gen_ai.request.model': call.requestModel,
-          'gen_ai.response.model': call.responseModel,
-          ...(call.finishReason === undefined
-            ? {}
-            : { 'gen_ai.response.finish_reasons': [call.finishReason] }),
-          ...(call.inputTokens === undefined ? {} : { 'gen_ai.usage.input_tokens': call.inputTokens }),
-          ...(call.outputTokens === undefined ? {} : { 'gen_ai.usage.output_tokens': call.outputTokens }),
-        },
-      },
-      this.context,
-    );
-    if (this.captureContent && call.output)
-      span.setAttribute('gen_ai.output.messages', JSON.stringify(call.output()));
-    if (call.error !== undefined) {
-      span.setAttribute(ATTR_ERROR_TYPE, call.error);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: call.error });
-    }
-    span.end();
+    modelCallSpan(this.tracer, this.context, call, this.captureContent);
   }
 
   toolCall(call: TracedToolCall): void {
@@ -242,42 +252,12 @@ class SpanTrace implements RunTrace {
   }
 }
 
+/** The link of a taken-over stretch to the span it continues. */
+function continues(from: SpanContext): Link {
+  return { context: from, attributes: { 'loopwright.link': 'continues' } };
+}
+
 function exporter(t: TracingConfig): OtlpJsonExporter | OtlpProtoExporter {
   const options = { url: t.tracesUrl, headers: { ...t.headers }, timeoutMillis: t.timeoutMs };
   return t.protocol === 'http/json' ? new OtlpJsonExporter(options) : new OtlpProtoExporter(options);
-}
-
-/** An `execute_tool` span under `parent`; one that waited for a person or the client starts when the wait did. */
-function toolSpan(tracer: Tracer, parent: Context, call: TracedToolCall, captureContent: boolean): void {
-  const span = tracer.startSpan(
-    `execute_tool ${call.name}`,
-    {
-      kind: SpanKind.INTERNAL,
-      // A call that waited for a person or the client: its span covers the wait.
-      startTime: call.waitedSince ?? call.ranAt,
-      attributes: {
-        'gen_ai.operation.name': 'execute_tool',
-        'gen_ai.tool.name': call.name,
-        'gen_ai.tool.call.id': call.callId,
-        ...(call.waitedSince === undefined
-          ? {}
-          : {
-              'loopwright.tool.waited_ms': Math.max(0, call.ranAt - call.waitedSince),
-              'loopwright.tool.waited_for': call.waitedFor ?? 'approval',
-            }),
-      },
-    },
-    parent,
-  );
-  if (call.waitedSince !== undefined)
-    span.addEvent(call.settledBy ?? (call.waitedFor === 'client' ? 'client_result' : 'approved'), call.ranAt);
-  if (captureContent) {
-    if (call.arguments) span.setAttribute('gen_ai.tool.call.arguments', call.arguments());
-    if (call.result) span.setAttribute('gen_ai.tool.call.result', call.result());
-  }
-  if (call.isError) {
-    span.setAttribute(ATTR_ERROR_TYPE, call.errorCode ?? 'tool_error');
-    span.setStatus({ code: SpanStatusCode.ERROR, message: call.errorCode ?? 'tool_error' });
-  }
-  span.end();
 }

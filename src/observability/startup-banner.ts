@@ -7,6 +7,16 @@ export interface BannerFacts {
   /** The base URL the server answers on, e.g. http://127.0.0.1:3000. */
   url: string;
   model: { name: string; provider: string; baseUrl: string };
+  /** Every configured model provider, base URLs without credentials. */
+  providers: readonly { name: string; baseUrl: string }[];
+  /** LLM_FALLBACK_MODELS, in order. */
+  fallbacks: readonly string[];
+  /** BUDGETS, one entry per key (`*` for every key without its own), e.g. `alice: 5 USD/day`. */
+  budgets: readonly string[];
+  /** ADMIN_KEYS: the key names that read every key's usage. */
+  adminKeys: readonly string[];
+  /** Where traces go (without credentials), or null when no OTLP endpoint is set. */
+  traces: { endpoint: string; protocol: string; captureContent: boolean } | null;
   database: { kind: 'embedded'; dataDir: string } | { kind: 'external'; location: string };
   workspace: { root: string; scope: 'shared' | 'key' | 'session' };
   /** Key names when API_KEYS is set; null when auth is off. */
@@ -28,6 +38,11 @@ export function bannerRecord(f: BannerFacts): Record<string, unknown> {
   return {
     urls: { api: `${f.url}/v1`, playground: `${f.url}/`, docs: `${f.url}/docs` },
     model: f.model,
+    providers: f.providers,
+    fallbacks: f.fallbacks,
+    budgets: f.budgets,
+    adminKeys: f.adminKeys,
+    traces: f.traces ?? 'off',
     database: f.database,
     workspace: f.workspace,
     auth: f.keys === null ? 'off (loopback only)' : { keys: f.keys },
@@ -46,6 +61,8 @@ export function bannerText(f: BannerFacts): string {
     ['API', `${f.url}/v1`],
     ['API docs', `${f.url}/docs`],
     ['Model', `${f.model.name} (provider ${f.model.provider}, ${f.model.baseUrl})`],
+    ['Providers', f.providers.map((p) => `${p.name} (${p.baseUrl})`).join(', ')],
+    ['Fallbacks', f.fallbacks.join(', ') || 'none (LLM_FALLBACK_MODELS unset)'],
     [
       'Database',
       f.database.kind === 'embedded'
@@ -54,6 +71,14 @@ export function bannerText(f: BannerFacts): string {
     ],
     ['Workspace', `${f.workspace.root} (WORKSPACE_SCOPE=${f.workspace.scope}: ${SCOPES[f.workspace.scope]})`],
     ['Auth', f.keys === null ? 'off: no API_KEYS, loopback only' : `API keys: ${f.keys.join(', ')}`],
+    ['Admin keys', f.adminKeys.join(', ') || 'none (ADMIN_KEYS unset): each key reads its own usage'],
+    ['Budgets', f.budgets.join('; ') || 'none (BUDGETS unset): no key is limited'],
+    [
+      'Traces',
+      f.traces === null
+        ? 'off (OTEL_EXPORTER_OTLP_ENDPOINT unset)'
+        : `${f.traces.endpoint} (${f.traces.protocol}${f.traces.captureContent ? ', prompts and answers recorded' : ''})`,
+    ],
     ['Tools run', byPolicy('allow').join(', ') || 'none'],
     ['Tools ask', `${byPolicy('confirm').join(', ') || 'none'} (approval in the default mode, safe)`],
     [

@@ -4,6 +4,7 @@ import type { TakeOverReason } from '../agent/run-takeover';
 import { ConversationStore } from '../store/conversation-store.service';
 import { RunStore } from '../store/run-store.service';
 import { SessionStore } from '../store/session-store.service';
+import { splitModelName } from '../llm/model-providers';
 import { RunTracing } from '../observability/run-tracing';
 import { DrivenRuns } from './driven-runs.service';
 
@@ -57,6 +58,21 @@ export class ResumedRuns {
         (callCounts.get(callKey(c.name, c.rawArguments)) ?? 0) + 1,
       );
     const firstSeq = conversation.find((m) => m.runId === runId && m.role === 'user')?.seq ?? 0;
+    // The same trace as the run's first stretch, on whichever process drives it now.
+    const trace = this.tracing.startRun(
+      { runId, sessionId: run.sessionId, ...splitModelName(run.model) },
+      run.traceParent,
+      takeOver !== undefined,
+    );
+    if (takeOver !== undefined && trace.traceParent !== null) {
+      // What follows (stretches after a wait, settled calls) hangs under this stretch's span, which
+      // this process exports; the lost process's may never have been. A failed write costs only that.
+      await this.store
+        .transaction((tx) => this.store.updateRun(tx, runId, { traceParent: trace.traceParent }))
+        .catch((err: unknown) =>
+          this.logger.warn({ runId, msg: `the run's traceparent was not stored: ${String(err)}` }),
+        );
+    }
     const h = this.driven.newHandle(
       {
         run,
@@ -68,8 +84,7 @@ export class ResumedRuns {
         nextMessageSeq: session.nextMessageSeq,
         resumesStep: true,
         takeOver,
-        // The same trace as the run's first stretch, on whichever process drives it now.
-        trace: this.tracing.startRun({ runId, sessionId: run.sessionId, model: run.model }, run.traceParent),
+        trace,
       },
       claimedAt,
     );

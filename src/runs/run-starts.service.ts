@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import type { SerializedEvent } from '../events/run-events';
+import { splitModelName } from '../llm/model-providers';
 import { RunTracing, type RunTrace } from '../observability/run-tracing';
 import type { Toolset } from '../tools/toolset';
 import type { IdempotencyClaim } from '../store/idempotency-store.service';
@@ -111,7 +112,11 @@ export class RunStarts {
       }
       await this.limits.assertMayStart(owner, localRuns);
       trace = this.tracing.startRun(
-        { runId: plan.start.run.id, sessionId: plan.start.run.sessionId, model: plan.start.run.model },
+        {
+          runId: plan.start.run.id,
+          sessionId: plan.start.run.sessionId,
+          ...splitModelName(plan.start.run.model),
+        },
         input.traceParent,
       );
       plan.start.run.traceParent = trace.traceParent;

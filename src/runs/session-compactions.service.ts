@@ -5,16 +5,23 @@ import { RunAccounting } from '../agent/run-accounting';
 import { RunOrchestrator } from '../agent/run-orchestrator.service';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import { ModelError } from '../llm/model-provider';
-import { NO_TRACE } from '../observability/run-tracing';
+import { RunTracing } from '../observability/run-tracing';
 import { SessionsService } from '../sessions/sessions.service';
-import { ConversationStore, type MessageRow } from '../store/conversation-store.service';
+import type { SessionRow } from '../store/session-store.service';
+import {
+  ConversationStore,
+  type CompactionClaim,
+  type MessageRow,
+} from '../store/conversation-store.service';
 import { RunStore } from '../store/run-store.service';
 
 /**
  * `POST /v1/sessions/:id/compact`: summarizes a session's older messages on demand (everything
- * before the newest user message's turn), stored as a compaction during a run would be. Only while
- * no run is active: the summary is stored under the session's row lock, and only when nothing was
- * added to the conversation (no run started) while the summary was being written. The summary is
+ * before the newest user message's turn), stored as a compaction during a run would be. One at a
+ * time and only while no run is active: the session's compaction is claimed in the database before
+ * the model call (a second request, on any replica, is a 409 that spends nothing), and the summary
+ * is stored under the session's row lock, only while the claim holds and nothing was added to the
+ * conversation (no run started) while the summary was being written. The summary is
  * a model call of the key's like any: checked against its budget first (a spent key gets the 429 a
  * start would), its usage stored with the summary and counted in the key's windows.
  */
@@ -28,6 +35,7 @@ export class SessionCompactions {
     private readonly orchestrator: RunOrchestrator,
     private readonly budgets: BudgetGuard,
     private readonly accounting: RunAccounting,
+    private readonly tracing: RunTracing,
   ) {}
 
   async compact(owner: string, sessionId: string): Promise<MessageRow> {
@@ -35,13 +43,32 @@ export class SessionCompactions {
     if (activeRunId) throw busy(sessionId, activeRunId);
     const over = await this.budgets.keyExceeded(owner);
     if (over) throw budgetExceeded(over);
+    const claim = await this.conversation.claimCompaction(sessionId);
+    if (!claim) {
+      throw new DomainError(
+        ErrorCode.SessionBusy,
+        `Session ${sessionId} is being compacted by another request, or a run has started`,
+      );
+    }
+    try {
+      return await this.summarize(owner, session, claim);
+    } finally {
+      // Let go on every way out but a stored summary (whose transaction let it go already: a no-op
+      // here). A release that fails is safe to ignore: the claim expires by itself (COMPACTION_CLAIM_MS).
+      await this.conversation.releaseCompaction(sessionId, claim).catch(() => undefined);
+    }
+  }
+
+  /** The summary under the session's claim, stored only if the claim and the conversation still stand. */
+  private async summarize(owner: string, session: SessionRow, claim: CompactionClaim): Promise<MessageRow> {
+    const sessionId = session.id;
     const rows = await this.conversation.runConversation(sessionId);
     const model = session.model ?? this.orchestrator.defaultModel;
     const compaction = await this.window
       .summarizeOlder(model, rows, {
         of: { runId: null, sessionId, owner },
         iteration: 0,
-        trace: NO_TRACE,
+        trace: this.tracing.outsideRun(),
         signal: new AbortController().signal,
         // Spent though it failed after it streamed: stored on its own.
         lost: (call) => this.accounting.storeSessionCall(call.row),
@@ -66,7 +93,8 @@ export class SessionCompactions {
     await this.store.transaction(async (tx) => {
       const now = await this.conversation.lockSession(tx, sessionId);
       if (now?.activeRunId) throw busy(sessionId, now.activeRunId);
-      if (!now || now.nextMessageSeq !== session.nextMessageSeq) {
+      const released = now ? await this.conversation.releaseCompaction(sessionId, claim, tx) : false;
+      if (!now || now.nextMessageSeq !== claim.nextMessageSeq || !released) {
         throw new DomainError(
           ErrorCode.SessionBusy,
           `Session ${sessionId} changed while it was being summarized`,

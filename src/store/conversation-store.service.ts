@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import type { ToolCallApproval, ToolCallStatus } from '../persistence/entities/tool-call.entity';
+import { claimCompaction, releaseCompaction, type CompactionClaim } from './compaction-claim';
 import { compactionSql, type CompactionWrite } from './compaction-write';
 import { advanceMessageSeqSql, insertMessagesSql, type NewMessage } from './message-inserts';
 import { MESSAGE_COLUMNS, RUN_MESSAGE_COLUMNS, type MessageRow } from './message-row';
@@ -15,6 +16,7 @@ import {
 } from './tool-call-writes';
 
 // The conversation's types live beside the SQL that reads or writes them; callers import them from here.
+export type { CompactionClaim } from './compaction-claim';
 export type { CompactionWrite, NewSummary } from './compaction-write';
 export type { NewMessage } from './message-inserts';
 export type { MessageRow, StoredProviderData } from './message-row';
@@ -105,6 +107,20 @@ export class ConversationStore {
     c: CompactionWrite,
   ): Promise<void> {
     for (const { sql, params } of compactionSql(sessionId, runId, c)) await tx.query(sql, params);
+  }
+
+  /** The session's on-demand compaction, claimed before its model call (compaction-claim.ts); null: refused. */
+  claimCompaction(sessionId: string): Promise<CompactionClaim | null> {
+    return claimCompaction(this.db.manager, sessionId);
+  }
+
+  /** Lets the claim go (in `q`'s transaction when given); false when it no longer held. */
+  releaseCompaction(
+    sessionId: string,
+    claim: CompactionClaim,
+    q: Queryable = this.db.manager,
+  ): Promise<boolean> {
+    return releaseCompaction(q, sessionId, claim);
   }
 
   /**

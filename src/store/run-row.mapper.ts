@@ -23,7 +23,10 @@ export interface RunRow {
   usageEstimated: boolean;
   /** USD of the run's priced model calls; null while none had a price. */
   costUsd: number | null;
-  /** The `traceparent` of the run's first span, for whoever drives it next; null without tracing. */
+  /**
+   * The `traceparent` of the span the run's later stretches continue under — its first, or the one
+   * of the stretch that took it over (RunTracing.startRun) — for whoever drives it next; null without tracing.
+   */
   traceParent: string | null;
   error: RunError | null;
   lastSeq: number;
@@ -49,6 +52,7 @@ export type RunChanges = Partial<{
   error: RunError | null;
   finalMessageId: string | null;
   leaseOwner: string | null;
+  traceParent: string | null;
   finished: boolean;
 }>;
 
@@ -82,6 +86,7 @@ export function runSets(fields: RunChanges, params: unknown[], leaseMs: number):
   if (fields.costUsd !== undefined) set('cost_usd', fields.costUsd);
   if (fields.error !== undefined) set('error', fields.error === null ? null : JSON.stringify(fields.error));
   if (fields.finalMessageId !== undefined) set('final_message_id', fields.finalMessageId);
+  if (fields.traceParent !== undefined) set('trace_parent', fields.traceParent);
   if (fields.leaseOwner !== undefined) {
     set('lease_owner', fields.leaseOwner);
     sets.push(

@@ -492,7 +492,7 @@ describeInBrowser('the playground page in Chromium (e2e)', () => {
     expect(await page.evaluate<number>(horizontalOverflow)).toBeLessThanOrEqual(0);
   });
 
-  it('takes the screenshot of the playground for the README', async () => {
+  it('shows a read, its answer and a write waiting for approval: the README\'s screenshot, taken when asked', async () => {
     await page.setViewportSize({ width: 1440, height: 900 });
     writeFileSync(join(app.workspace, 'TODO.md'), '# Todo\n\n- write the docs\n');
     upstream.enqueue(
@@ -511,14 +511,25 @@ describeInBrowser('the playground page in Chromium (e2e)', () => {
     );
     await send('What is in TODO.md?');
     await page.getByText('Shall I add more?').waitFor();
+    expect(await page.locator('.message.assistant .markdown strong').first().textContent()).toBe('one');
+    const read = page.getByRole('region', { name: 'Tool call read_file' });
+    await expect(read.locator('.tool-result').textContent()).resolves.toContain('write the docs');
     await send('Add "try the playground" to it');
-    await page.getByRole('button', { name: 'Approve' }).waitFor();
-    await page
-      .getByRole('list', { name: 'Timeline' })
-      .locator('.step-tools li', { hasText: 'write_file' })
-      .waitFor();
-    await page.screenshot({ path: resolve(__dirname, '../../docs/playground.png') });
+    const write = page.getByRole('region', { name: 'Tool call write_file' });
+    await write.getByRole('button', { name: 'Approve' }).waitFor();
+    await expect(write.getByLabel('Why it asks').textContent()).resolves.toContain('+- try the playground');
+    const timeline = page.getByRole('list', { name: 'Timeline' });
+    await timeline.locator('.step-tools li', { hasText: 'write_file' }).waitFor();
+    await statusIs('waiting');
+    expect(await page.evaluate<number>(horizontalOverflow)).toBeLessThanOrEqual(0);
+    // docs/playground.png is rewritten only on purpose (PLAYGROUND_SCREENSHOT=1 npm test …), never in CI.
+    if (process.env.PLAYGROUND_SCREENSHOT === '1' && process.env.CI === undefined) {
+      await page.screenshot({ path: resolve(__dirname, '../../docs/playground.png') });
+    } else {
+      await shot('16-readme');
+    }
     await page.getByRole('button', { name: 'Cancel' }).click();
     await page.getByText('Cancelled.', { exact: true }).waitFor();
+    expect(readFileSync(join(app.workspace, 'TODO.md'), 'utf8')).toBe('# Todo\n\n- write the docs\n');
   });
 });

@@ -93,7 +93,22 @@ describe('a run start: one statement far from the limits, the key locked near th
     let settled = false;
     const late = open('eve', { prompt: '4' }).finally(() => (settled = true));
     late.catch(() => undefined);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The positive signal that it had its chance: its statement waits for the key's lock this client
+    // holds (in this database: other suites share the server).
+    await eventually(
+      async () =>
+        Number(
+          (
+            await db.query(
+              `SELECT count(*) AS n FROM pg_locks
+                WHERE locktype = 'advisory' AND NOT granted AND pid <> pg_backend_pid()
+                  AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                  AND objid::text::bigint = (hashtext($1)::bigint & 4294967295)`,
+              ['eve'],
+            )
+          ).rows[0].n as string,
+        ) === 1,
+    );
     expect(settled).toBe(false);
     await db.query('COMMIT');
     await expect(late).rejects.toMatchObject({ code: ErrorCode.TooManyActiveRuns });

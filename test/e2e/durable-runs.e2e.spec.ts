@@ -298,7 +298,11 @@ describe('durable runs with people and clients in the loop (e2e)', () => {
       const stream = await openStream(`${other.url}/v1/chat`, { body: { prompt: 'Write.' } });
       const seen = await stream.until('tool_approval_required');
       stream.close();
-      await new Promise((r) => setTimeout(r, 300));
+      // The positive signal that the close had its chance: the server counts no open stream, and it
+      // hands the close to the runs (ON_DISCONNECT) in the same tick it stops counting it.
+      await eventually(async () =>
+        /^loopwright_open_streams 0$/m.test(String((await api(other.url, 'GET', '/metrics')).body)),
+      );
       const runId = seen[0].data.runId;
       expect((await api(other.url, 'GET', `/v1/runs/${runId}`)).body.status).toBe('requires_action');
       await api(other.url, 'POST', `/v1/runs/${runId}/tool-calls/${seen.at(-1)!.data.toolCallId}/approval`, {

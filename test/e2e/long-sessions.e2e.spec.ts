@@ -26,12 +26,27 @@ const isSummaryCall = (r: RecordedRequest) => !r.body.tools || r.body.tools.leng
 const ofType = (events: StreamEvent[], type: string) =>
   events.filter((e) => e.event === type).map((e) => e.data);
 
+/**
+ * An answer of about 10,000 tokens: the tool results going out cut to a quarter of the window and
+ * pruned once older, answers this long are what makes a session on a 16k window need summaries.
+ */
+const LONG_ANSWER = proseOf(40 * 1024, 77);
+
 /** The model of these tests: reads the file a prompt names (every fourth prompt the small file beside it, in parallel), then says so; writes a summary when asked for one. */
 function model(request: RecordedRequest): FakeResponse {
+  return answering(request, false);
+}
+
+/** `model`, saying so at length (LONG_ANSWER, in eight pieces) with `long`. */
+function longModel(request: RecordedRequest): FakeResponse {
+  return answering(request, true);
+}
+
+function answering(request: RecordedRequest, long: boolean): FakeResponse {
   if (isSummaryCall(request))
     return text('The user had files read one after another; each was read whole.', { usage: SUMMARY_USAGE });
   const last = request.body.messages.at(-1)!;
-  if (last.role !== 'user') return text('Read it.');
+  if (last.role !== 'user') return long ? text(LONG_ANSWER, { pieces: 8 }) : text('Read it.');
   const content = typeof last.content === 'string' ? last.content : '';
   const write = /Prompt (\d+): write (\S+)/.exec(content);
   if (write)
@@ -126,7 +141,7 @@ describe('long sessions on a small window (e2e)', () => {
       for (let attempt = 0; attempt < 100; attempt++) {
         const messages = await listed(sessionId(), getUrl());
         note(messages);
-        last = replay(messages);
+        last = replay(messages, sent);
         if (isDeepStrictEqual(last, sent)) return;
         await sleep(20);
       }
@@ -136,7 +151,7 @@ describe('long sessions on a small window (e2e)', () => {
   }
 
   it('keeps a session of dozens of prompts with 50 KB tool results completing on a 16k window, the model getting exactly the replay of the session', async () => {
-    upstream.fallback = model;
+    upstream.fallback = longModel;
     upstream.contextWindow = 16_000;
     const sessionId = await newSession();
     const { found, note } = watch(
@@ -248,7 +263,8 @@ describe('long sessions on a small window (e2e)', () => {
     expect(messages.filter((m) => m.role === 'user')).toHaveLength(200);
     // The last call was exactly the replay of the stored session.
     const lastCall = upstream.requests.filter((r) => !isSummaryCall(r)).at(-1)!;
-    expect(replay(messages).slice(0, -1)).toEqual(received(lastCall.body));
+    const sent = received(lastCall.body);
+    expect(replay(messages, sent).slice(0, -1)).toEqual(sent);
   }, 180_000);
 
   it.each(['openai', 'anthropic'] as const)(
@@ -300,7 +316,7 @@ describe('long sessions on a small window (e2e)', () => {
         () => roomy.url,
         () => sessionId,
       );
-      for (let k = 0; k < 5; k++) {
+      for (let k = 0; k < 7; k++) {
         const events = await prompt(sessionId, `Prompt ${k}: read big-${k % FILES}.txt`, roomy.url);
         expect(events.at(-1)!.data).toMatchObject({ type: 'done', status: 'completed' });
       }
@@ -309,7 +325,7 @@ describe('long sessions on a small window (e2e)', () => {
       expect(pruned.length).toBeGreaterThan(1);
       expect(messages.some((m) => m.kind === 'summary')).toBe(false);
       expect(found.mismatches).toEqual([]);
-      expect(found.calls).toBe(10);
+      expect(found.calls).toBe(14);
       // The last run's first call carried results pruned by earlier runs, as stubs read without their content.
       const stubs = received(upstream.requests.at(-2)!.body).filter((m) =>
         /^\[output of read_file pruned to save context: 50 KB; call the tool again to see it\]$/.test(
@@ -323,7 +339,7 @@ describe('long sessions on a small window (e2e)', () => {
   }, 60_000);
 
   it('goes on from the stored summaries when another process takes a waiting run up', async () => {
-    upstream.fallback = model;
+    upstream.fallback = longModel;
     const sessionId = await newSession();
     for (let k = 0; k < 3; k++) await prompt(sessionId, `Prompt ${k}: read big-${k % FILES}.txt`);
     expect((await listed(sessionId)).some((m) => m.kind === 'summary')).toBe(true);
@@ -423,11 +439,11 @@ describe('long sessions on a small window (e2e)', () => {
       app.databaseUrl,
     );
     try {
-      upstream.fallback = model;
+      upstream.fallback = longModel;
       const sessionId = await newSession(quick.url);
       for (let k = 0; k < 2; k++)
         await prompt(sessionId, `Prompt ${k}: read big-${k % FILES}.txt`, quick.url);
-      upstream.fallback = (request) => (isSummaryCall(request) ? hang() : model(request));
+      upstream.fallback = (request) => (isSummaryCall(request) ? hang() : longModel(request));
 
       const events = await prompt(sessionId, 'Prompt 2: read big-2.txt', quick.url);
       expect(events.at(-1)!.data).toMatchObject({ type: 'error', code: 'UPSTREAM_TIMEOUT' });
@@ -441,14 +457,14 @@ describe('long sessions on a small window (e2e)', () => {
   });
 
   it("checks the limits again after a summary: a run whose summary passed the session's maxTokens ends there, no call after it", async () => {
-    upstream.fallback = model;
+    upstream.fallback = longModel;
     const created = await api(app.url, 'POST', '/v1/sessions', { maxTokens: 1000 }, ALICE);
     expect(created.status).toBe(201);
     const sessionId: string = created.body.id;
     let events: StreamEvent[] = [];
     for (let k = 0; k < 6 && events.at(-1)?.data.status !== 'budget_exceeded'; k++) {
       upstream.reset();
-      upstream.fallback = model;
+      upstream.fallback = longModel;
       events = await prompt(sessionId, `Prompt ${k}: read big-${k % FILES}.txt`);
     }
     expect(events.at(-1)!.data).toMatchObject({ type: 'done', status: 'budget_exceeded' });

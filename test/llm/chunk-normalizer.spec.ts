@@ -49,6 +49,7 @@ describe('ChunkNormalizer, OpenAI chunks', () => {
         finishReason: 'stop',
         usage: { promptTokens: 0, completionTokens: 0 },
         toolCalls: [],
+        responseId: 'chatcmpl-1',
       },
     ]);
   });
@@ -328,6 +329,7 @@ describe('ChunkNormalizer, Anthropic Messages events', () => {
       finishReason: 'tool_use',
       usage: { promptTokens: 400, completionTokens: 65 },
       toolCalls: [{ id: 'toolu_1', name: 'get_weather', arguments: '{"location": "Paris"}' }],
+      responseId: 'msg_1',
     });
   });
 

@@ -172,6 +172,7 @@ describe('OpenAiProvider failures', () => {
         finishReason: 'stop',
         usage: { promptTokens: 0, completionTokens: 0 },
         toolCalls: [],
+        responseId: 'chatcmpl-fake',
       });
     });
   });

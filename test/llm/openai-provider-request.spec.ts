@@ -28,6 +28,7 @@ describe('OpenAiProvider requests', () => {
       messages: [{ role: 'user', content: 'hi' }],
       stream: true,
       stream_options: { include_usage: true },
+      max_tokens: 16_384,
     });
     expect(headers.authorization).toBe('Bearer sk-test');
   });
@@ -140,6 +141,7 @@ describe('OpenAiProvider requests', () => {
       finishReason: 'tool_calls',
       usage: { promptTokens: 10, completionTokens: 5 },
       toolCalls: [{ id: 'call_w', name: 'weather', arguments: '{"location":"Paris"}' }],
+      responseId: 'chatcmpl-fake0',
     });
     expect(result.events.filter((e) => e.type === 'tool_call_delta')).toHaveLength(5);
   });

@@ -25,7 +25,7 @@ describe('FakeResponses, read by the official SDK', () => {
       calls: [{ name: 'weather', arguments: { location: 'Oslo' } }],
     });
     const stream = client.responses.stream({
-      model: 'gpt-test',
+      model: 'gpt-5-mini',
       input: 'Weather?',
       store: false,
       include: ['reasoning.encrypted_content'],
@@ -39,7 +39,7 @@ describe('FakeResponses, read by the official SDK', () => {
   });
 
   async function refusal(input: ResponseInputItem[]): Promise<BadRequestError> {
-    const error: unknown = await client.responses.create({ model: 'gpt-test', input, store: false }).then(
+    const error: unknown = await client.responses.create({ model: 'gpt-5-mini', input, store: false }).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -92,7 +92,7 @@ describe('OpenAiResponsesProvider', () => {
       ),
     );
   const request = (messages: ModelMessage[], extra: Partial<ModelRequest> = {}): ModelRequest => ({
-    model: 'gpt-test',
+    model: 'gpt-5-mini',
     messages,
     tools: [WEATHER_TOOL],
     ...extra,

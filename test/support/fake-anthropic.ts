@@ -11,7 +11,9 @@ import { resolve } from 'node:path';
  * - a `tool_use` without its `tool_result` in the user turn right after (or a result for no call);
  * - a thinking block whose text or signature changed (signatures are the fake's own HMAC), or — with
  *   thinking on — a tool loop whose last assistant turn does not start with its thinking block;
- * - a thinking budget under 1024 or not below max_tokens; more than 4 cache breakpoints.
+ * - a thinking budget under 1024 or not below max_tokens; more than 4 cache breakpoints;
+ * - a text block (system or message) that is empty or only whitespace, a message with no content
+ *   (but a final assistant one), a `tool_use` id outside `^[a-zA-Z0-9_-]+$` or used twice.
  * Prompt caching is modelled: each `cache_control` breakpoint caches the prefix up to it (tools,
  * system, messages, in that order), and a later request starting with a cached prefix reads it.
  */
@@ -46,7 +48,9 @@ export type AnswerBlock =
 export type AnthropicScript =
   | { kind: 'answer'; blocks: AnswerBlock[]; stopReason?: string }
   | { kind: 'status'; status: number; type: string; message: string }
-  | { kind: 'raw'; text: string };
+  | { kind: 'raw'; text: string }
+  /** Events made as they are sent (written as the client reads them), for streams too big to hold. */
+  | { kind: 'stream'; events: () => Iterable<Record<string, unknown> & { type: string }> };
 
 export const anthropicText = (text: string, thinking?: string): AnthropicScript => ({
   kind: 'answer',
@@ -80,6 +84,53 @@ export const anthropicFixture = (name: string): AnthropicScript => ({
   text: readFileSync(resolve(__dirname, '../fixtures/upstream', name), 'utf8'),
 });
 
+/**
+ * A hostile answer: a thinking block whose `signature_delta`s add up to `signatureChars` (in pieces
+ * of `pieceChars`), then the text `text`. Made lazily, so the fake never holds it whole.
+ */
+export const anthropicSignatureFlood = (
+  signatureChars: number,
+  pieceChars: number,
+  text: string,
+): AnthropicScript => ({
+  kind: 'stream',
+  events: function* () {
+    yield {
+      type: 'message_start',
+      message: {
+        id: 'msg_flood',
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-x',
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 10, output_tokens: 1 },
+      },
+    };
+    yield {
+      type: 'content_block_start',
+      index: 0,
+      content_block: { type: 'thinking', thinking: '', signature: '' },
+    };
+    yield { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'Hmm.' } };
+    const piece = 'S'.repeat(pieceChars);
+    for (let sent = 0; sent < signatureChars; sent += pieceChars) {
+      yield { type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: piece } };
+    }
+    yield { type: 'content_block_stop', index: 0 };
+    yield { type: 'content_block_start', index: 1, content_block: { type: 'text', text: '' } };
+    yield { type: 'content_block_delta', index: 1, delta: { type: 'text_delta', text } };
+    yield { type: 'content_block_stop', index: 1 };
+    yield {
+      type: 'message_delta',
+      delta: { stop_reason: 'end_turn', stop_sequence: null },
+      usage: { output_tokens: 5 },
+    };
+    yield { type: 'message_stop' };
+  },
+});
+
 export class FakeAnthropic {
   readonly requests: AnthropicRecordedRequest[] = [];
   /** The 400s it answered (what the real API would have refused). */
@@ -89,6 +140,10 @@ export class FakeAnthropic {
   private readonly redacted = new Set<string>();
   private readonly cache = new Set<string>();
   private ids = 0;
+  /** Streamed answers (`kind: 'stream'`) whose client closed the request before their last event. */
+  closedEarly = 0;
+  /** Bytes written of streamed answers (`kind: 'stream'`). */
+  streamedBytes = 0;
 
   private constructor(private readonly server: Server) {}
 
@@ -118,6 +173,8 @@ export class FakeAnthropic {
     this.refusals.length = 0;
     this.scripts.length = 0;
     this.cache.clear();
+    this.closedEarly = 0;
+    this.streamedBytes = 0;
   }
 
   close(): Promise<void> {
@@ -156,8 +213,33 @@ export class FakeAnthropic {
       res.end(script.text);
       return;
     }
+    if (script.kind === 'stream') {
+      void this.stream(res, script.events());
+      return;
+    }
     const frames = this.answer(body, script);
     res.end(frames.join(''));
+  }
+
+  /** Writes each event as the client takes it; stops (counting it) when the client closes first. */
+  private async stream(res: ServerResponse, events: Iterable<{ type: string }>): Promise<void> {
+    let closed = false;
+    res.once('close', () => (closed = true));
+    for (const event of events) {
+      if (closed || res.destroyed) {
+        this.closedEarly++;
+        return;
+      }
+      const frame = `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+      this.streamedBytes += Buffer.byteLength(frame);
+      if (!res.write(frame)) {
+        await new Promise<void>((done) => {
+          res.once('drain', done);
+          res.once('close', done);
+        });
+      }
+    }
+    res.end();
   }
 
   private error(res: ServerResponse, status: number, type: string, message: string): void {
@@ -188,13 +270,25 @@ export class FakeAnthropic {
     if (breakpoints > 4)
       return `A maximum of 4 blocks with cache_control may be provided. Found ${breakpoints}.`;
 
+    for (const [j, b] of (Array.isArray(body.system) ? body.system : []).entries()) {
+      const refused = textRefusal(b, `system.${j}`);
+      if (refused !== undefined) return refused;
+    }
     const messages = body.messages.map((m) => ({ role: m.role, content: blocksOf(m.content) }));
     if (messages[0].role !== 'user') return 'messages: first message must use the "user" role';
+    const toolUseIds = new Set<string>();
     for (let i = 0; i < messages.length; i++) {
       const m = messages[i];
+      if (m.content.length === 0 && !(m.role === 'assistant' && i === messages.length - 1)) {
+        return `messages.${i}: all messages must have non-empty content except for the optional final assistant message`;
+      }
       for (const [j, b] of m.content.entries()) {
-        if (b.type === 'text' && (typeof b.text !== 'string' || b.text === '')) {
-          return `messages.${i}.content.${j}.text: text content blocks must be non-empty`;
+        const refused = textRefusal(b, `messages.${i}.content.${j}`);
+        if (refused !== undefined) return refused;
+        if (b.type === 'tool_use') {
+          if (toolUseIds.has(String(b.id)))
+            return `messages.${i}.content.${j}: \`tool_use\` ids must be unique`;
+          toolUseIds.add(String(b.id));
         }
         if (
           b.type === 'thinking' &&
@@ -403,6 +497,15 @@ export class FakeAnthropic {
       cache_creation_input_tokens: written,
     };
   }
+}
+
+/** The real API's refusal of a text block without text, or with nothing but whitespace. */
+function textRefusal(block: Block, at: string): string | undefined {
+  if (block.type !== 'text') return undefined;
+  if (typeof block.text !== 'string' || block.text === '')
+    return `${at}.text: text content blocks must be non-empty`;
+  if (block.text.trim() === '') return `${at}.text: text content blocks must contain non-whitespace text`;
+  return undefined;
 }
 
 function blocksOf(content: string | Block[]): Block[] {

@@ -8,7 +8,11 @@ import type { AddressInfo } from 'node:net';
  * the real API, refuses with a 400 of the real shape:
  * - a `function_call` without its `function_call_output` later in the input, or an output for no call;
  * - a reasoning item whose `encrypted_content` it did not issue (changed, or another's);
- * - `store: true` with an item reference it does not have (it keeps nothing).
+ * - `store: true` with an item reference it does not have (it keeps nothing);
+ * - from a model that does not reason (gpt-4o, gpt-4.1 …: any but the o-series, gpt-5* and codex*,
+ *   `-chat` variants excepted), `include: ["reasoning.encrypted_content"]` and `reasoning.effort`.
+ * Only a model that reasons answers with reasoning items, and with their `encrypted_content` only
+ * when it was asked to include it.
  * Cached input is modelled: the input a request shares, from its start, with an earlier one is cached.
  */
 
@@ -16,6 +20,8 @@ export interface ResponsesRecordedRequest {
   readonly index: number;
   readonly body: ResponsesBody;
   readonly headers: IncomingHttpHeaders;
+  /** The client went away before the fake finished answering (it closed the request). */
+  aborted: boolean;
 }
 
 export interface ResponsesBody {
@@ -38,9 +44,15 @@ export type ResponsesScript =
       text?: string;
       calls?: { name: string; arguments: Record<string, unknown> }[];
       reasoning?: string;
+      /** How many reasoning items carry `reasoning` (default 1). */
+      reasoningItems?: number;
+      /** Each item's `encrypted_content` padded to at least this many characters (a hostile upstream). */
+      encryptedChars?: number;
       incomplete?: 'max_output_tokens' | 'content_filter';
     }
-  | { kind: 'status'; status: number; message: string; type: string };
+  | { kind: 'status'; status: number; message: string; type: string }
+  /** A hostile upstream: one text delta event whose line goes on for `chars` characters without a line break. */
+  | { kind: 'long-line'; chars: number };
 
 export const responsesText = (text: string, reasoning?: string): ResponsesScript => ({
   kind: 'answer',
@@ -64,6 +76,8 @@ export class FakeResponses {
   private readonly scripts: ResponsesScript[] = [];
   private readonly secret = randomBytes(16);
   private readonly seen: string[] = [];
+  /** Padded encrypted contents issued, by item id. */
+  private readonly issued = new Map<string, string>();
   private ids = 0;
 
   private constructor(private readonly server: Server) {}
@@ -94,6 +108,7 @@ export class FakeResponses {
     this.refusals.length = 0;
     this.scripts.length = 0;
     this.seen.length = 0;
+    this.issued.clear();
   }
 
   close(): Promise<void> {
@@ -104,6 +119,15 @@ export class FakeResponses {
   /** The encrypted content the fake gives a reasoning item (opaque, like the real one). */
   encrypted(id: string, summary: string): string {
     return createHmac('sha256', this.secret).update(`${id}:${summary}`).digest('base64');
+  }
+
+  /** The encrypted content of a new item, padded to `chars` when asked. */
+  private issue(id: string, summary: string, chars: number): string {
+    const content = this.encrypted(id, summary);
+    if (content.length >= chars) return content;
+    const padded = content + 'A'.repeat(chars - content.length);
+    this.issued.set(id, padded);
+    return padded;
   }
 
   private handle(url: string, headers: IncomingHttpHeaders, raw: string, res: ServerResponse): void {
@@ -122,15 +146,20 @@ export class FakeResponses {
     }
     const input: unknown = body.input;
     if (typeof input === 'string') body.input = [{ role: 'user', content: input }];
-    this.requests.push({ index: this.requests.length, body, headers });
+    const request: ResponsesRecordedRequest = { index: this.requests.length, body, headers, aborted: false };
+    this.requests.push(request);
+    res.on('close', () => {
+      if (!res.writableFinished) request.aborted = true;
+    });
     const refused = this.validate(body);
     if (refused !== undefined) {
       this.refusals.push(refused.message);
-      return this.error(res, 400, 'invalid_request_error', refused.message, refused.param);
+      return this.error(res, 400, 'invalid_request_error', refused.message, refused.param, refused.code);
     }
     const script = this.scripts.shift() ?? responsesText('(no script)');
     if (script.kind === 'status') return this.error(res, script.status, script.type, script.message);
     res.writeHead(200, { 'content-type': 'text/event-stream', 'x-request-id': `req_${this.ids++}` });
+    if (script.kind === 'long-line') return longLine(res, script.chars);
     res.end(this.frames(body, script).join(''));
   }
 
@@ -140,14 +169,31 @@ export class FakeResponses {
     type: string,
     message: string,
     param: string | null = null,
+    code: string | null = null,
   ): void {
     res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': `req_${this.ids++}` });
-    res.end(JSON.stringify({ error: { message, type, param, code: null } }));
+    res.end(JSON.stringify({ error: { message, type, param, code } }));
   }
 
-  private validate(body: ResponsesBody): { message: string; param: string } | undefined {
+  private validate(body: ResponsesBody): { message: string; param: string; code?: string } | undefined {
     if (typeof body.model !== 'string' || body.model === '')
       return { message: "Missing required parameter: 'model'.", param: 'model' };
+    if (!reasons(body.model)) {
+      if (body.include?.includes('reasoning.encrypted_content')) {
+        return {
+          message: 'Encrypted content is not supported with this model.',
+          param: 'include',
+          code: 'unsupported_parameter',
+        };
+      }
+      if (body.reasoning?.effort !== undefined) {
+        return {
+          message: "Unsupported parameter: 'reasoning.effort' is not supported with this model.",
+          param: 'reasoning.effort',
+          code: 'unsupported_parameter',
+        };
+      }
+    }
     if (!Array.isArray(body.input)) return { message: "Invalid type for 'input'.", param: 'input' };
     const calls = new Set<string>();
     const outputs = new Set<string>();
@@ -164,7 +210,8 @@ export class FakeResponses {
       }
       if (item.type === 'reasoning') {
         const summary = ((item.summary ?? []) as { text?: string }[]).map((s) => s.text ?? '').join('');
-        if (item.encrypted_content !== this.encrypted(String(item.id), summary)) {
+        const issued = this.issued.get(String(item.id)) ?? this.encrypted(String(item.id), summary);
+        if (item.encrypted_content !== issued) {
           return {
             message: `The encrypted content for item ${String(item.id)} could not be verified.`,
             param: `input.${i}`,
@@ -206,7 +253,9 @@ export class FakeResponses {
     const output: Record<string, unknown>[] = [];
     let outputTokens = 0;
     let reasoningTokens = 0;
-    if (script.reasoning !== undefined) {
+    const reasoning = reasons(body.model) ? script.reasoning : undefined;
+    const encrypted = body.include?.includes('reasoning.encrypted_content') === true;
+    for (let k = 0; reasoning !== undefined && k < (script.reasoningItems ?? 1); k++) {
       const index = output.length;
       const rid = `rs_${this.ids++}`;
       send('response.output_item.added', {
@@ -219,7 +268,7 @@ export class FakeResponses {
         summary_index: 0,
         part: { type: 'summary_text', text: '' },
       });
-      for (const piece of pieces(script.reasoning)) {
+      for (const piece of pieces(reasoning)) {
         send('response.reasoning_summary_text.delta', {
           item_id: rid,
           output_index: index,
@@ -231,17 +280,17 @@ export class FakeResponses {
         item_id: rid,
         output_index: index,
         summary_index: 0,
-        text: script.reasoning,
+        text: reasoning,
       });
-      const item = {
+      const item: Record<string, unknown> = {
         id: rid,
         type: 'reasoning',
-        summary: [{ type: 'summary_text', text: script.reasoning }],
-        encrypted_content: this.encrypted(rid, script.reasoning),
+        summary: [{ type: 'summary_text', text: reasoning }],
       };
+      if (encrypted) item.encrypted_content = this.issue(rid, reasoning, script.encryptedChars ?? 0);
       send('response.output_item.done', { output_index: index, item });
       output.push(item);
-      reasoningTokens = tokens(script.reasoning) + 8;
+      reasoningTokens += tokens(reasoning) + 8;
     }
     if (script.text !== undefined) {
       const index = output.length;
@@ -341,6 +390,31 @@ export class FakeResponses {
     }
     return frames;
   }
+}
+
+/** Whether the real API treats the model as one that reasons. */
+function reasons(model: string): boolean {
+  return /^(o\d|gpt-5|codex)/.test(model) && !model.includes('-chat');
+}
+
+/**
+ * An event whose data line goes on for `chars` characters, written as fast as the client reads,
+ * then the end of the body; stops when the client goes away.
+ */
+function longLine(res: ServerResponse, chars: number): void {
+  const piece = 'a'.repeat(64 * 1024);
+  let left = chars;
+  res.write('event: response.output_text.delta\ndata: {"type":"response.output_text.delta","delta":"');
+  const pump = (): void => {
+    while (left > 0 && !res.destroyed) {
+      const next = left >= piece.length ? piece : piece.slice(0, left);
+      left -= next.length;
+      if (!res.write(next)) return;
+    }
+    if (!res.destroyed) res.end();
+  };
+  res.on('drain', pump);
+  pump();
 }
 
 function tokens(text: string): number {

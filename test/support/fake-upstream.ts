@@ -39,7 +39,7 @@ export interface RecordedRequest {
   readonly headers: IncomingHttpHeaders;
   /** The client went away before the fake finished answering (an abort). */
   aborted: boolean;
-  /** Refused as longer than `contextWindow` (then no script was used for it). */
+  /** Refused: longer than `contextWindow`, or a parameter its model does not take (then no script was used for it). */
   refused?: boolean;
 }
 
@@ -259,6 +259,12 @@ export class FakeUpstream {
       if (this.contextWindow !== null && tokens > this.contextWindow) {
         request.refused = true;
         sendJson(res, 400, tooLongBody(this.refuseAs, tokens, this.contextWindow));
+        return;
+      }
+      const refused = refusedParameter(body);
+      if (refused !== undefined) {
+        request.refused = true;
+        sendJson(res, 400, refused);
         return;
       }
       if (this.beforeAnswer) {
@@ -620,6 +626,26 @@ export function requestTokens(body: ChatCompletionCreateParams): number {
     n += 10 + countTokens(JSON.stringify(body.tools.map((t) => (t.type === 'function' ? t.function : t))));
   }
   return n;
+}
+
+/**
+ * What OpenAI refuses of a request's parameters, as it refuses it: its reasoning models (the
+ * o-series, gpt-5*, codex*; not the `-chat` variants) take `max_completion_tokens`, not `max_tokens`.
+ */
+function refusedParameter(body: ChatCompletionCreateParams): object | undefined {
+  const reasons = /^(o\d|gpt-5|codex)/.test(body.model) && !body.model.includes('-chat');
+  if (reasons && body.max_tokens !== undefined && body.max_tokens !== null) {
+    return {
+      error: {
+        message:
+          "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+        type: 'invalid_request_error',
+        param: 'max_tokens',
+        code: 'unsupported_parameter',
+      },
+    };
+  }
+  return undefined;
 }
 
 function tooLongBody(style: 'openai' | 'anthropic', tokens: number, window: number): object {

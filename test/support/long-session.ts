@@ -25,13 +25,33 @@ export interface ListedMessage {
   context?: 'pruned' | 'summarized';
 }
 
-/** What the contract says the model gets: the messages not summarized, in order, each pruned one as its stub. */
-export function replay(messages: readonly ListedMessage[]): PlainMessage[] {
+/** How a tool result cut to fit the window ends (marked, as a read past READ_MAX_BYTES is). */
+const CUT_MARK =
+  /\n\[truncated: showing the first \d+ KB of \d+ KB, more than a quarter of the model's context window; [^\]\n]*\]$/;
+
+/**
+ * What the contract says the model gets: the messages not summarized, in order, each pruned one as
+ * its stub. A client cannot know where the server cuts a result larger than a quarter of the window;
+ * given what was `sent`, a tool result that went out as a marked cut of the stored one is taken as
+ * sent (only when the stored result starts with what was sent).
+ */
+export function replay(messages: readonly ListedMessage[], sent?: readonly PlainMessage[]): PlainMessage[] {
   const names = new Map<string, string>();
   for (const m of messages) for (const c of m.toolCalls ?? []) names.set(c.id, c.name);
   return messages
     .filter((m) => m.context !== 'summarized')
-    .map((m) => {
+    .map((m, i) => {
+      const asSent = sent?.[i];
+      if (
+        m.role === 'tool' &&
+        m.context !== 'pruned' &&
+        asSent?.role === 'tool' &&
+        asSent.toolCallId === m.toolCallId &&
+        CUT_MARK.test(asSent.content) &&
+        (m.content ?? '').startsWith(asSent.content.replace(CUT_MARK, ''))
+      ) {
+        return { role: 'tool', content: asSent.content, toolCallId: m.toolCallId };
+      }
       if (m.role === 'tool') {
         const content =
           m.context === 'pruned'

@@ -1,12 +1,12 @@
 import { Test } from '@nestjs/testing';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { buildCommandEnv } from '../../src/config/command-env';
-import { controlGroupsAvailable } from '../../src/tools/exec/command-limits';
+import { detectControlGroups } from '../../src/tools/exec/control-groups';
 import { ConfigModule } from '../../src/config/config.module';
 import type { AppConfig } from '../../src/config/app-config';
 import type { ToolResult } from '../../src/tools/tool';
@@ -26,9 +26,27 @@ const bwrap = spawnSync('bwrap', ['--version'], { encoding: 'utf8' });
 const haveBwrap = bwrap.status === 0;
 if (!haveBwrap) console.warn('skipped: the sandbox tests need bubblewrap (apt-get install bubblewrap)');
 /** Limits of a whole process tree need control groups; rlimits alone (the fallback) cannot bound root's processes. */
-const haveGroups = haveBwrap && controlGroupsAvailable();
-if (haveBwrap && !haveGroups) {
-  console.warn('skipped: the memory and process-count tests need cgroup v1 memory and pids controllers here');
+const groups = haveBwrap ? detectControlGroups() : null;
+const haveGroups = groups !== null && groups.kind !== 'none';
+if (groups?.kind === 'none') {
+  console.warn(
+    `skipped: the memory and process-count tests need a control group for each command: ${groups.why}`,
+  );
+}
+/** A cgroup v2 hierarchy that offers the memory and pids controllers (absent on cgroup v1 and hybrid hosts). */
+const V2_CONTROLLERS = [
+  '/sys/fs/cgroup/cgroup.controllers',
+  '/sys/fs/cgroup/unified/cgroup.controllers',
+].some(
+  (file) =>
+    existsSync(file) &&
+    /\bmemory\b/.test(readFileSync(file, 'utf8')) &&
+    /\bpids\b/.test(readFileSync(file, 'utf8')),
+);
+if (haveBwrap && !V2_CONTROLLERS) {
+  console.warn(
+    'skipped: the cgroup v2 test needs a cgroup v2 hierarchy with the memory and pids controllers (this host has none)',
+  );
 }
 
 /** Host processes whose command line contains `marker` (zombies aside). */
@@ -183,6 +201,22 @@ function hostProcesses(marker: string): number[] {
     expect(result.content).toContain('stopped by a limit — the limit of 256 processes at once');
     await eventually(() => hostProcesses('sleep 37.5').length === 0);
   });
+
+  (V2_CONTROLLERS ? it : it.skip)(
+    'holds a command tree to its limits via cgroup v2 where the host has it, and says so at start-up',
+    async () => {
+      const config = testConfig(ws.root, { enableRunCommand: true, runCommandMemoryMb: 64 });
+      const sandbox = new CommandSandbox(config);
+      sandbox.onModuleInit();
+      expect(sandbox.limitsHeld).toMatch(/per command tree via cgroup v2 at \//);
+      const r = await runner({ runCommandMemoryMb: 64 });
+      const result = await run(
+        r,
+        `node -e "const a = []; for (;;) a.push(Buffer.alloc(16 * 1024 * 1024, 1))"`,
+      );
+      expect(result.content).toContain('the memory limit of 64 MiB (RUN_COMMAND_MEMORY_MB)');
+    },
+  );
 
   it('offers no run_command where no sandbox can be made', () => {
     class NoSandbox extends CommandSandbox {

@@ -10,6 +10,11 @@ import { QuietNestBoot } from '../../src/observability/quiet-nest-boot';
 const facts: BannerFacts = {
   url: 'http://127.0.0.1:3000',
   model: { name: 'gpt-4.1-mini', provider: 'openai', baseUrl: 'https://api.openai.com/v1' },
+  providers: [{ name: 'openai', baseUrl: 'https://api.openai.com/v1' }],
+  fallbacks: [],
+  budgets: [],
+  adminKeys: [],
+  traces: null,
   database: { kind: 'embedded', dataDir: '/srv/loopwright/.data' },
   workspace: { root: '/srv/loopwright/workspace', scope: 'key' },
   keys: ['alice', 'bob'],

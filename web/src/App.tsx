@@ -19,12 +19,28 @@ interface Selection {
 
 const newSelection = (): Selection => ({ view: crypto.randomUUID(), sessionId: undefined });
 
+/** The open session is the page's address (`?session=<id>`): a reload, or Back after a link, opens it again. */
+const SESSION_PARAM = 'session';
+
+function selectionFromAddress(): Selection {
+  const id = new URLSearchParams(window.location.search).get(SESSION_PARAM);
+  return id === null || id === '' ? newSelection() : { view: id, sessionId: id };
+}
+
+function showInAddress(sessionId: string | undefined): void {
+  const url = new URL(window.location.href);
+  if (sessionId === undefined) url.searchParams.delete(SESSION_PARAM);
+  else url.searchParams.set(SESSION_PARAM, sessionId);
+  if (url.href !== window.location.href) window.history.replaceState(null, '', url);
+}
+
 /** The playground: the key, the caller's sessions (search, rename, delete), and one session at a time. */
 export function App() {
   const [apiKey, setApiKey] = useState(storedKey);
   const [sessions, setSessions] = useState<SessionSummary[]>([]);
   const [listError, setListError] = useState<string | null>(null);
-  const [selection, setSelection] = useState<Selection>(newSelection);
+  const [selection, setSelection] = useState<Selection>(selectionFromAddress);
+  useEffect(() => showInAddress(selection.sessionId), [selection.sessionId]);
   const [search, setSearch] = useState('');
   const [mode, setMode] = useState('safe');
   const [model, setModel] = useState('');

@@ -1,8 +1,9 @@
-import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
+import { Fragment, useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
 import {
   ApiError,
   cancelRun,
   decide,
+  getRun,
   getSession,
   postToolResult,
   runEvents,
@@ -12,7 +13,15 @@ import {
 } from './api';
 import { Markdown } from './Markdown';
 import { RunPanel } from './RunPanel';
-import { applyEvent, isActive, newRun, type RunEvent, type RunView, type ToolCallView } from './run-state';
+import {
+  applyEvent,
+  editedArgumentsIn,
+  isActive,
+  newRun,
+  type RunEvent,
+  type RunView,
+  type ToolCallView,
+} from './run-state';
 import { readSse } from './sse';
 import { ToolCard } from './ToolCard';
 
@@ -70,6 +79,8 @@ export function Chat({
   const sessionRef = useRef(openedId);
   const [info, setInfo] = useState<SessionInfo | null>(null);
   const [history, setHistory] = useState<StoredMessage[]>([]);
+  /** Why stored runs failed, by run id (the store keeps it on the run, not in the conversation). */
+  const [failures, setFailures] = useState<Record<string, string>>({});
   const [loadError, setLoadError] = useState<string | null>(null);
   const turnsRef = useRef<Turn[]>([]);
   const [turns, setTurns] = useState<Turn[]>([]);
@@ -170,6 +181,16 @@ export function Chat({
         (session) => {
           setInfo({ title: session.title, model: session.model, mode: session.mode });
           const messages = session.messages;
+          for (const runId of unansweredRuns(messages)) {
+            getRun(keyRef.current, runId).then(
+              (run) => {
+                if (run.status === 'failed' && run.error !== null && !abort.signal.aborted)
+                  setFailures((known) => ({ ...known, [runId]: run.error!.message }));
+              },
+              // Only an explanation is lost: the conversation itself is shown either way.
+              () => undefined,
+            );
+          }
           if (session.activeRunId === null) {
             setHistory(messages);
             const lastRun = messages.findLast((m) => m.runId !== undefined)?.runId;
@@ -291,7 +312,7 @@ export function Chat({
               {loadError}
             </p>
           )}
-          <StoredConversation messages={history} onInspect={setInspected} />
+          <StoredConversation messages={history} failures={failures} onInspect={setInspected} />
           {history.length === 0 && turns.length === 0 && openedId === undefined && (
             <p className="empty">
               Send a message to start a run. Tool calls appear as cards; in safe mode, writes wait for your
@@ -403,9 +424,11 @@ function LiveTurn({
 /** A session's stored messages: prompts as text, answers as sanitized Markdown, tool calls as cards. */
 function StoredConversation({
   messages,
+  failures,
   onInspect,
 }: {
   messages: readonly StoredMessage[];
+  failures: Readonly<Record<string, string>>;
   onInspect: (runId: string) => void;
 }) {
   const results = new Map(
@@ -415,45 +438,74 @@ function StoredConversation({
   return (
     <>
       {shown.map((m, i) => {
+        const failure =
+          m.runId !== undefined && shown[i + 1]?.runId !== m.runId ? failures[m.runId] : undefined;
+        const failed = failure !== undefined && (
+          <article className="message assistant stored">
+            <p className="run-error" role="alert">
+              The run failed: {failure}
+            </p>
+          </article>
+        );
         if (m.role === 'user') {
           return (
-            <article key={m.id} className="message user stored">
-              <div className="text">{m.content}</div>
-            </article>
+            <Fragment key={m.id}>
+              <article className="message user stored">
+                <div className="text">{m.content}</div>
+              </article>
+              {failed}
+            </Fragment>
           );
         }
         const endsRun = shown[i + 1]?.role !== 'assistant' || shown[i + 1]?.runId !== m.runId;
         return (
-          <article key={m.id} className="message assistant stored">
-            {m.content !== null && m.content !== '' && <Markdown text={m.content} />}
-            {m.toolCalls?.map((call) => (
-              <ToolCard
-                key={call.id}
-                call={{
-                  id: call.id,
-                  name: call.name,
-                  arguments: parseStored(call.arguments),
-                  executor: 'server',
-                  approvalReason: null,
-                  output: '',
-                  result: results.has(call.id) ? { content: results.get(call.id)!, isError: false } : null,
-                }}
-                awaitingApproval={false}
-                onDecide={() => Promise.resolve()}
-              />
-            ))}
-            {endsRun && m.runId !== undefined && (
-              <footer className="run-status">
-                <button type="button" className="link" onClick={() => onInspect(m.runId!)}>
-                  Inspect run
-                </button>
-              </footer>
-            )}
-          </article>
+          <Fragment key={m.id}>
+            <article className="message assistant stored">
+              {m.content !== null && m.content !== '' && <Markdown text={m.content} />}
+              {m.toolCalls?.map((call) => (
+                <ToolCard
+                  key={call.id}
+                  call={{
+                    id: call.id,
+                    name: call.name,
+                    arguments: parseStored(call.arguments),
+                    executor: 'server',
+                    approvalReason: null,
+                    output: '',
+                    result: results.has(call.id) ? { content: results.get(call.id)!, isError: false } : null,
+                    editedArguments: editedArgumentsIn(results.get(call.id) ?? ''),
+                  }}
+                  awaitingApproval={false}
+                  onDecide={() => Promise.resolve()}
+                />
+              ))}
+              {endsRun && m.runId !== undefined && (
+                <footer className="run-status">
+                  <button type="button" className="link" onClick={() => onInspect(m.runId!)}>
+                    Inspect run
+                  </button>
+                </footer>
+              )}
+            </article>
+            {failed}
+          </Fragment>
         );
       })}
     </>
   );
+}
+
+/**
+ * The stored runs whose last message is no final answer (a failed, cancelled or cut run's): only
+ * these may have an error to show, so only these are asked for; the latest 20.
+ */
+function unansweredRuns(messages: readonly StoredMessage[]): string[] {
+  const last = new Map<string, StoredMessage>();
+  for (const m of messages) if (typeof m.runId === 'string') last.set(m.runId, m);
+  return [...last]
+    .filter(([, m]) => m.role !== 'assistant' || (m.toolCalls?.length ?? 0) > 0 || !m.content)
+    .map(([runId]) => runId)
+    .slice(-20);
 }
 
 /** Stored arguments are the model's JSON text; shown indented when they parse, as given otherwise. */

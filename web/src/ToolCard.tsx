@@ -13,6 +13,7 @@ interface Props {
 /** One tool call: arguments, why it waits, live output, result or error (always as text), and the approval controls. */
 export function ToolCard({ call, awaitingApproval, onDecide }: Props) {
   const rejected = call.result?.errorCode === 'REJECTED';
+  const edited = call.editedArguments !== undefined;
   const state =
     call.result === null
       ? awaitingApproval
@@ -38,8 +39,14 @@ export function ToolCard({ call, awaitingApproval, onDecide }: Props) {
         )}
       </header>
       <pre className="tool-arguments" aria-label="Arguments">
-        {stringify(call.arguments)}
+        {stringify(edited ? call.editedArguments : call.arguments)}
       </pre>
+      {edited && (
+        <details className="tool-model-arguments">
+          <summary>Edited before approval: the model asked for</summary>
+          <pre>{stringify(call.arguments)}</pre>
+        </details>
+      )}
       {call.approvalReason !== null && (awaitingApproval || call.result === null) && (
         <Reason text={call.approvalReason} />
       )}

@@ -102,6 +102,17 @@ export function getSession(key: string, id: string): Promise<SessionDetail> {
   return request(key, 'GET', `/v1/sessions/${encodeURIComponent(id)}`);
 }
 
+/** GET /v1/runs/:id, the fields the page shows of a run that ended. */
+export interface RunSummary {
+  id: string;
+  status: string;
+  error: { code: string; message: string } | null;
+}
+
+export function getRun(key: string, id: string): Promise<RunSummary> {
+  return request(key, 'GET', `/v1/runs/${encodeURIComponent(id)}`);
+}
+
 export function renameSession(key: string, id: string, title: string): Promise<SessionSummary> {
   return request(key, 'PATCH', `/v1/sessions/${encodeURIComponent(id)}`, { title });
 }

@@ -28,6 +28,23 @@ export interface ToolCallView {
   approvalReason: string | null;
   output: string;
   result: { content: string; isError: boolean; errorCode?: string; durationMs?: number } | null;
+  /** The arguments a person approved the call with instead of the model's, once its result says so. */
+  editedArguments?: unknown;
+}
+
+/** How the server's tool result begins when a person edited the call's arguments (agent/tool-step.service.ts). */
+const EDITED_PREFIX = '[A person edited the arguments of this call before approving it; it ran with ';
+
+/** The arguments a call ran with when a person edited them, read from its result; undefined when not edited. */
+export function editedArgumentsIn(content: string): unknown {
+  if (!content.startsWith(EDITED_PREFIX)) return undefined;
+  // JSON.stringify writes no raw line break, so the first "]" + line break ends the arguments.
+  const end = content.indexOf(']\n', EDITED_PREFIX.length);
+  try {
+    return JSON.parse(content.slice(EDITED_PREFIX.length, end === -1 ? undefined : end)) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 export type Segment = { kind: 'text'; text: string } | { kind: 'tool'; id: string };
@@ -115,6 +132,7 @@ export function applyEvent(view: RunView, event: RunEvent, at: number): RunView 
           ...next.calls,
           [id]: {
             ...next.calls[id],
+            editedArguments: editedArgumentsIn(str(event.content)),
             result: {
               content: str(event.content),
               isError: event.isError === true,

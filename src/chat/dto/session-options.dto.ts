@@ -69,12 +69,17 @@ export class SessionOptionsDto {
   systemPrompt?: string;
 
   @ApiPropertyOptional({
+    maxLength: 200,
     description:
       'provider/model (openai, openai-responses, anthropic; a bare name is openai/<name>); defaults to LLM_MODEL; see GET /v1/models',
   })
+  // Real names are under 100 characters (the longest, a router's `openai/vendor/model:variant`, ~80);
+  // 200 leaves room for them while keeping a name that lands in span names, logs and every stored
+  // run row small.
   @IsOptional()
   @IsString()
   @MinLength(1)
+  @MaxLength(200)
   model?: string;
 
   // The default goes in the description: openapi-typescript makes a field with a `default` required.

@@ -10,9 +10,10 @@ import { knownToolCalls, lastStreamEnd } from './ag-ui-continuation';
 const EVENT_PAGE = 1000;
 
 /**
- * An AG-UI input that asks for no new run (no new user message, no answer to a waiting client call):
- * the thread's own run, from where the client's last stream of it ended — after approvals given
- * through the API, the rest of the run, never a 409 for the thread's own run.
+ * An AG-UI input that asks for no new run: tool messages answering the thread's waiting client calls
+ * (checked before anything is settled), or nothing new — then the thread's own run, from where the
+ * client's last stream of it ended: after approvals given through the API, the rest of the run,
+ * never a 409 for the thread's own run.
  */
 @Injectable()
 export class AgUiContinuation {
@@ -22,15 +23,35 @@ export class AgUiContinuation {
   ) {}
 
   /**
-   * Whether some of the input's tool messages answer a client call the thread's run waits for; the
-   * others are the client's record of results it was streamed (the @ag-ui/client keeps them).
+   * Checks that the input's tool messages answer client calls the thread's run waits for, before
+   * anything is settled: a `409` when none does, or when one names a call of the run that waits for
+   * something else (an approval — a result cannot stand in for a person's decision). Messages for
+   * calls the run no longer waits for, beside an answer, are the client's record of what it was
+   * streamed or answered before (the @ag-ui/client keeps them): left alone.
    */
-  async answersWaitingCall(sessionId: string, results: readonly { toolCallId: string }[]): Promise<boolean> {
+  async assertAnswersWaitingCalls(
+    sessionId: string,
+    threadId: string,
+    results: readonly { toolCallId: string }[],
+  ): Promise<void> {
     const runId = await this.store.activeRunOfSession(this.store.queryable, sessionId);
-    if (!runId) return false;
-    const waiting = await this.conversation.unsettledToolCalls(this.store.queryable, runId);
-    const awaiting = new Set(waiting.filter((c) => c.status === 'awaiting_client').map((c) => c.callId));
-    return results.some((r) => awaiting.has(r.toolCallId));
+    const unsettled = runId ? await this.conversation.unsettledToolCalls(this.store.queryable, runId) : [];
+    const status = new Map(unsettled.map((c) => [c.callId, c.status]));
+    const answers = results.filter((r) => status.get(r.toolCallId) === 'awaiting_client');
+    const other = results.find(
+      (r) => status.has(r.toolCallId) && status.get(r.toolCallId) !== 'awaiting_client',
+    );
+    if (answers.length > 0 && !other) return;
+    const why = other
+      ? status.get(other.toolCallId) === 'pending_approval'
+        ? `tool call ${other.toolCallId} waits for an approval (given through the API), not a tool message`
+        : `tool call ${other.toolCallId} does not wait for a client result`
+      : `the tool messages answer no client call the run of thread ${threadId} waits for`;
+    throw new DomainError(
+      ErrorCode.ToolCallNotWaiting,
+      `Nothing was settled: ${why}`,
+      runId ? { runId } : {},
+    );
   }
 
   /** The thread's newest run and the last event of it the client has. */

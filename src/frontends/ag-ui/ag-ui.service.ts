@@ -79,7 +79,8 @@ export class AgUiService {
       });
       return this.stream(reply, newAgUiProjection({ ...ids, runId }));
     }
-    if (turn.kind === 'results' && (await this.continuation.answersWaitingCall(session.id, turn.results))) {
+    if (turn.kind === 'results') {
+      await this.continuation.assertAnswersWaitingCalls(session.id, input.threadId, turn.results);
       const { runId, lastSeq, decided } = await this.turns.decide(
         owner,
         session.id,
@@ -91,7 +92,7 @@ export class AgUiService {
         newAgUiProjection({ ...ids, runId }, lastSeq, new Set(decided.map((r) => r.toolCallId))),
       );
     }
-    // No new prompt and nothing the run waits for: the thread's run on from the client's last stream.
+    // No new prompt and no tool message: the thread's run on from the client's last stream.
     const { runId, after } = await this.continuation.resumePoint(session.id, input.threadId, input.messages);
     return this.stream(reply, newAgUiProjection({ ...ids, runId }, after));
   }

@@ -58,6 +58,13 @@ export class SessionEntity {
   @Column({ name: 'next_message_seq', type: 'int', default: 1 })
   nextMessageSeq!: number;
 
+  /** The on-demand compaction under way, if any (store/compaction-claim.ts), and until when it holds. */
+  @Column({ name: 'compaction_claim', type: 'uuid', nullable: true })
+  compactionClaim!: string | null;
+
+  @Column({ name: 'compaction_claimed_until', type: 'timestamptz', nullable: true })
+  compactionClaimedUntil!: Date | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
 

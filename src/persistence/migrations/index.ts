@@ -10,6 +10,7 @@ import { ModelProviders1795500000000 } from './1795500000000-model-providers';
 import { TeamUsage1795779091472 } from './1795779091472-team-usage';
 import { MessageContext1795779164919 } from './1795779164919-message-context';
 import { SessionModelCalls1795800000000 } from './1795800000000-session-model-calls';
+import { SessionCompactionClaims1795900000000 } from './1795900000000-session-compaction-claims';
 import { CountedUsage1796179338219 } from './1796179338219-counted-usage';
 
 /** Every committed migration, oldest first. Never edit one that has landed; add a new one. */
@@ -26,5 +27,6 @@ export const MIGRATIONS = [
   TeamUsage1795779091472,
   MessageContext1795779164919,
   SessionModelCalls1795800000000,
+  SessionCompactionClaims1795900000000,
   CountedUsage1796179338219,
 ];

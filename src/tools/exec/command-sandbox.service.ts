@@ -5,13 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
-import {
-  applyLimits,
-  controlGroupsAvailable,
-  MAX_FILE_BYTES,
-  MAX_PROCESSES,
-  type AppliedLimits,
-} from './command-limits';
+import { applyLimits, MAX_FILE_BYTES, MAX_PROCESSES, type AppliedLimits } from './command-limits';
+import { detectControlGroups, type CgroupHost, type ControlGroups } from './control-groups';
 import { SANDBOX_PROGRAM, sandboxArgs, sandboxEnv, type SandboxSpec } from './sandbox';
 
 /**
@@ -22,8 +17,11 @@ import { SANDBOX_PROGRAM, sandboxArgs, sandboxEnv, type SandboxSpec } from './sa
 export class CommandSandbox implements OnModuleInit {
   private readonly logger = new Logger('CommandSandbox');
   private state: { usable: boolean; why: string } = { usable: false, why: 'not checked yet' };
+  private groups: ControlGroups = { kind: 'none', why: 'not checked yet' };
   /** The sandbox program (a test points it at one that does not exist). */
   protected readonly program: string = SANDBOX_PROGRAM;
+  /** Where the control groups are read (a test points it at a fake /sys/fs/cgroup). */
+  protected readonly cgroupHost: CgroupHost | undefined = undefined;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
@@ -42,10 +40,26 @@ export class CommandSandbox implements OnModuleInit {
       );
       return;
     }
-    const groups = controlGroupsAvailable();
+    this.groups = detectControlGroups(this.cgroupHost);
     this.logger.log(
-      `commands run in a bubblewrap sandbox (network ${this.config.runCommandNetwork ? 'on' : 'off'}); limits: ${this.config.runCommandMemoryMb} MiB memory and ${MAX_PROCESSES} processes ${groups ? 'per command (control groups)' : 'per process (rlimits: no usable control group)'}, files up to ${MAX_FILE_BYTES / 1024 / 1024} MiB, CPU up to the timeout`,
+      `commands run in a bubblewrap sandbox (network ${this.config.runCommandNetwork ? 'on' : 'off'}), files up to ${MAX_FILE_BYTES / 1024 / 1024} MiB, CPU up to the timeout`,
     );
+    const say =
+      this.groups.kind === 'none' ? this.logger.warn.bind(this.logger) : this.logger.log.bind(this.logger);
+    say(this.limitsHeld);
+  }
+
+  /** Which memory and process limits hold for a command, and how (one line of the start-up log). */
+  get limitsHeld(): string {
+    const limits = `memory (${this.config.runCommandMemoryMb} MiB) and process (${MAX_PROCESSES}) limits`;
+    switch (this.groups.kind) {
+      case 'v2':
+        return `commands: ${limits} per command tree via cgroup v2 at ${this.groups.parent}`;
+      case 'v1':
+        return `commands: ${limits} per command tree via cgroup v1 at ${this.groups.memory} and ${this.groups.pids}`;
+      case 'none':
+        return `commands: ${limits} per-process only (a command's children each get their own), because ${this.groups.why}`;
+    }
   }
 
   /** Whether run_command may be offered: sandboxed here, or the operator turned the sandbox off. */
@@ -68,10 +82,11 @@ export class CommandSandbox implements OnModuleInit {
       this.program,
       ...sandboxArgs({ ...spec, network: this.config.runCommandNetwork }, command),
     ];
-    return applyLimits(sandboxed, {
-      memoryMb: this.config.runCommandMemoryMb,
-      cpuSeconds: Math.max(1, Math.ceil(timeoutMs / 1000)),
-    });
+    return applyLimits(
+      sandboxed,
+      { memoryMb: this.config.runCommandMemoryMb, cpuSeconds: Math.max(1, Math.ceil(timeoutMs / 1000)) },
+      this.groups,
+    );
   }
 }
 

@@ -3,6 +3,7 @@ import { constants } from 'node:fs';
 import { lstat, open, readdir, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { isInside } from '../path-guard';
+import { ToolError } from '../tool';
 import { atomicWriteFile } from './atomic-write';
 import { errnoCode } from './errno';
 import { at, closeAll, openChildDir, openFolderChain, openRoot, splitRelative } from './held-dir';
@@ -23,6 +24,8 @@ export interface Journal {
 }
 
 const JOURNAL = /^\.loopwright-journal\.[0-9a-f]{12}\.json$/;
+/** A journal whose every step is done, not yet removed: removed by recovery, never replayed. */
+const COMMITTED = /^\.loopwright-journal\.[0-9a-f]{12}\.done$/;
 /** The temporary files atomic writes stage: `.<name>.<12 hex>.tmp` (atomic-write.ts). */
 const STAGED = /^\..+\.[0-9a-f]{12}\.tmp$/;
 /** Folders the recovery does not walk into (large, and never written through the tools' staging). */
@@ -30,16 +33,45 @@ const SKIP = new Set(['.git', 'node_modules']);
 /** A journal is a few paths; anything larger is not one of ours. */
 const MAX_JOURNAL_BYTES = 1024 * 1024;
 
-/** Writes the journal at `root`; the returned function removes it once every step is done. */
+/**
+ * Writes the journal at `root`; the returned function retires it once every step is done: marks it
+ * committed (one rename to its `.done` name, which recovery removes and never replays), then
+ * removes it. Either failing is the write's error, not swallowed: a journal left as it was would
+ * replay its deletes at the next start, over whatever has been created at those paths since.
+ */
 export async function openJournal(root: string, journal: Journal): Promise<() => Promise<void>> {
   const name = `.loopwright-journal.${randomBytes(6).toString('hex')}.json`;
   await atomicWriteFile(root, name, Buffer.from(JSON.stringify(journal)));
   return async () => {
     const dir = await openRoot(root);
-    await unlink(at(dir, name))
-      .catch(() => undefined)
-      .finally(() => dir.close());
+    try {
+      await retireJournal(dir, name);
+    } finally {
+      await dir.close();
+    }
   };
+}
+
+/** Marks the journal `name` committed, then removes it; a failure of either is a ToolError saying which. */
+async function retireJournal(dir: FileHandle, name: string): Promise<void> {
+  const done = name.replace(/\.json$/, '.done');
+  try {
+    await rename(at(dir, name), at(dir, done));
+  } catch (err) {
+    throw new ToolError(
+      'EXECUTION_ERROR',
+      `The change is applied, but its journal ${name} could not be marked committed (${errnoCode(err) ?? 'unexpected error'}): the next start will apply it again.`,
+    );
+  }
+  try {
+    await unlink(at(dir, done));
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return; // removed by a recovery meanwhile
+    throw new ToolError(
+      'EXECUTION_ERROR',
+      `The change is applied, but its committed journal ${done} could not be removed (${errnoCode(err) ?? 'unexpected error'}); the next start removes it without applying it again.`,
+    );
+  }
 }
 
 /** Applies a journal's steps that are not done yet (idempotent: a finished step is skipped). */
@@ -56,7 +88,15 @@ export async function rollForward(base: FileHandle, journal: Journal): Promise<v
     );
   }
   for (const path of journal.deletes) {
-    await inFolder(base, path, (dir, name) => unlink(at(dir, name)).catch(() => undefined));
+    await inFolder(base, path, async (dir, name) => {
+      try {
+        await unlink(at(dir, name));
+      } catch (err) {
+        // Gone: already deleted. A folder there now: not the file the change deleted, left alone.
+        const code = errnoCode(err);
+        if (code !== 'ENOENT' && code !== 'EISDIR' && code !== 'EPERM') throw err;
+      }
+    });
   }
 }
 
@@ -88,7 +128,7 @@ export interface Recovery {
 
 /**
  * At start: finishes changes a killed process left journaled, and removes staged files no change
- * will use. Only what is older than `minAgeMs` is touched — another replica sharing the workspace
+ * will use and committed journals (counted with them: their change is done, nothing is replayed). Only what is older than `minAgeMs` is touched — another replica sharing the workspace
  * may be in the middle of a write right now. The tree is walked through held folders (a folder
  * swapped for a link meanwhile is not entered), journals first, so that their staged files are
  * renamed before stray ones are removed.
@@ -106,12 +146,12 @@ export async function recoverInterruptedWrites(root: string, minAgeMs = 60_000):
         if (!(await oldEnough(dir, name).catch(() => false))) continue;
         const journal = await readJournal(dir, name, join(root, rel));
         if (journal !== null) await rollForward(dir, journal);
-        await unlink(at(dir, name));
+        await retireJournal(dir, name);
         result.rolledForward++;
       }
     });
     await visitFolders(rootDir, '', async (dir, _rel, names) => {
-      for (const name of names.filter((n) => STAGED.test(n))) {
+      for (const name of names.filter((n) => STAGED.test(n) || COMMITTED.test(n))) {
         if (!(await oldEnough(dir, name).catch(() => false))) continue;
         await unlink(at(dir, name)).catch(() => undefined);
         result.removedTemps++;

@@ -16,6 +16,8 @@ const THINKING_BUDGET: Record<Exclude<ReasoningLevel, 'off'>, number> = {
   high: 24_576,
 };
 const MIN_THINKING_BUDGET = 1024;
+/** Thinking may take at most this share of max_tokens: the answer keeps the rest. */
+const THINKING_MAX_SHARE = 0.5;
 
 const CACHE = { type: 'ephemeral' } as const;
 
@@ -39,7 +41,7 @@ export function toMessageParams(request: ModelRequest, maxTokens: number): Messa
     messages,
     stream: true,
   };
-  if (system !== '') params.system = [{ type: 'text', text: system, cache_control: CACHE }];
+  if (hasVisibleText(system)) params.system = [{ type: 'text', text: system, cache_control: CACHE }];
   if (request.tools.length > 0) {
     const tools: Tool[] = request.tools.map((t) => ({
       name: t.name,
@@ -59,9 +61,14 @@ export function toMessageParams(request: ModelRequest, maxTokens: number): Messa
   return params;
 }
 
+/**
+ * The level's budget, at most half of max_tokens so the answer keeps the other half; none when
+ * that half cannot hold the API's minimum of 1024 (max_tokens under 2048): then the call goes
+ * without thinking rather than with an answer squeezed into a few tokens.
+ */
 function thinkingBudget(level: ReasoningLevel | undefined, maxTokens: number): number | undefined {
   if (level === undefined || level === 'off') return undefined;
-  const budget = Math.min(THINKING_BUDGET[level], maxTokens - 1);
+  const budget = Math.min(THINKING_BUDGET[level], Math.floor(maxTokens * THINKING_MAX_SHARE));
   return budget >= MIN_THINKING_BUDGET ? budget : undefined;
 }
 
@@ -88,6 +95,7 @@ function ownThinking(m: Extract<ModelMessage, { role: 'assistant' }>): ContentBl
 
 function toMessages(conversation: readonly ModelMessage[]): MessageParam[] {
   const out: MessageParam[] = [];
+  const toolUseId = toolUseIds();
   // Blocks join the previous turn when it has the same role (tool results, then a prompt).
   const add = (role: 'user' | 'assistant', blocks: ContentBlockParam[]) => {
     if (blocks.length === 0) return;
@@ -100,14 +108,15 @@ function toMessages(conversation: readonly ModelMessage[]): MessageParam[] {
       case 'system':
         break;
       case 'user':
-        add('user', [text(m.content)]);
+        add('user', [text(hasVisibleText(m.content) ? m.content : EMPTY_PROMPT)]);
         break;
       case 'tool':
         add('user', [{ type: 'tool_result', tool_use_id: toolUseId(m.toolCallId), content: m.content }]);
         break;
       case 'assistant': {
-        const blocks: ContentBlockParam[] = [...(ownThinking(m) ?? [])];
-        if (m.content !== null && m.content !== '') blocks.push(text(m.content));
+        // The API refuses a text block without visible text (`"\n\n"` beside a tool_use): never sent.
+        const blocks: ContentBlockParam[] = [];
+        if (m.content !== null && hasVisibleText(m.content)) blocks.push(text(m.content));
         for (const call of m.toolCalls ?? []) {
           blocks.push({
             type: 'tool_use',
@@ -116,7 +125,9 @@ function toMessages(conversation: readonly ModelMessage[]): MessageParam[] {
             input: toolInput(call.arguments),
           });
         }
-        add('assistant', blocks);
+        // An answer with nothing to show is left out (the turns around it join): its thinking, if
+        // any, went back only to continue a tool loop, which an answer without calls does not.
+        if (blocks.length > 0) add('assistant', [...(ownThinking(m) ?? []), ...blocks]);
         break;
       }
     }
@@ -130,13 +141,36 @@ function toMessages(conversation: readonly ModelMessage[]): MessageParam[] {
 
 /** The user turn that opens a conversation whose start a summary (in the system prompt) stands in for. */
 const SUMMARY_OPENING = '(The earlier conversation is summarized in the system prompt.)';
+/** A prompt with no visible text, as the API takes it (dropping it could end the conversation on an answer). */
+const EMPTY_PROMPT = '(empty message)';
+
+const TOOL_USE_ID = /^[a-zA-Z0-9_-]+$/;
 
 /**
- * A call id as the Messages API takes it (`^[a-zA-Z0-9_-]+$`): another provider's ids (such as
- * `functions.get_weather:0`) are mapped the same way in the call and in its result.
+ * Call ids as the Messages API takes them (`^[a-zA-Z0-9_-]+$`), one-to-one within the request: an
+ * id that matches is kept; another provider's (such as `functions.get_weather:0`) has each other
+ * character replaced by `_`; either, when already taken by an earlier id (`call.7` then `call_7`),
+ * gets the first free `_2`, `_3`… suffix. Ids are assigned in conversation order, so a call and its
+ * result get the same one, and a longer conversation maps its older ids as the shorter one did
+ * (the cached prefix stays the same).
  */
-function toolUseId(id: string): string {
-  return id.replace(/[^a-zA-Z0-9_-]/g, '_');
+function toolUseIds(): (id: string) => string {
+  const mapped = new Map<string, string>();
+  const taken = new Set<string>();
+  return (id) => {
+    let wire = mapped.get(id);
+    if (wire !== undefined) return wire;
+    const base = TOOL_USE_ID.test(id) ? id : id.replace(/[^a-zA-Z0-9_-]/g, '_') || '_';
+    wire = base;
+    for (let n = 2; taken.has(wire); n++) wire = `${base}_${n}`;
+    mapped.set(id, wire);
+    taken.add(wire);
+    return wire;
+  };
+}
+
+function hasVisibleText(content: string): boolean {
+  return /\S/.test(content);
 }
 
 /** `value` with every object's keys in sorted order, recursively. */
@@ -148,9 +182,9 @@ function sortedKeys(value: unknown): unknown {
   return out;
 }
 
-/** The API refuses an empty text block. */
+/** A text block; callers send only text with a visible character (the API refuses any other). */
 function text(content: string): TextBlockParam {
-  return { type: 'text', text: content === '' ? ' ' : content };
+  return { type: 'text', text: content };
 }
 
 /** The arguments as the object `tool_use.input` must be; broken ones (the tool said so) as `{}`. */

@@ -20,7 +20,11 @@ import { sdkClientOptions } from '../sdk-options';
 
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
 
-/** Anthropic's stop reasons in the Chat Completions vocabulary of `finishReason`. */
+/**
+ * Anthropic's stop reasons (the SDK's StopReason) in the Chat Completions vocabulary of
+ * `finishReason`; `stop` and `length` are what the stream itself ends with (no stop_reason, a
+ * limit crossed). `pause_turn` only comes from server tools, which are never asked for.
+ */
 const FINISH_REASONS: Readonly<Record<string, string>> = {
   end_turn: 'stop',
   stop_sequence: 'stop',
@@ -29,7 +33,18 @@ const FINISH_REASONS: Readonly<Record<string, string>> = {
   model_context_window_exceeded: 'length',
   refusal: 'content_filter',
   pause_turn: 'stop',
+  stop: 'stop',
+  length: 'length',
 };
+
+/**
+ * A stop reason added after this was written: the message ended whole (its `message_stop` came),
+ * so it is read as the model ending its turn — `tool_calls` when the answer holds calls (they run,
+ * as with `tool_use`), else `stop` — never passed on raw (the contract's vocabulary is closed).
+ */
+function finishReason(reason: string, toolCalls: number): string {
+  return FINISH_REASONS[reason] ?? (toolCalls > 0 ? 'tool_calls' : 'stop');
+}
 
 function noop(): void {}
 
@@ -41,8 +56,9 @@ type ThinkingBlock =
  * Anthropic's Messages API (`anthropic/<model>`), streamed through the official SDK: auth,
  * LLM_HEADERS, retries of 429, 529 and 5xx before the body starts. The SDK parses the stream; the
  * shared ChunkNormalizer turns its events into text, tool calls (arguments as `input_json_delta`)
- * and reasoning under the memory bounds, while this class keeps what must go back: the thinking
- * blocks, signed, as ProviderData.
+ * and reasoning under the memory bounds (signatures and redacted data under STREAM_LIMITS'
+ * providerDataMaxChars), while this class keeps what must go back: the thinking blocks, signed,
+ * as ProviderData. Each SSE event is capped by the SseParser (SSE_EVENT_MAX_CHARS).
  */
 export class AnthropicProvider implements ModelProvider {
   readonly capabilities: ModelCapabilities = { reasoning: true, promptCaching: true, providerData: true };
@@ -72,11 +88,14 @@ export class AnthropicProvider implements ModelProvider {
     const out: ModelStreamEvent[] = [];
     const parser = new SseParser((data, name) => {
       const event = parseEvent(data, name);
-      keepThinking(event, thinking);
       if (event.type === 'message_start') cacheUsage(event.message.usage, usage);
       else if (event.type === 'message_delta') cacheUsage(event.usage, usage);
+      // The normalizer counts the thinking blocks' signatures and data against the call's bound
+      // first: the event that crosses it is not kept, nor anything after it (the request is closed).
       normalizer.push(event, out);
-      return normalizer.cut || event.type === 'message_stop';
+      if (normalizer.cut) return true;
+      keepThinking(event, thinking);
+      return event.type === 'message_stop';
     });
     let body: AsyncIterator<Uint8Array>;
     try {
@@ -121,10 +140,15 @@ export class AnthropicProvider implements ModelProvider {
           yield event;
           continue;
         }
-        const blocks = [...thinking.entries()].sort(([a], [b]) => a - b).map(([, block]) => block);
+        // A cut call (a bound crossed, `length`) sends no thinking back: its blocks may lack their
+        // signature, and one past the bound is never stored. Its next call then goes without
+        // thinking if it continues a tool loop (toMessageParams).
+        const blocks = normalizer.cut
+          ? []
+          : [...thinking.entries()].sort(([a], [b]) => a - b).map(([, block]) => block);
         yield {
           ...event,
-          finishReason: FINISH_REASONS[event.finishReason] ?? event.finishReason,
+          finishReason: finishReason(event.finishReason, event.toolCalls.length),
           usage: withCache(event.usage, usage),
           ...(blocks.length > 0 ? { providerData: { provider: ANTHROPIC, items: blocks } } : {}),
         };

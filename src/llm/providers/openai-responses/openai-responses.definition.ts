@@ -5,6 +5,7 @@ import { OpenAiResponsesProvider } from './openai-responses.provider';
 /** `openai-responses/<model>`: OpenAI's Responses API, with the `openai` provider's key and base URL. */
 export const OPENAI_RESPONSES_PROVIDER: ProviderDefinition = {
   name: 'openai-responses',
+  variables: { configuredBy: null, secrets: ['OPENAI_API_KEY', 'OPENAI_BASE_URL'] },
   baseUrl: (config) => config.llm.baseUrl ?? OPENAI_BASE_URL,
   create: (config) => new OpenAiResponsesProvider(config),
 };

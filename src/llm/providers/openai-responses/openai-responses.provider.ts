@@ -1,7 +1,8 @@
-import OpenAI from 'openai';
+import OpenAI, { APIError } from 'openai';
 import type { ResponseStreamEvent, ResponseUsage } from 'openai/resources/responses/responses';
 import type { AppConfig } from '../../../config/app-config';
 import { ChunkNormalizer } from '../../chunk-normalizer';
+import { joinDeltas } from '../../join-deltas';
 import {
   ModelError,
   type ModelCapabilities,
@@ -10,12 +11,16 @@ import {
   type ModelStreamEvent,
   type Usage,
 } from '../../model-provider';
-import { abortReason } from '../../upstream-call';
-import { mapUpstreamError, modelErrorFor } from '../../upstream-error.mapper';
-import { OPENAI_BASE_URL } from '../openai/openai.provider';
+import { createNodeFetch } from '../../node-fetch';
+import { SseParser } from '../../sse-parser';
+import { abortReason, UpstreamCall } from '../../upstream-call';
+import { modelErrorFor } from '../../upstream-error.mapper';
+import { BODY_END_AFTER_DONE_MS, OPENAI_BASE_URL } from '../openai/openai.provider';
 import { toolCallIdsIn } from '../openai/openai-request.mapper';
-import { OPENAI_RESPONSES, toResponseParams } from './responses-request.mapper';
+import { bodyChunksOf, bodyEnd } from '../openai/streamed-body';
 import { sdkClientOptions } from '../sdk-options';
+import { ReasoningItems } from './reasoning-items';
+import { OPENAI_RESPONSES, toResponseParams } from './responses-request.mapper';
 
 function noop(): void {}
 
@@ -23,14 +28,18 @@ function noop(): void {}
 interface Ending {
   finishReason: string;
   usage: ResponseUsage | null | undefined;
+  responseId: string;
 }
 
 /**
- * OpenAI's Responses API (`openai-responses/<model>`), streamed and stateless (`store: false`)
- * through the official SDK (same key, base URL and LLM_HEADERS as `openai`). Its events are fed
- * to the shared ChunkNormalizer as the Chat Completions deltas they amount to (text, function-call
- * arguments by output index, reasoning summaries as reasoning), so limits, storable text and tool
- * calls work as for every provider; the encrypted reasoning items come back as ProviderData.
+ * OpenAI's Responses API (`openai-responses/<model>`), streamed and stateless (`store: false`).
+ * The official SDK sends the request (same key, base URL, LLM_HEADERS and retries as `openai`);
+ * the body is read as the `openai` provider reads it (docs/decisions/007-raw-sse-parsing.md):
+ * nodeFetch's raw body, SseParser's bound on a line and an event, one JSON.parse per event. Its
+ * events are fed to the shared ChunkNormalizer as the Chat Completions deltas they amount to (text,
+ * function-call arguments by output index, reasoning summaries as reasoning), so limits, storable
+ * text and tool calls work as for every provider; the encrypted reasoning items come back as
+ * ProviderData, within REASONING_ITEM_LIMITS.
  */
 export class OpenAiResponsesProvider implements ModelProvider {
   readonly capabilities: ModelCapabilities = { reasoning: true, promptCaching: true, providerData: true };
@@ -44,6 +53,8 @@ export class OpenAiResponsesProvider implements ModelProvider {
       organization: null,
       project: null,
       ...sdkClientOptions(config),
+      // A streamed answer's body is read raw off the socket (see nodeFetch); any other as fetch gives it.
+      fetch: createNodeFetch(),
     });
     this.maxOutputTokens = config.llm.maxOutputTokens;
   }
@@ -56,38 +67,69 @@ export class OpenAiResponsesProvider implements ModelProvider {
     if (signal.aborted) throw abortReason(signal);
     const params = toResponseParams(request, request.maxOutputTokens ?? this.maxOutputTokens);
     const normalizer = new ChunkNormalizer({ reservedToolCallIds: toolCallIdsIn(request.messages) });
-    const reasoningItems = new Map<number, unknown>();
+    const reasoning = new ReasoningItems();
     const out: ModelStreamEvent[] = [];
     let ending: Ending | undefined;
-    let events: AsyncIterator<ResponseStreamEvent>;
+    let headers: Headers | undefined;
+    const parser = new SseParser((data) => {
+      ending = this.take(parseEvent(data, headers), data.length, normalizer, reasoning, out);
+      return ending !== undefined || normalizer.cut || reasoning.cut;
+    });
+    const call = new UpstreamCall(signal);
+    let atEnd = false;
     try {
-      events = (await this.client.responses.create(params, { signal }))[Symbol.asyncIterator]();
-    } catch (error) {
-      throw failure(error, signal);
-    }
-    try {
-      while (ending === undefined && !normalizer.cut) {
-        let next: IteratorResult<ResponseStreamEvent>;
+      let response: Response;
+      try {
+        response = await this.client.responses.create(params, { signal: call.signal }).asResponse();
+      } catch (error) {
+        throw call.failure(error);
+      }
+      alive();
+      headers = response.headers;
+      const chunks = bodyChunksOf(response);
+      while (!parser.done) {
+        let read: IteratorResult<Uint8Array>;
         try {
-          next = await events.next();
+          read = await chunks.next();
         } catch (error) {
-          throw failure(error, signal);
+          throw call.failure(error);
         }
         alive();
-        if (next.done) break;
-        ending = this.take(next.value, normalizer, reasoningItems, out);
+        let failed: unknown;
+        try {
+          if (read.done) {
+            atEnd = true;
+            parser.end();
+          } else {
+            parser.push(read.value);
+          }
+        } catch (error) {
+          failed = error;
+        }
+        // What came before a bad event is still the model's: yield it, then fail.
+        joinDeltas(out);
         for (let i = 0; i < out.length; i++) yield out[i];
         out.length = 0;
+        if (failed !== undefined) {
+          throw failed instanceof ModelError || failed instanceof APIError ? call.failure(failed) : failed;
+        }
+        if (atEnd) break;
       }
-      if (signal.aborted) throw abortReason(signal);
-      if (ending === undefined && !normalizer.cut) {
+      if (ending !== undefined && !atEnd) atEnd = await bodyEnd(chunks, BODY_END_AFTER_DONE_MS);
+      call.throwIfStopped();
+      const cut = normalizer.cut || reasoning.cut;
+      if (ending === undefined && !cut) {
         throw new ModelError('UPSTREAM_CONNECTION', 'upstream closed the stream before finishing', true);
       }
       // The normalizer's finish carries the tool calls; the reason and usage are the response's.
-      if (ending !== undefined)
-        normalizer.push({ choices: [{ delta: {}, finish_reason: ending.finishReason }] }, out);
+      const finishReason = reasoning.cut ? 'length' : ending?.finishReason;
+      if (finishReason !== undefined)
+        normalizer.push({ choices: [{ delta: {}, finish_reason: finishReason }] }, out);
       normalizer.end(out);
-      const items = [...reasoningItems.entries()].sort(([a], [b]) => a - b).map(([, item]) => item);
+      // Cut (or a body held open after the response ended): close the request before the step goes on.
+      if (!atEnd) call.close(true);
+      joinDeltas(out);
+      const items = reasoning.list();
       for (const event of out) {
         if (event.type !== 'finish') {
           yield event;
@@ -96,19 +138,24 @@ export class OpenAiResponsesProvider implements ModelProvider {
         yield {
           ...event,
           usage: ending ? usageOf(ending.usage) : event.usage,
+          // An answer cut for its reasoning items is a cut answer: its calls cannot be trusted whole.
+          ...(reasoning.cut ? { toolCalls: [] } : {}),
+          ...(ending ? { responseId: ending.responseId } : {}),
           ...(items.length > 0 ? { providerData: { provider: OPENAI_RESPONSES, items } } : {}),
         };
       }
     } finally {
-      await events.return?.();
+      // The consumer stopped early, or a failure: closing aborts the request.
+      call.close(!atEnd);
     }
   }
 
-  /** One Responses event into the normalizer; the ending when the response is over. */
+  /** One Responses event (`chars` long as sent) into the normalizer; the ending when the response is over. */
   private take(
     event: ResponseStreamEvent,
+    chars: number,
     normalizer: ChunkNormalizer,
-    reasoningItems: Map<number, unknown>,
+    reasoning: ReasoningItems,
     out: ModelStreamEvent[],
   ): Ending | undefined {
     const delta = (d: Record<string, unknown>) => normalizer.push({ choices: [{ delta: d }] }, out);
@@ -119,7 +166,7 @@ export class OpenAiResponsesProvider implements ModelProvider {
     } else if (type === 'response.reasoning_summary_text.delta') {
       delta({ reasoning_content: event.delta });
     } else if (type === 'response.output_item.added') {
-      if (event.item.type === 'function_call') {
+      if (event.item?.type === 'function_call') {
         const { call_id, name, arguments: args } = event.item;
         delta({
           tool_calls: [{ index: event.output_index, id: call_id, function: { name, arguments: args } }],
@@ -129,24 +176,62 @@ export class OpenAiResponsesProvider implements ModelProvider {
       delta({ tool_calls: [{ index: event.output_index, function: { arguments: event.delta } }] });
     } else if (type === 'response.output_item.done') {
       // Kept whole, encrypted content and all, to go back unchanged with the next request.
-      if (event.item.type === 'reasoning') reasoningItems.set(event.output_index, event.item);
+      if (event.item?.type === 'reasoning') reasoning.keep(event.output_index, event.item, chars);
     } else if (type === 'response.completed') {
-      const calls = event.response.output.some((item) => item.type === 'function_call');
-      return { finishReason: calls ? 'tool_calls' : 'stop', usage: event.response.usage };
+      const output: unknown = event.response?.output;
+      const calls = Array.isArray(output) && output.some((item) => isFunctionCall(item));
+      return {
+        finishReason: calls ? 'tool_calls' : 'stop',
+        usage: event.response?.usage,
+        responseId: event.response?.id,
+      };
     } else if (type === 'response.incomplete') {
-      const reason = event.response.incomplete_details?.reason;
+      const reason = event.response?.incomplete_details?.reason;
       return {
         finishReason: reason === 'content_filter' ? 'content_filter' : 'length',
-        usage: event.response.usage,
+        usage: event.response?.usage,
+        responseId: event.response?.id,
       };
     } else if (type === 'response.failed') {
-      const error = event.response.error;
+      const error = event.response?.error;
       throw modelErrorFor(undefined, error?.message ?? 'the response failed', String(error?.code ?? ''));
     } else if (type === 'error') {
       throw modelErrorFor(undefined, event.message, String(event.code ?? ''));
     }
     return undefined;
   }
+}
+
+/**
+ * One event's data, parsed once. An `{ "error": … }` object becomes the SDK's APIError, as its own
+ * stream reader would throw it (the Responses API's `error` event is an event of its own, taken above).
+ */
+function parseEvent(data: string, headers: Headers | undefined): ResponseStreamEvent {
+  let value: unknown;
+  try {
+    value = JSON.parse(data);
+  } catch {
+    throw new ModelError(
+      'UPSTREAM_MALFORMED',
+      'the model upstream sent a malformed stream: an event whose data is not JSON',
+      false,
+    );
+  }
+  const event = (typeof value === 'object' && value !== null ? value : {}) as {
+    type?: unknown;
+    error?: unknown;
+  };
+  if (typeof event.error === 'object' && event.error !== null) {
+    throw new APIError(undefined, event.error, undefined, headers);
+  }
+  if (typeof event.type !== 'string') {
+    throw new ModelError('UPSTREAM_MALFORMED', 'the model upstream sent an event without a type', false);
+  }
+  return value as ResponseStreamEvent;
+}
+
+function isFunctionCall(item: unknown): boolean {
+  return typeof item === 'object' && item !== null && (item as { type?: unknown }).type === 'function_call';
 }
 
 function usageOf(usage: ResponseUsage | null | undefined): Usage {
@@ -157,9 +242,4 @@ function usageOf(usage: ResponseUsage | null | undefined): Usage {
     cacheReadTokens: usage.input_tokens_details?.cached_tokens ?? 0,
     reasoningTokens: usage.output_tokens_details?.reasoning_tokens ?? 0,
   };
-}
-
-function failure(error: unknown, signal: AbortSignal): unknown {
-  if (signal.aborted) return abortReason(signal);
-  return mapUpstreamError(error);
 }

@@ -4,6 +4,7 @@ import type {
   ResponseInputItem,
 } from 'openai/resources/responses/responses';
 import type { ModelMessage, ModelRequest } from '../../model-provider';
+import { isReasoningModel } from '../openai/reasoning-models';
 
 export const OPENAI_RESPONSES = 'openai-responses';
 
@@ -11,7 +12,9 @@ export const OPENAI_RESPONSES = 'openai-responses';
  * Our request in Responses API terms, stateless (`store: false`): the system prompt as
  * `instructions`, each answer's encrypted reasoning items (ProviderData of this provider; another
  * provider's is dropped) before its text and function calls, every call's result as a
- * `function_call_output` right after, and reasoning asked for when the level is not off.
+ * `function_call_output` right after. Only a model that reasons (isReasoningModel; the API refuses
+ * both from any other) is asked for its encrypted reasoning, and for an effort when the level is
+ * not off.
  */
 export function toResponseParams(
   request: ModelRequest,
@@ -26,9 +29,10 @@ export function toResponseParams(
     input: request.messages.flatMap(toItems),
     stream: true,
     store: false,
-    include: ['reasoning.encrypted_content'],
     max_output_tokens: maxOutputTokens,
   };
+  const reasons = isReasoningModel(request.model);
+  if (reasons) params.include = ['reasoning.encrypted_content'];
   if (instructions !== '') params.instructions = instructions;
   if (request.tools.length > 0) {
     params.tools = request.tools.map((t): FunctionTool => ({
@@ -40,7 +44,7 @@ export function toResponseParams(
     }));
     if (request.toolChoice !== undefined) params.tool_choice = request.toolChoice;
   }
-  if (request.reasoning !== undefined && request.reasoning !== 'off') {
+  if (reasons && request.reasoning !== undefined && request.reasoning !== 'off') {
     params.reasoning = { effort: request.reasoning, summary: 'auto' };
   }
   return params;

@@ -5,18 +5,31 @@ import type {
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
 import type { ModelMessage, ModelRequest, ModelToolCall, ModelToolDefinition } from '../../model-provider';
+import { takesMaxCompletionTokens } from './reasoning-models';
 
 /** A tool call as sent back, with the opaque provider data some upstreams require (Gemini's thought signature). */
 type ToolCallParam = ChatCompletionMessageFunctionToolCall & { extra_content?: Record<string, unknown> };
 
-/** Our request in Chat Completions terms: streamed, with usage, and `tools`/`tool_choice` only when there are tools. */
-export function toChatCompletionParams(request: ModelRequest): ChatCompletionCreateParamsStreaming {
+/**
+ * Our request in Chat Completions terms: streamed, with usage, `tools`/`tool_choice` only when there
+ * are tools, and at most `maxOutputTokens` (LLM_MAX_OUTPUT_TOKENS) to produce — as `max_tokens`,
+ * the name every OpenAI-compatible server knows (vLLM, Ollama, llama.cpp, LM Studio, Mistral,
+ * DeepSeek, OpenRouter …; several ignore the newer `max_completion_tokens`, so their calls would go
+ * unbounded), except for OpenAI's reasoning families, which refuse `max_tokens` and take
+ * `max_completion_tokens` (reasoning-models.ts; OpenAI's other models take both).
+ */
+export function toChatCompletionParams(
+  request: ModelRequest,
+  maxOutputTokens: number,
+): ChatCompletionCreateParamsStreaming {
   const params: ChatCompletionCreateParamsStreaming = {
     model: request.model,
     messages: request.messages.map(toMessageParam),
     stream: true,
     stream_options: { include_usage: true },
   };
+  if (takesMaxCompletionTokens(request.model)) params.max_completion_tokens = maxOutputTokens;
+  else params.max_tokens = maxOutputTokens;
   if (request.tools.length > 0) {
     params.tools = request.tools.map(toToolParam);
     if (request.toolChoice !== undefined) params.tool_choice = request.toolChoice;

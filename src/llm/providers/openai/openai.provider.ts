@@ -1,6 +1,5 @@
 import OpenAI, { APIError } from 'openai';
 import type { AppConfig } from '../../../config/app-config';
-import { BodyChunks } from '../../body-chunks';
 import { ChunkNormalizer } from '../../chunk-normalizer';
 import {
   ModelError,
@@ -11,10 +10,11 @@ import {
 } from '../../model-provider';
 import { toChatCompletionParams, toolCallIdsIn } from './openai-request.mapper';
 import { joinDeltas } from '../../join-deltas';
-import { createNodeFetch, rawBody } from '../../node-fetch';
+import { createNodeFetch } from '../../node-fetch';
 import { SseParser } from '../../sse-parser';
 import { abortReason, UpstreamCall } from '../../upstream-call';
 import { sdkClientOptions } from '../sdk-options';
+import { bodyChunksOf, bodyEnd } from './streamed-body';
 
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
 
@@ -23,7 +23,7 @@ export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
  * the connection serve the next call (no new TCP and TLS handshake); the end normally comes with
  * `[DONE]` or right after it, and a server that holds the body open past this is cut off.
  */
-const BODY_END_AFTER_DONE_MS = 250;
+export const BODY_END_AFTER_DONE_MS = 250;
 
 function noop(): void {}
 
@@ -40,6 +40,7 @@ export class OpenAiProvider implements ModelProvider {
   readonly capabilities: ModelCapabilities = { reasoning: true, promptCaching: false, providerData: false };
   private readonly client: OpenAI;
   private readonly recoverToolCallsFromText: boolean;
+  private readonly maxOutputTokens: number;
 
   constructor(config: AppConfig) {
     this.client = new OpenAI({
@@ -53,6 +54,7 @@ export class OpenAiProvider implements ModelProvider {
       fetch: createNodeFetch(),
     });
     this.recoverToolCallsFromText = config.toolCallTextRecovery;
+    this.maxOutputTokens = config.llm.maxOutputTokens;
   }
 
   async *stream(
@@ -83,18 +85,16 @@ export class OpenAiProvider implements ModelProvider {
       let response: Response;
       try {
         response = await this.client.chat.completions
-          .create(toChatCompletionParams(request), { signal: call.signal })
+          .create(toChatCompletionParams(request, request.maxOutputTokens ?? this.maxOutputTokens), {
+            signal: call.signal,
+          })
           .asResponse();
       } catch (error) {
         throw call.failure(error);
       }
       alive();
       headers = response.headers;
-      const raw = rawBody(response);
-      const body: AsyncIterable<Uint8Array> | null = response.body;
-      if (raw !== undefined) chunks = new BodyChunks(raw);
-      else if (body !== null) chunks = body[Symbol.asyncIterator]();
-      else throw new ModelError('UPSTREAM_MALFORMED', 'the model upstream answered without a body', false);
+      chunks = bodyChunksOf(response);
       while (!parser.done) {
         let read: IteratorResult<Uint8Array>;
         try {
@@ -165,26 +165,4 @@ function parseEvent(data: string, event: string, headers: Headers | undefined): 
   if (event === 'error') throw new APIError(undefined, (error ?? value) as object, undefined, headers);
   if (error) throw new APIError(undefined, error, undefined, headers);
   return value;
-}
-
-/** Reads a body to its end, ignoring what it holds; false when it did not end within `ms` or failed. */
-async function bodyEnd(chunks: AsyncIterator<Uint8Array>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => {
-    timer = setTimeout(() => resolve('late'), ms);
-  });
-  try {
-    for (;;) {
-      const next = chunks.next();
-      // Left pending when late: the request is then closed, which rejects it — handled here.
-      next.catch(noop);
-      const read = await Promise.race([next, late]);
-      if (read === 'late') return false;
-      if (read.done) return true;
-    }
-  } catch {
-    return false;
-  } finally {
-    clearTimeout(timer);
-  }
 }
