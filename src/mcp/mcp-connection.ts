@@ -66,6 +66,11 @@ export class McpConnection {
     private readonly logger: Logger,
     /** Called whenever what this server offers changes (connected, dropped, list refreshed). */
     private readonly onChange: () => void,
+    /**
+     * Takes the server's configured secrets out of what it says (an error that quotes its headers or
+     * its environment) before `GET /v1/mcp/servers` or a tool result shows it.
+     */
+    private readonly scrub: (text: string) => string = (text) => text,
   ) {}
 
   get connected(): boolean {
@@ -114,7 +119,7 @@ export class McpConnection {
       }
       throw new ToolError(
         'MCP_TOOL_ERROR',
-        `The MCP server ${this.config.name} answered with an error: ${err.message}`,
+        `The MCP server ${this.config.name} answered with an error: ${this.scrub(err.message)}`,
       );
     }
   }
@@ -238,7 +243,7 @@ export class McpConnection {
 
   private setStatus(status: McpStatus, error: string | null): void {
     this.status = status;
-    this.error = error;
+    this.error = error === null ? null : this.scrub(error);
     this.onChange();
   }
 

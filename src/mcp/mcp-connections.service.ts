@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
+import { scrubSecrets } from '../config/secret-variables';
 import { MetricsService } from '../metrics/metrics.service';
 import { validateJsonSchema } from '../tools/json-schema';
 import type { Tool } from '../tools/tool';
@@ -36,7 +37,13 @@ export class McpConnections implements ToolSource, OnModuleInit, OnApplicationSh
     private readonly metrics: MetricsService,
   ) {
     this.connections = config.mcpServers.map(
-      (server) => new McpConnection(server, this.logger, () => this.rebuild()),
+      (server) =>
+        new McpConnection(
+          server,
+          this.logger,
+          () => this.rebuild(),
+          (text) => scrubSecrets(text, config.secretValues),
+        ),
     );
   }
 

@@ -20,7 +20,8 @@ import { z } from 'zod';
 const env = process.env;
 if (env.START_FILE) appendFileSync(env.START_FILE, `${process.pid}\n`);
 if (env.FAIL_AT_START === '1') {
-  process.stderr.write('this server refuses to start\n');
+  // A server whose last words quote its configuration (MCP_CONFIG gives it a token as ENV_TOKEN).
+  process.stderr.write(`this server refuses to start${env.ENV_TOKEN ? ` with token ${env.ENV_TOKEN}` : ''}\n`);
   process.exit(3);
 }
 
