@@ -21,7 +21,9 @@ const env = process.env;
 if (env.START_FILE) appendFileSync(env.START_FILE, `${process.pid}\n`);
 if (env.FAIL_AT_START === '1') {
   // A server whose last words quote its configuration (MCP_CONFIG gives it a token as ENV_TOKEN).
-  process.stderr.write(`this server refuses to start${env.ENV_TOKEN ? ` with token ${env.ENV_TOKEN}` : ''}\n`);
+  process.stderr.write(
+    `this server refuses to start${env.ENV_TOKEN ? ` with token ${env.ENV_TOKEN}` : ''}\n`,
+  );
   process.exit(3);
 }
 
