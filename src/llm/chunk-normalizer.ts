@@ -1,6 +1,6 @@
 import { jsonValueNestingExceeds, stringifyJson } from '../common/json-depth';
 import { makeJsonStorable } from '../common/storable-text';
-import type { ModelStreamEvent } from './model-provider';
+import type { ModelStreamEvent, Usage } from './model-provider';
 import { ModelStreamWriter, type ModelStreamWriterOptions } from './model-stream-writer';
 import type {
   WireBlockDelta,
@@ -30,8 +30,8 @@ export type ChunkNormalizerOptions = ModelStreamWriterOptions;
  */
 export class ChunkNormalizer {
   private finishReason: string | null = null;
-  private promptTokens = 0;
-  private completionTokens = 0;
+  /** What the upstream reported; the cache and reasoning counts only where it reports them. */
+  private readonly usage: Usage = { promptTokens: 0, completionTokens: 0 };
   private responseId: string | undefined;
   private readonly writer: ModelStreamWriter;
 
@@ -68,10 +68,7 @@ export class ChunkNormalizer {
 
   /** Ends the stream: flushes text held back (a lone high surrogate, recovery) and appends the finish event. */
   end(out: ModelStreamEvent[]): void {
-    this.writer.end(out, this.finishReason ?? 'stop', {
-      promptTokens: this.promptTokens,
-      completionTokens: this.completionTokens,
-    });
+    this.writer.end(out, this.finishReason ?? 'stop', { ...this.usage });
     const finish = out[out.length - 1];
     if (finish?.type === 'finish' && this.responseId !== undefined) finish.responseId = this.responseId;
   }
@@ -197,18 +194,33 @@ export class ChunkNormalizer {
     }
   }
 
+  /** Chat Completions: cached prompt tokens and reasoning tokens ride in the `*_details` objects. */
   private openAiUsage(usage: WireUsage): void {
-    if (typeof usage.prompt_tokens === 'number') this.promptTokens = usage.prompt_tokens;
-    if (typeof usage.completion_tokens === 'number') this.completionTokens = usage.completion_tokens;
+    if (typeof usage.prompt_tokens === 'number') this.usage.promptTokens = usage.prompt_tokens;
+    if (typeof usage.completion_tokens === 'number') this.usage.completionTokens = usage.completion_tokens;
+    const cached = detail(usage.prompt_tokens_details, 'cached_tokens');
+    if (cached !== undefined) this.usage.cacheReadTokens = cached;
+    const reasoning = detail(usage.completion_tokens_details, 'reasoning_tokens');
+    if (reasoning !== undefined) this.usage.reasoningTokens = reasoning;
   }
 
-  /** Input (with cached input) comes in message_start and may be repeated in message_delta; output is cumulative in message_delta. */
+  /**
+   * Input (with cached input) comes in message_start and may be repeated in message_delta; output is
+   * cumulative in message_delta. The prompt is the three input counts together; the cache's read and
+   * written parts are also reported apart.
+   */
   private anthropicUsage(usage: WireUsage): void {
     if (typeof usage.input_tokens === 'number') {
-      this.promptTokens =
+      this.usage.promptTokens =
         usage.input_tokens + count(usage.cache_creation_input_tokens) + count(usage.cache_read_input_tokens);
     }
-    if (typeof usage.output_tokens === 'number') this.completionTokens = usage.output_tokens;
+    if (typeof usage.output_tokens === 'number') this.usage.completionTokens = usage.output_tokens;
+    if (typeof usage.cache_read_input_tokens === 'number') {
+      this.usage.cacheReadTokens = usage.cache_read_input_tokens;
+    }
+    if (typeof usage.cache_creation_input_tokens === 'number') {
+      this.usage.cacheWriteTokens = usage.cache_creation_input_tokens;
+    }
   }
 }
 
@@ -237,6 +249,13 @@ function responseIdOf(value: unknown): string | undefined {
 
 function count(value: unknown): number {
   return typeof value === 'number' ? value : 0;
+}
+
+/** A count inside a usage `*_details` object, when the upstream sent one. */
+function detail(details: unknown, key: string): number | undefined {
+  if (!isObject(details)) return undefined;
+  const value = (details as Record<string, unknown>)[key];
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
 }
 
 function blockIndex(c: WireChunk): number {

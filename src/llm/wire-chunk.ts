@@ -46,6 +46,10 @@ export interface WireFunction {
 export interface WireUsage {
   prompt_tokens?: unknown;
   completion_tokens?: unknown;
+  /** Chat Completions: `{ cached_tokens }`. */
+  prompt_tokens_details?: unknown;
+  /** Chat Completions: `{ reasoning_tokens }`. */
+  completion_tokens_details?: unknown;
   input_tokens?: unknown;
   output_tokens?: unknown;
   cache_creation_input_tokens?: unknown;

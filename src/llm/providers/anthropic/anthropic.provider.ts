@@ -10,7 +10,6 @@ import {
   type ModelProvider,
   type ModelRequest,
   type ModelStreamEvent,
-  type Usage,
 } from '../../model-provider';
 import { toolCallIdsIn } from '../openai/openai-request.mapper';
 import { abortReason } from '../../upstream-call';
@@ -84,12 +83,9 @@ export class AnthropicProvider implements ModelProvider {
     const params = toMessageParams(request, request.maxOutputTokens ?? this.maxOutputTokens);
     const normalizer = new ChunkNormalizer({ reservedToolCallIds: toolCallIdsIn(request.messages) });
     const thinking = new Map<number, ThinkingBlock>();
-    const usage = { cacheRead: 0, cacheWrite: 0 };
     const out: ModelStreamEvent[] = [];
     const parser = new SseParser((data, name) => {
       const event = parseEvent(data, name);
-      if (event.type === 'message_start') cacheUsage(event.message.usage, usage);
-      else if (event.type === 'message_delta') cacheUsage(event.usage, usage);
       // The normalizer counts the thinking blocks' signatures and data against the call's bound
       // first: the event that crosses it is not kept, nor anything after it (the request is closed).
       normalizer.push(event, out);
@@ -149,7 +145,6 @@ export class AnthropicProvider implements ModelProvider {
         yield {
           ...event,
           finishReason: finishReason(event.finishReason, event.toolCalls.length),
-          usage: withCache(event.usage, usage),
           ...(blocks.length > 0 ? { providerData: { provider: ANTHROPIC, items: blocks } } : {}),
         };
       }
@@ -206,21 +201,6 @@ function keepThinking(event: RawMessageStreamEvent, blocks: Map<number, Thinking
     if (event.delta.type === 'thinking_delta') block.thinking += event.delta.thinking;
     else if (event.delta.type === 'signature_delta') block.signature += event.delta.signature;
   }
-}
-
-function cacheUsage(
-  reported: { cache_read_input_tokens?: number | null; cache_creation_input_tokens?: number | null } | null,
-  usage: { cacheRead: number; cacheWrite: number },
-): void {
-  if (reported === null) return;
-  if (typeof reported.cache_read_input_tokens === 'number')
-    usage.cacheRead = reported.cache_read_input_tokens;
-  if (typeof reported.cache_creation_input_tokens === 'number')
-    usage.cacheWrite = reported.cache_creation_input_tokens;
-}
-
-function withCache(base: Usage, cache: { cacheRead: number; cacheWrite: number }): Usage {
-  return { ...base, cacheReadTokens: cache.cacheRead, cacheWriteTokens: cache.cacheWrite };
 }
 
 /** The caller's abort as it is; anything else the SDK threw as a ModelError of the shared codes. */
