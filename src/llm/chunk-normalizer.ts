@@ -49,6 +49,14 @@ export class ChunkNormalizer {
     return this.writer.cut;
   }
 
+  /**
+   * Counts opaque state a provider reads outside these chunks (the Responses API's reasoning items)
+   * against the call's one bound for it: false when it does not fit — the call is then cut.
+   */
+  providerData(chars: number): boolean {
+    return this.writer.providerData(chars);
+  }
+
   push(chunk: unknown, out: ModelStreamEvent[]): void {
     if (typeof chunk !== 'object' || chunk === null || this.writer.cut) return;
     const c = chunk as WireChunk;
