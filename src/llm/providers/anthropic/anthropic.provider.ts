@@ -13,7 +13,7 @@ import {
 } from '../../model-provider';
 import { toolCallIdsIn } from '../openai/openai-request.mapper';
 import { abortReason } from '../../upstream-call';
-import { modelErrorFor } from '../../upstream-error.mapper';
+import { mapUpstreamError, modelErrorFor, type SdkErrorClasses } from '../../upstream-error.mapper';
 import { ANTHROPIC, toMessageParams } from './anthropic-request.mapper';
 import { sdkClientOptions } from '../sdk-options';
 
@@ -203,36 +203,10 @@ function keepThinking(event: RawMessageStreamEvent, blocks: Map<number, Thinking
   }
 }
 
+const ANTHROPIC_ERRORS: SdkErrorClasses = { APIError, APIConnectionError, APIConnectionTimeoutError };
+
 /** The caller's abort as it is; anything else the SDK threw as a ModelError of the shared codes. */
 function failure(error: unknown, signal: AbortSignal): unknown {
   if (signal.aborted) return abortReason(signal);
-  if (error instanceof ModelError) return error;
-  if (error instanceof APIConnectionTimeoutError) {
-    return new ModelError('UPSTREAM_TIMEOUT', 'the model upstream timed out', true);
-  }
-  if (error instanceof APIConnectionError) {
-    return new ModelError(
-      'UPSTREAM_CONNECTION',
-      `could not reach the model upstream: ${error.message}`,
-      true,
-    );
-  }
-  if (error instanceof APIError) {
-    // An `event: error` inside the stream has no status: overloaded_error, api_error… by its type.
-    const body = error.error as { error?: { type?: unknown } } | undefined;
-    const kind = typeof body?.error?.type === 'string' ? body.error.type : '';
-    return modelErrorFor(error.status as number | undefined, error.message, kind);
-  }
-  if (error instanceof SyntaxError) {
-    return new ModelError(
-      'UPSTREAM_MALFORMED',
-      `the model upstream sent a malformed stream: ${error.message}`,
-      false,
-    );
-  }
-  return new ModelError(
-    'UPSTREAM_CONNECTION',
-    `the model upstream connection failed: ${error instanceof Error ? error.message : String(error)}`,
-    true,
-  );
+  return mapUpstreamError(error, ANTHROPIC_ERRORS);
 }
