@@ -6,7 +6,6 @@ import { joinDeltas } from '../../join-deltas';
 import { SseParser } from '../../sse-parser';
 import {
   ModelError,
-  type ModelCapabilities,
   type ModelProvider,
   type ModelRequest,
   type ModelStreamEvent,
@@ -60,7 +59,6 @@ type ThinkingBlock =
  * as ProviderData. Each SSE event is capped by the SseParser (SSE_EVENT_MAX_CHARS).
  */
 export class AnthropicProvider implements ModelProvider {
-  readonly capabilities: ModelCapabilities = { reasoning: true, promptCaching: true, providerData: true };
   private readonly client: Anthropic;
   private readonly maxOutputTokens: number;
 

@@ -5,7 +5,6 @@ import { ChunkNormalizer } from '../../chunk-normalizer';
 import { joinDeltas } from '../../join-deltas';
 import {
   ModelError,
-  type ModelCapabilities,
   type ModelProvider,
   type ModelRequest,
   type ModelStreamEvent,
@@ -42,7 +41,6 @@ interface Ending {
  * ProviderData, counted against the call's one bound on opaque state (STREAM_LIMITS.providerDataMaxChars).
  */
 export class OpenAiResponsesProvider implements ModelProvider {
-  readonly capabilities: ModelCapabilities = { reasoning: true, promptCaching: true, providerData: true };
   private readonly client: OpenAI;
   private readonly maxOutputTokens: number;
 
