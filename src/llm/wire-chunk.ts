@@ -55,24 +55,3 @@ export interface WireUsage {
   cache_creation_input_tokens?: unknown;
   cache_read_input_tokens?: unknown;
 }
-
-export interface WireContentBlock {
-  type?: unknown;
-  id?: unknown;
-  name?: unknown;
-  input?: unknown;
-  text?: unknown;
-  thinking?: unknown;
-  signature?: unknown;
-  /** redacted_thinking's opaque payload. */
-  data?: unknown;
-}
-
-export interface WireBlockDelta {
-  type?: unknown;
-  text?: unknown;
-  partial_json?: unknown;
-  thinking?: unknown;
-  signature?: unknown;
-  stop_reason?: unknown;
-}
