@@ -5,6 +5,7 @@ import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { ModelError } from '../llm/model-provider';
 import { splitModelName } from '../llm/model-name';
+import { providerDefinition } from '../llm/providers';
 import type { CompactionWrite, MessageRow, NewSummary } from '../store/conversation-store.service';
 import { ConversationStore } from '../store/conversation-store.service';
 import { contentBytes, prunedStub, toolNames } from './conversation';
@@ -282,9 +283,9 @@ export function registryWindow(model: string): number | null {
   const { provider, model: own } = splitModelName(model);
   // The registry's name is the last segment of the provider's own (`meta-llama/llama-3` → `llama-3`).
   const name = own.slice(own.lastIndexOf('/') + 1);
-  const registryProvider = provider === 'openai-responses' ? 'openai' : provider;
+  const registryProvider = providerDefinition(provider)?.ids.contextWindow;
   const candidates = [
-    `${registryProvider}:${name}`,
+    ...(registryProvider ? [`${registryProvider}:${name}`] : []),
     name,
     name.replace(/-\d{8}$/, ''),
   ];

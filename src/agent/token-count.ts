@@ -3,6 +3,7 @@ import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base';
 import { modelToEncodingMap } from 'gpt-tokenizer/mapping';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ModelMessage, ModelToolDefinition } from '../llm/model-provider';
+import { providerDefinition } from '../llm/providers';
 
 /**
  * How a model's tokens are counted: `exact` with the tokenizer OpenAI publishes for its models
@@ -49,7 +50,7 @@ export function tokenizerFor(provider: string, model: string): Tokenizer {
     const cl100k = mapped === 'cl100k_base' || /^gpt-(3\.5|4)(-|$)/.test(name);
     return { kind: 'exact', encoding: cl100k ? 'cl100k_base' : 'o200k_base', factor: 1 };
   }
-  const claude = provider === 'anthropic' || name.startsWith('claude');
+  const claude = providerDefinition(provider)?.tokenizer === 'claude' || name.startsWith('claude');
   return { kind: 'estimate', encoding: 'o200k_base', factor: claude ? CLAUDE_FACTOR : OTHER_FACTOR };
 }
 

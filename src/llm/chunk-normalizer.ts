@@ -1,42 +1,53 @@
 import { jsonValueNestingExceeds, stringifyJson } from '../common/json-depth';
 import { makeJsonStorable } from '../common/storable-text';
-import type { ModelStreamEvent } from './model-provider';
+import type { ModelStreamEvent, Usage } from './model-provider';
 import { ModelStreamWriter, type ModelStreamWriterOptions } from './model-stream-writer';
-import type {
-  WireBlockDelta,
-  WireChoice,
-  WireChunk,
-  WireContentBlock,
-  WireDelta,
-  WireFunction,
-  WireToolCall,
-  WireUsage,
-} from './wire-chunk';
+import { readAnthropicEvent } from './providers/anthropic/anthropic-events';
+import type { StreamReading } from './stream-reading';
+import type { WireChoice, WireChunk, WireDelta, WireFunction, WireToolCall, WireUsage } from './wire-chunk';
+import { isObject, nonEmpty, responseIdOf } from './wire-values';
 
 /** All the writer's (recovery, reserved ids, limits): how a chunk is read never depends on them. */
 export type ChunkNormalizerOptions = ModelStreamWriterOptions;
 
 /**
  * Turns the JSON objects of one upstream stream, in order, into ModelStreamEvents. Speaks OpenAI
- * Chat Completions chunks in every dialect recorded in shared/fixtures/upstream, and Anthropic
- * Messages events. Reasoning never becomes text; tool calls are only complete in the finish event.
+ * Chat Completions chunks in every dialect recorded in shared/fixtures/upstream; Anthropic Messages
+ * events are read by the anthropic provider's dialect (providers/anthropic/anthropic-events.ts)
+ * through a StreamReading of this call. Reasoning never becomes text; tool calls are only complete in the finish event.
  * One instance per model call; `push` appends to a caller-owned array so the hot path allocates
  * nothing but the events themselves.
  *
- * This class knows the wire — which field of which dialect holds text, reasoning, a tool-call
+ * This class knows the Chat Completions wire — which field of which dialect holds text, reasoning, a tool-call
  * fragment, the finish reason, the usage — and keeps what the upstream said about its end. What
  * becomes of each piece (storable text, the call's limits, the finish's tool calls) is the
- * ModelStreamWriter's, so a new dialect is read here without touching the limits.
+ * ModelStreamWriter's, so a new dialect is read (in its provider's folder, through a
+ * StreamReading) without touching the limits.
  */
 export class ChunkNormalizer {
   private finishReason: string | null = null;
-  private promptTokens = 0;
-  private completionTokens = 0;
+  /** What the upstream reported; the cache and reasoning counts only where it reports them. */
+  private readonly usage: Usage = { promptTokens: 0, completionTokens: 0 };
   private responseId: string | undefined;
   private readonly writer: ModelStreamWriter;
+  /** What another dialect's reader (providers/<name>/) may do to this call. */
+  private readonly reading: StreamReading;
 
   constructor(options: ChunkNormalizerOptions = {}) {
     this.writer = new ModelStreamWriter(options);
+    this.reading = {
+      writer: this.writer,
+      usage: this.usage,
+      responseId: (value) => {
+        this.responseId ??= responseIdOf(value);
+      },
+      finishWith: (reason) => {
+        this.finishReason = reason;
+      },
+      finishIfUnset: () => {
+        this.finishReason ??= 'stop';
+      },
+    };
   }
 
   /** Whether the upstream said it was done (a finish_reason, an Anthropic stop_reason or message_stop). */
@@ -49,6 +60,14 @@ export class ChunkNormalizer {
     return this.writer.cut;
   }
 
+  /**
+   * Counts opaque state a provider reads outside these chunks (the Responses API's reasoning items)
+   * against the call's one bound for it: false when it does not fit — the call is then cut.
+   */
+  providerData(chars: number): boolean {
+    return this.writer.providerData(chars);
+  }
+
   push(chunk: unknown, out: ModelStreamEvent[]): void {
     if (typeof chunk !== 'object' || chunk === null || this.writer.cut) return;
     const c = chunk as WireChunk;
@@ -58,7 +77,8 @@ export class ChunkNormalizer {
       // Never choices[0] blindly: usage chunks and Azure's placeholder chunk have none.
       for (let i = 0; i < choices.length; i++) this.choice(choices[i], out);
     } else if (typeof c.type === 'string') {
-      this.anthropicEvent(c.type, c, out);
+      // Anthropic Messages events: the anthropic provider's, and a gateway's that passes them on.
+      readAnthropicEvent(c.type, c, this.reading, out);
       return;
     }
     // Cumulative on every chunk for some servers (vLLM), so the last one seen wins; Groq may only have x_groq.usage.
@@ -68,10 +88,7 @@ export class ChunkNormalizer {
 
   /** Ends the stream: flushes text held back (a lone high surrogate, recovery) and appends the finish event. */
   end(out: ModelStreamEvent[]): void {
-    this.writer.end(out, this.finishReason ?? 'stop', {
-      promptTokens: this.promptTokens,
-      completionTokens: this.completionTokens,
-    });
+    this.writer.end(out, this.finishReason ?? 'stop', { ...this.usage });
     const finish = out[out.length - 1];
     if (finish?.type === 'finish' && this.responseId !== undefined) finish.responseId = this.responseId;
   }
@@ -134,113 +151,22 @@ export class ChunkNormalizer {
     }
   }
 
-  private anthropicEvent(type: string, c: WireChunk, out: ModelStreamEvent[]): void {
-    switch (type) {
-      case 'message_start': {
-        const message = isObject(c.message) ? (c.message as { id?: unknown; usage?: unknown }) : undefined;
-        this.responseId ??= responseIdOf(message?.id);
-        if (isObject(message?.usage)) this.anthropicUsage(message.usage);
-        return;
-      }
-      case 'content_block_start': {
-        if (!isObject(c.content_block)) return;
-        const block = c.content_block as WireContentBlock;
-        if (block.type === 'tool_use') {
-          // `input` is `{}` when the arguments stream as input_json_delta; a gateway might put them all here instead.
-          const preset =
-            isObject(block.input) && hasKeys(block.input) ? stringifyJson(block.input) : undefined;
-          this.writer.toolCallStart(blockIndex(c), nonEmpty(block.id), nonEmpty(block.name), preset, out);
-        } else if (block.type === 'text') {
-          const text = nonEmpty(block.text);
-          if (text !== undefined) this.writer.text(text, out);
-        } else if (block.type === 'thinking') {
-          this.writer.providerData(length(block.signature));
-          const thinking = nonEmpty(block.thinking);
-          if (thinking !== undefined) this.writer.reasoning(thinking, out);
-        } else if (block.type === 'redacted_thinking') {
-          this.writer.providerData(length(block.data));
-        }
-        return;
-      }
-      case 'content_block_delta': {
-        if (!isObject(c.delta)) return;
-        const delta = c.delta as WireBlockDelta;
-        if (delta.type === 'text_delta') {
-          const text = nonEmpty(delta.text);
-          if (text !== undefined) this.writer.text(text, out);
-        } else if (delta.type === 'input_json_delta') {
-          if (typeof delta.partial_json !== 'string') return;
-          this.writer.toolCallArguments(blockIndex(c), delta.partial_json, out);
-        } else if (delta.type === 'thinking_delta') {
-          const thinking = nonEmpty(delta.thinking);
-          if (thinking !== undefined) this.writer.reasoning(thinking, out);
-        } else if (delta.type === 'signature_delta') {
-          this.writer.providerData(length(delta.signature));
-        }
-        return;
-      }
-      case 'message_delta': {
-        if (isObject(c.delta)) {
-          const reason = nonEmpty((c.delta as WireBlockDelta).stop_reason);
-          if (reason !== undefined) this.finishReason = reason;
-        }
-        if (isObject(c.usage)) this.anthropicUsage(c.usage);
-        return;
-      }
-      case 'message_stop':
-        // A clean end even if no stop_reason came.
-        this.finishReason ??= 'stop';
-        return;
-      default:
-        // ping, content_block_stop, and event types added after this was written.
-        return;
-    }
-  }
-
+  /** Chat Completions: cached prompt tokens and reasoning tokens ride in the `*_details` objects. */
   private openAiUsage(usage: WireUsage): void {
-    if (typeof usage.prompt_tokens === 'number') this.promptTokens = usage.prompt_tokens;
-    if (typeof usage.completion_tokens === 'number') this.completionTokens = usage.completion_tokens;
-  }
-
-  /** Input (with cached input) comes in message_start and may be repeated in message_delta; output is cumulative in message_delta. */
-  private anthropicUsage(usage: WireUsage): void {
-    if (typeof usage.input_tokens === 'number') {
-      this.promptTokens =
-        usage.input_tokens + count(usage.cache_creation_input_tokens) + count(usage.cache_read_input_tokens);
-    }
-    if (typeof usage.output_tokens === 'number') this.completionTokens = usage.output_tokens;
+    if (typeof usage.prompt_tokens === 'number') this.usage.promptTokens = usage.prompt_tokens;
+    if (typeof usage.completion_tokens === 'number') this.usage.completionTokens = usage.completion_tokens;
+    const cached = detail(usage.prompt_tokens_details, 'cached_tokens');
+    if (cached !== undefined) this.usage.cacheReadTokens = cached;
+    const reasoning = detail(usage.completion_tokens_details, 'reasoning_tokens');
+    if (reasoning !== undefined) this.usage.reasoningTokens = reasoning;
   }
 }
 
-function isObject(value: unknown): value is object {
-  return typeof value === 'object' && value !== null;
-}
-
-function nonEmpty(value: unknown): string | undefined {
-  return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
-/** A string field's length (what holding it costs); 0 for anything else. */
-function length(value: unknown): number {
-  return typeof value === 'string' ? value.length : 0;
-}
-
-/** The longest response id kept: real ones are ~30–60 characters; a hostile one is not held whole. */
-const RESPONSE_ID_MAX_CHARS = 256;
-
-/** An upstream's response id, when it is a string of a sane length. */
-function responseIdOf(value: unknown): string | undefined {
-  return typeof value === 'string' && value !== '' && value.length <= RESPONSE_ID_MAX_CHARS
-    ? value
-    : undefined;
-}
-
-function count(value: unknown): number {
-  return typeof value === 'number' ? value : 0;
-}
-
-function blockIndex(c: WireChunk): number {
-  return typeof c.index === 'number' ? c.index : -1;
+/** A count inside a usage `*_details` object, when the upstream sent one. */
+function detail(details: unknown, key: string): number | undefined {
+  if (!isObject(details)) return undefined;
+  const value = (details as Record<string, unknown>)[key];
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
 }
 
 /**
@@ -250,11 +176,6 @@ function blockIndex(c: WireChunk): number {
 function opaqueProviderData(value: unknown): Record<string, unknown> | undefined {
   if (!isObject(value) || Array.isArray(value) || jsonValueNestingExceeds(value)) return undefined;
   return makeJsonStorable(value as Record<string, unknown>);
-}
-
-function hasKeys(value: object): boolean {
-  for (const _key in value) return true;
-  return false;
 }
 
 function joinTexts(parts: unknown[]): string {

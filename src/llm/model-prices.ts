@@ -5,13 +5,7 @@ import type { AppConfig } from '../config/app-config';
 import type { ModelPrice } from '../config/team-config';
 import type { Usage } from './model-provider';
 import { splitModelName } from './model-name';
-
-/** genai-prices' provider ids of our providers (the Responses API is OpenAI's price list too). */
-const PRICE_PROVIDERS: Readonly<Record<string, string>> = {
-  openai: 'openai',
-  'openai-responses': 'openai',
-  anthropic: 'anthropic',
-};
+import { providerDefinition } from './providers';
 
 /**
  * The cost in USD of one model call. MODEL_PRICES first (exact `provider/model`), then the table of
@@ -39,8 +33,9 @@ export class ModelPrices {
     const override = this.overrides.get(providerModel);
     if (override) return exactUsd(priced(override, usage));
     const { provider, model } = splitModelName(providerModel);
-    const providerId = PRICE_PROVIDERS[provider];
-    if (providerId === undefined) return null;
+    // genai-prices' id of the provider, as its definition declares it.
+    const providerId = providerDefinition(provider)?.ids.prices;
+    if (providerId === undefined || providerId === null) return null;
     try {
       const price = calcPrice(
         {

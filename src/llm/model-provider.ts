@@ -137,26 +137,16 @@ export class ModelError extends Error {
   }
 }
 
-/** What a provider can do, so the loop and the docs need not guess. */
-export interface ModelCapabilities {
-  /** It asks models to reason when the request's `reasoning` is not off, and streams what they show. */
-  reasoning: boolean;
-  /** It sends the API's prompt-caching marks (reads show as `cacheReadTokens`). */
-  promptCaching: boolean;
-  /** Its answers carry ProviderData that must go back with them. */
-  providerData: boolean;
-}
-
 /**
  * A chat model that streams. Implementations turn their wire format into ModelStreamEvents, throw
  * ModelError for upstream failures, and stop promptly (throwing or returning) when `signal` aborts.
  * The idle timeout and the answer budget are not theirs: ModelProviders holds every provider's
  * stream to them (model-stream-guard.ts); a provider calls `alive` whenever the upstream sent
  * something (bytes that make no event yet, such as a usage chunk, still keep the call alive).
- * `request.model` is the provider's own name of the model.
+ * `request.model` is the provider's own name of the model. What the rest of the server asks of a
+ * provider (price and window ids, tokenizer, the inputs it accepts) is its ProviderDefinition's.
  */
 export interface ModelProvider {
-  readonly capabilities?: ModelCapabilities;
   stream(request: ModelRequest, signal: AbortSignal, alive?: () => void): AsyncIterable<ModelStreamEvent>;
 }
 

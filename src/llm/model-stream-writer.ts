@@ -74,10 +74,11 @@ export class ModelStreamWriter {
 
   /**
    * Opaque state the provider keeps to send back (a signature, redacted thinking): counted, never
-   * written. Past its limit the call is cut like reasoning (`length`, no tool calls).
+   * written. Past its limit the call is cut like reasoning (`length`, no tool calls): false, and the
+   * provider keeps none of that call's state.
    */
-  providerData(chars: number): void {
-    this.budget.providerData(chars);
+  providerData(chars: number): boolean {
+    return this.budget.providerData(chars);
   }
 
   /** One OpenAI-style fragment (see ToolCallAccumulator.delta); empty id and name come as undefined. */

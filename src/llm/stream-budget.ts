@@ -11,10 +11,12 @@ export const STREAM_LIMITS = {
   reasoningMaxChars: 4 * 1024 * 1024,
   /**
    * Opaque state of one model call that is stored and sent back on the next (Anthropic's thinking
-   * signatures and redacted_thinking data), in UTF-16 code units. Real ones are a few KB; crossing
-   * it cuts the call like reasoning does, and the provider keeps none of that state.
+   * signatures and redacted_thinking data, the Responses API's reasoning items as sent), in UTF-16
+   * code units — as much as its reasoning may hold, since that is what the state encodes. Real ones
+   * are a few KB to some hundred KB; crossing it cuts the call like reasoning does, and the provider
+   * keeps none of that state.
    */
-  providerDataMaxChars: 1024 * 1024,
+  providerDataMaxChars: 4 * 1024 * 1024,
 } as const;
 
 export interface StreamBudgetLimits {

@@ -7,23 +7,44 @@ const MAX_MESSAGE = 500;
 const TRANSIENT =
   /overload|rate.?limit|too many requests|capacity|unavailable|server_error|api_error|internal server error|try again|\b(?:429|5\d\d)\b/i;
 
+/** What an official SDK's API error carries (openai's and Anthropic's are generated alike). */
+interface SdkApiError extends Error {
+  readonly status: number | undefined;
+  /** The answer's JSON body (Anthropic: the whole body; openai: its `error` object). */
+  readonly error: unknown;
+  readonly type?: unknown;
+  readonly code?: unknown;
+}
+
+type ErrorClass<T extends Error> = abstract new (...args: never[]) => T;
+
+/** An official SDK's error classes, for the one mapper to tell its errors apart. */
+export interface SdkErrorClasses {
+  APIError: ErrorClass<SdkApiError>;
+  APIConnectionError: ErrorClass<Error>;
+  APIConnectionTimeoutError: ErrorClass<Error>;
+}
+
+const OPENAI_ERRORS: SdkErrorClasses = { APIError, APIConnectionError, APIConnectionTimeoutError };
+
 /**
- * Maps whatever the SDK (or the body stream under it) threw into a ModelError with a stable code.
- * Aborts are the caller's business and must be recognised before calling this.
+ * Maps whatever an SDK (or the body stream under it) threw into a ModelError with a stable code —
+ * the one mapper of every provider: `sdk` names the SDK's error classes (the openai SDK's unless
+ * given). Aborts are the caller's business and must be recognised before calling this.
  */
-export function mapUpstreamError(error: unknown): ModelError {
+export function mapUpstreamError(error: unknown, sdk: SdkErrorClasses = OPENAI_ERRORS): ModelError {
   if (error instanceof ModelError) return error;
-  if (error instanceof APIConnectionTimeoutError) {
+  if (error instanceof sdk.APIConnectionTimeoutError) {
     return new ModelError('UPSTREAM_TIMEOUT', 'the model upstream timed out', true);
   }
-  if (error instanceof APIConnectionError) {
+  if (error instanceof sdk.APIConnectionError) {
     return new ModelError(
       'UPSTREAM_CONNECTION',
       `could not reach the model upstream: ${describe(error)}`,
       true,
     );
   }
-  if (error instanceof APIError) return fromApiError(error as APIError<number | undefined>);
+  if (error instanceof sdk.APIError) return fromApiError(error);
   if (error instanceof SyntaxError) {
     return new ModelError(
       'UPSTREAM_MALFORMED',
@@ -39,13 +60,16 @@ export function mapUpstreamError(error: unknown): ModelError {
   );
 }
 
-function fromApiError(error: APIError): ModelError {
-  return modelErrorFor(
-    error.status,
-    error.message,
-    `${String(error.type)} ${String(error.code)}`,
-    error.code,
-  );
+/**
+ * By its status; an error sent inside a 200 stream has none, and is judged by its kind: the SDK's
+ * `type` and `code`, and the body's `error.type` (Anthropic's `event: error`: overloaded_error,
+ * api_error…).
+ */
+function fromApiError(error: SdkApiError): ModelError {
+  const body = error.error as { error?: { type?: unknown } } | undefined;
+  const bodyType = typeof body === 'object' && body !== null ? body.error?.type : undefined;
+  const kind = [error.type, error.code, bodyType].filter((k) => typeof k === 'string').join(' ');
+  return modelErrorFor(error.status, error.message, kind, error.code);
 }
 
 /**

@@ -46,29 +46,12 @@ export interface WireFunction {
 export interface WireUsage {
   prompt_tokens?: unknown;
   completion_tokens?: unknown;
+  /** Chat Completions: `{ cached_tokens }`. */
+  prompt_tokens_details?: unknown;
+  /** Chat Completions: `{ reasoning_tokens }`. */
+  completion_tokens_details?: unknown;
   input_tokens?: unknown;
   output_tokens?: unknown;
   cache_creation_input_tokens?: unknown;
   cache_read_input_tokens?: unknown;
-}
-
-export interface WireContentBlock {
-  type?: unknown;
-  id?: unknown;
-  name?: unknown;
-  input?: unknown;
-  text?: unknown;
-  thinking?: unknown;
-  signature?: unknown;
-  /** redacted_thinking's opaque payload. */
-  data?: unknown;
-}
-
-export interface WireBlockDelta {
-  type?: unknown;
-  text?: unknown;
-  partial_json?: unknown;
-  thinking?: unknown;
-  signature?: unknown;
-  stop_reason?: unknown;
 }

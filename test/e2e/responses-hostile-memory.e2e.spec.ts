@@ -25,7 +25,7 @@ if (!onLinux) console.warn('responses-hostile-memory: skipped, reading RSS needs
  * The production build (`node dist/main.js`) on `openai-responses/…` against a Responses API that
  * streams hostile bodies: one SSE line of 96 MiB without a line break, then six reasoning items of
  * 8 MiB `encrypted_content` each. Both are refused at their bounds (the line at SSE_EVENT_MAX_CHARS,
- * the items at REASONING_ITEM_LIMITS), the server's resident memory stays bounded, and the next
+ * the items at STREAM_LIMITS.providerDataMaxChars), the server's resident memory stays bounded, and the next
  * request carries none of what was refused.
  */
 (onLinux ? describe : describe.skip)('a hostile Responses API against the production server (e2e)', () => {

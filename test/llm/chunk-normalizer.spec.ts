@@ -327,7 +327,7 @@ describe('ChunkNormalizer, Anthropic Messages events', () => {
     expect(r.finish).toEqual({
       type: 'finish',
       finishReason: 'tool_use',
-      usage: { promptTokens: 400, completionTokens: 65 },
+      usage: { promptTokens: 400, completionTokens: 65, cacheReadTokens: 20, cacheWriteTokens: 3 },
       toolCalls: [{ id: 'toolu_1', name: 'get_weather', arguments: '{"location": "Paris"}' }],
       responseId: 'msg_1',
     });

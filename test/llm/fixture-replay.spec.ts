@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { OpenAiProvider } from '../../src/llm/providers/openai/openai.provider';
-import type { ModelToolCall } from '../../src/llm/model-provider';
+import type { ModelToolCall, Usage } from '../../src/llm/model-provider';
 import { DEFAULT_FIXTURES_DIR, FakeUpstream, fixture } from '../support/fake-upstream';
 import { collect, type Collected, llmConfig, neverAborted, userRequest, WEATHER_TOOL } from './llm-harness';
 
@@ -12,7 +12,7 @@ interface Expected {
   text: string;
   toolCalls: Array<Omit<ModelToolCall, 'id'> & { id: string | RegExp }>;
   finishReason: string;
-  usage: { promptTokens: number; completionTokens: number };
+  usage: Usage;
   reasoning?: RegExp;
   also?: (result: Collected) => void;
 }
@@ -26,7 +26,7 @@ const EXPECTED: Record<string, Expected> = {
       { id: 'call_eee11723464a4b9eb8cee71d', name: 'weather', arguments: '{"location": "San Francisco"}' },
     ],
     finishReason: 'tool_calls',
-    usage: { promptTokens: 295, completionTokens: 22 },
+    usage: { promptTokens: 295, completionTokens: 22, cacheReadTokens: 0 },
   },
   'anthropic-openai-compat-tool-call-index-starts-at-1.sse': {
     text: 'Reading it.',
@@ -40,13 +40,13 @@ const EXPECTED: Record<string, Expected> = {
       { id: 'toolu_01NRLabsLyVHZPKxbKvkfSMn', name: 'get_weather', arguments: '{"location": "Paris"}' },
     ],
     finishReason: 'tool_use',
-    usage: { promptTokens: 377, completionTokens: 65 },
+    usage: { promptTokens: 377, completionTokens: 65, cacheReadTokens: 0, cacheWriteTokens: 0 },
   },
   'anthropic-sonnet45-text-then-tool-use-no-args.sse': {
     text: "I'll update the issue list for you.",
     toolCalls: [{ id: 'toolu_01QE1WLsSVp5hy5Q3GmGTmjP', name: 'updateIssueList', arguments: '' }],
     finishReason: 'tool_use',
-    usage: { promptTokens: 565, completionTokens: 48 },
+    usage: { promptTokens: 565, completionTokens: 48, cacheReadTokens: 0, cacheWriteTokens: 0 },
   },
   'anthropic-sonnet45-tool-use-escaped-json.sse': {
     text: '',
@@ -59,7 +59,7 @@ const EXPECTED: Record<string, Expected> = {
       },
     ],
     finishReason: 'tool_use',
-    usage: { promptTokens: 912, completionTokens: 118 },
+    usage: { promptTokens: 912, completionTokens: 118, cacheReadTokens: 0, cacheWriteTokens: 0 },
     also: ({ toolCalls }) => {
       const args = JSON.parse(toolCalls[0].arguments) as { tasks: Array<{ description: string }> };
       expect(args.tasks[0].description).toContain('question: "What should I do next after this run?".');
@@ -69,7 +69,7 @@ const EXPECTED: Record<string, Expected> = {
     text: 'Capital of Denmark.',
     toolCalls: [],
     finishReason: 'stop',
-    usage: { promptTokens: 15, completionTokens: 78 },
+    usage: { promptTokens: 15, completionTokens: 78, cacheReadTokens: 0, reasoningTokens: 64 },
   },
   'deepseek-reasoner-reasoning-then-tool-call.sse': {
     text: '',
@@ -77,7 +77,7 @@ const EXPECTED: Record<string, Expected> = {
       { id: 'call_00_ioIn7yN9p1ZOMNpDLwd4MgAF', name: 'weather', arguments: '{"location": "San Francisco"}' },
     ],
     finishReason: 'tool_calls',
-    usage: { promptTokens: 339, completionTokens: 83 },
+    usage: { promptTokens: 339, completionTokens: 83, cacheReadTokens: 320, reasoningTokens: 39 },
     reasoning: /^The user is asking for the weather in San Francisco\. I need to use the weather tool/,
   },
   'gemini-openai-compat-tool-call-no-index-empty-id.sse': {
@@ -112,7 +112,7 @@ const EXPECTED: Record<string, Expected> = {
       },
     ],
     finishReason: 'tool_calls',
-    usage: { promptTokens: 171, completionTokens: 14 },
+    usage: { promptTokens: 171, completionTokens: 14, cacheReadTokens: 128 },
   },
   'mistral-small-tool-call-no-index.sse': {
     text: '',
@@ -133,13 +133,13 @@ const EXPECTED: Record<string, Expected> = {
     text: 'PRE_TOOL',
     toolCalls: [{ id: 'call_NZa7xqfefoaMI2YYHowVXVlU', name: 'weather', arguments: '{}' }],
     finishReason: 'tool_calls',
-    usage: { promptTokens: 58, completionTokens: 12 },
+    usage: { promptTokens: 58, completionTokens: 12, cacheReadTokens: 0, reasoningTokens: 0 },
   },
   'openai-gpt4o-finish-length.sse': {
     text: '{"',
     toolCalls: [],
     finishReason: 'length',
-    usage: { promptTokens: 79, completionTokens: 1 },
+    usage: { promptTokens: 79, completionTokens: 1, reasoningTokens: 0 },
   },
   'openai-gpt4o-parallel-tool-calls.sse': {
     text: '',
@@ -156,7 +156,7 @@ const EXPECTED: Record<string, Expected> = {
       },
     ],
     finishReason: 'tool_calls',
-    usage: { promptTokens: 149, completionTokens: 60 },
+    usage: { promptTokens: 149, completionTokens: 60, reasoningTokens: 0 },
   },
   'openai-gpt4o-single-tool-call.sse': {
     text: '',
@@ -168,13 +168,13 @@ const EXPECTED: Record<string, Expected> = {
       },
     ],
     finishReason: 'tool_calls',
-    usage: { promptTokens: 76, completionTokens: 24 },
+    usage: { promptTokens: 76, completionTokens: 24, reasoningTokens: 0 },
   },
   'openai-gpt4o-text.sse': {
     text: "I'm unable to provide real-time weather updates. To get the current weather in San Francisco, I recommend checking a reliable weather website or a weather app.",
     toolCalls: [],
     finishReason: 'stop',
-    usage: { promptTokens: 14, completionTokens: 30 },
+    usage: { promptTokens: 14, completionTokens: 30, reasoningTokens: 0 },
   },
   'vllm-llama31-tool-call-continuous-usage.sse': {
     text: '',

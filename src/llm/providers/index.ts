@@ -14,3 +14,10 @@ export const PROVIDERS: readonly ProviderDefinition[] = [
   OPENAI_RESPONSES_PROVIDER,
   ANTHROPIC_PROVIDER,
 ];
+
+const BY_NAME: ReadonlyMap<string, ProviderDefinition> = new Map(PROVIDERS.map((p) => [p.name, p]));
+
+/** The definition of the provider named `name` (splitModelName's `provider`), if there is one. */
+export function providerDefinition(name: string): ProviderDefinition | undefined {
+  return BY_NAME.get(name);
+}

@@ -6,15 +6,13 @@ import { joinDeltas } from '../../join-deltas';
 import { SseParser } from '../../sse-parser';
 import {
   ModelError,
-  type ModelCapabilities,
   type ModelProvider,
   type ModelRequest,
   type ModelStreamEvent,
-  type Usage,
 } from '../../model-provider';
 import { toolCallIdsIn } from '../openai/openai-request.mapper';
 import { abortReason } from '../../upstream-call';
-import { modelErrorFor } from '../../upstream-error.mapper';
+import { mapUpstreamError, modelErrorFor, type SdkErrorClasses } from '../../upstream-error.mapper';
 import { ANTHROPIC, toMessageParams } from './anthropic-request.mapper';
 import { sdkClientOptions } from '../sdk-options';
 
@@ -61,7 +59,6 @@ type ThinkingBlock =
  * as ProviderData. Each SSE event is capped by the SseParser (SSE_EVENT_MAX_CHARS).
  */
 export class AnthropicProvider implements ModelProvider {
-  readonly capabilities: ModelCapabilities = { reasoning: true, promptCaching: true, providerData: true };
   private readonly client: Anthropic;
   private readonly maxOutputTokens: number;
 
@@ -84,12 +81,9 @@ export class AnthropicProvider implements ModelProvider {
     const params = toMessageParams(request, request.maxOutputTokens ?? this.maxOutputTokens);
     const normalizer = new ChunkNormalizer({ reservedToolCallIds: toolCallIdsIn(request.messages) });
     const thinking = new Map<number, ThinkingBlock>();
-    const usage = { cacheRead: 0, cacheWrite: 0 };
     const out: ModelStreamEvent[] = [];
     const parser = new SseParser((data, name) => {
       const event = parseEvent(data, name);
-      if (event.type === 'message_start') cacheUsage(event.message.usage, usage);
-      else if (event.type === 'message_delta') cacheUsage(event.usage, usage);
       // The normalizer counts the thinking blocks' signatures and data against the call's bound
       // first: the event that crosses it is not kept, nor anything after it (the request is closed).
       normalizer.push(event, out);
@@ -149,7 +143,6 @@ export class AnthropicProvider implements ModelProvider {
         yield {
           ...event,
           finishReason: finishReason(event.finishReason, event.toolCalls.length),
-          usage: withCache(event.usage, usage),
           ...(blocks.length > 0 ? { providerData: { provider: ANTHROPIC, items: blocks } } : {}),
         };
       }
@@ -208,51 +201,10 @@ function keepThinking(event: RawMessageStreamEvent, blocks: Map<number, Thinking
   }
 }
 
-function cacheUsage(
-  reported: { cache_read_input_tokens?: number | null; cache_creation_input_tokens?: number | null } | null,
-  usage: { cacheRead: number; cacheWrite: number },
-): void {
-  if (reported === null) return;
-  if (typeof reported.cache_read_input_tokens === 'number')
-    usage.cacheRead = reported.cache_read_input_tokens;
-  if (typeof reported.cache_creation_input_tokens === 'number')
-    usage.cacheWrite = reported.cache_creation_input_tokens;
-}
-
-function withCache(base: Usage, cache: { cacheRead: number; cacheWrite: number }): Usage {
-  return { ...base, cacheReadTokens: cache.cacheRead, cacheWriteTokens: cache.cacheWrite };
-}
+const ANTHROPIC_ERRORS: SdkErrorClasses = { APIError, APIConnectionError, APIConnectionTimeoutError };
 
 /** The caller's abort as it is; anything else the SDK threw as a ModelError of the shared codes. */
 function failure(error: unknown, signal: AbortSignal): unknown {
   if (signal.aborted) return abortReason(signal);
-  if (error instanceof ModelError) return error;
-  if (error instanceof APIConnectionTimeoutError) {
-    return new ModelError('UPSTREAM_TIMEOUT', 'the model upstream timed out', true);
-  }
-  if (error instanceof APIConnectionError) {
-    return new ModelError(
-      'UPSTREAM_CONNECTION',
-      `could not reach the model upstream: ${error.message}`,
-      true,
-    );
-  }
-  if (error instanceof APIError) {
-    // An `event: error` inside the stream has no status: overloaded_error, api_error… by its type.
-    const body = error.error as { error?: { type?: unknown } } | undefined;
-    const kind = typeof body?.error?.type === 'string' ? body.error.type : '';
-    return modelErrorFor(error.status as number | undefined, error.message, kind);
-  }
-  if (error instanceof SyntaxError) {
-    return new ModelError(
-      'UPSTREAM_MALFORMED',
-      `the model upstream sent a malformed stream: ${error.message}`,
-      false,
-    );
-  }
-  return new ModelError(
-    'UPSTREAM_CONNECTION',
-    `the model upstream connection failed: ${error instanceof Error ? error.message : String(error)}`,
-    true,
-  );
+  return mapUpstreamError(error, ANTHROPIC_ERRORS);
 }

@@ -6,6 +6,10 @@ import { OpenAiResponsesProvider } from './openai-responses.provider';
 export const OPENAI_RESPONSES_PROVIDER: ProviderDefinition = {
   name: 'openai-responses',
   variables: { configuredBy: null, secrets: ['OPENAI_API_KEY', 'OPENAI_BASE_URL'] },
+  // OpenAI's price list and models.
+  ids: { prices: 'openai', contextWindow: 'openai' },
+  tokenizer: 'by-model-name',
+  accepts: { images: true, documents: true, structuredOutput: true },
   baseUrl: (config) => config.llm.baseUrl ?? OPENAI_BASE_URL,
   create: (config) => new OpenAiResponsesProvider(config),
 };

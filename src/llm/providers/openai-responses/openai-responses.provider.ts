@@ -5,7 +5,6 @@ import { ChunkNormalizer } from '../../chunk-normalizer';
 import { joinDeltas } from '../../join-deltas';
 import {
   ModelError,
-  type ModelCapabilities,
   type ModelProvider,
   type ModelRequest,
   type ModelStreamEvent,
@@ -39,10 +38,9 @@ interface Ending {
  * events are fed to the shared ChunkNormalizer as the Chat Completions deltas they amount to (text,
  * function-call arguments by output index, reasoning summaries as reasoning), so limits, storable
  * text and tool calls work as for every provider; the encrypted reasoning items come back as
- * ProviderData, within REASONING_ITEM_LIMITS.
+ * ProviderData, counted against the call's one bound on opaque state (STREAM_LIMITS.providerDataMaxChars).
  */
 export class OpenAiResponsesProvider implements ModelProvider {
-  readonly capabilities: ModelCapabilities = { reasoning: true, promptCaching: true, providerData: true };
   private readonly client: OpenAI;
   private readonly maxOutputTokens: number;
 
@@ -73,7 +71,7 @@ export class OpenAiResponsesProvider implements ModelProvider {
     let headers: Headers | undefined;
     const parser = new SseParser((data) => {
       ending = this.take(parseEvent(data, headers), data.length, normalizer, reasoning, out);
-      return ending !== undefined || normalizer.cut || reasoning.cut;
+      return ending !== undefined || normalizer.cut;
     });
     const call = new UpstreamCall(signal);
     let atEnd = false;
@@ -117,19 +115,21 @@ export class OpenAiResponsesProvider implements ModelProvider {
       }
       if (ending !== undefined && !atEnd) atEnd = await bodyEnd(chunks, BODY_END_AFTER_DONE_MS);
       call.throwIfStopped();
-      const cut = normalizer.cut || reasoning.cut;
+      const cut = normalizer.cut;
       if (ending === undefined && !cut) {
         throw new ModelError('UPSTREAM_CONNECTION', 'upstream closed the stream before finishing', true);
       }
-      // The normalizer's finish carries the tool calls; the reason and usage are the response's.
-      const finishReason = reasoning.cut ? 'length' : ending?.finishReason;
+      // The normalizer's finish carries the tool calls (none when cut) and `length` when cut; the
+      // reason and usage are otherwise the response's.
+      const finishReason = ending?.finishReason;
       if (finishReason !== undefined)
         normalizer.push({ choices: [{ delta: {}, finish_reason: finishReason }] }, out);
       normalizer.end(out);
       // Cut (or a body held open after the response ended): close the request before the step goes on.
       if (!atEnd) call.close(true);
       joinDeltas(out);
-      const items = reasoning.list();
+      // A cut call keeps no provider state: an item past the bound was never kept, nor are those before it.
+      const items = cut ? [] : reasoning.list();
       for (const event of out) {
         if (event.type !== 'finish') {
           yield event;
@@ -138,8 +138,6 @@ export class OpenAiResponsesProvider implements ModelProvider {
         yield {
           ...event,
           usage: ending ? usageOf(ending.usage) : event.usage,
-          // An answer cut for its reasoning items is a cut answer: its calls cannot be trusted whole.
-          ...(reasoning.cut ? { toolCalls: [] } : {}),
           ...(ending ? { responseId: ending.responseId } : {}),
           ...(items.length > 0 ? { providerData: { provider: OPENAI_RESPONSES, items } } : {}),
         };
@@ -176,7 +174,9 @@ export class OpenAiResponsesProvider implements ModelProvider {
       delta({ tool_calls: [{ index: event.output_index, function: { arguments: event.delta } }] });
     } else if (type === 'response.output_item.done') {
       // Kept whole, encrypted content and all, to go back unchanged with the next request.
-      if (event.item?.type === 'reasoning') reasoning.keep(event.output_index, event.item, chars);
+      if (event.item?.type === 'reasoning' && normalizer.providerData(chars)) {
+        reasoning.keep(event.output_index, event.item);
+      }
     } else if (type === 'response.completed') {
       const output: unknown = event.response?.output;
       const calls = Array.isArray(output) && output.some((item) => isFunctionCall(item));

@@ -3,7 +3,6 @@ import type { AppConfig } from '../../../config/app-config';
 import { ChunkNormalizer } from '../../chunk-normalizer';
 import {
   ModelError,
-  type ModelCapabilities,
   type ModelProvider,
   type ModelRequest,
   type ModelStreamEvent,
@@ -37,7 +36,6 @@ function noop(): void {}
  * ModelProviders for every provider (model-stream-guard.ts).
  */
 export class OpenAiProvider implements ModelProvider {
-  readonly capabilities: ModelCapabilities = { reasoning: true, promptCaching: false, providerData: false };
   private readonly client: OpenAI;
   private readonly recoverToolCallsFromText: boolean;
   private readonly maxOutputTokens: number;
