@@ -4,7 +4,7 @@ import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import { serializeEvent, type SerializedEvent } from '../events/run-events';
-import { RunOrchestrator } from '../agent/run-orchestrator.service';
+import { ModelProviders } from '../llm/model-providers';
 import { ToolRegistry } from '../tools/tool-registry.service';
 import { Toolset } from '../tools/toolset';
 import type { RunStart } from '../store/run-start-store.service';
@@ -30,7 +30,7 @@ export interface StartPlan {
 export class StartPlans {
   constructor(
     private readonly sessions: SessionsService,
-    private readonly orchestrator: RunOrchestrator,
+    private readonly models: ModelProviders,
     private readonly registry: ToolRegistry,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -75,7 +75,7 @@ export class StartPlans {
         prompt: { id: randomUUID(), content: 'prompt' in input ? input.prompt : '' },
       };
     }
-    const model = session.model ?? this.orchestrator.defaultModel;
+    const model = session.model ?? this.models.defaultModel;
     const firstEvent = serializeEvent(runId, 1, { type: 'run_started', sessionId: session.id, model });
     return {
       session,

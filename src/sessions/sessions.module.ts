@@ -2,11 +2,13 @@ import { Module } from '@nestjs/common';
 import { LlmModule } from '../llm/llm.module';
 import { StoreModule } from '../store/store.module';
 import { ToolsModule } from '../tools/tools.module';
+import { SessionsController } from './sessions.controller';
 import { SessionsService } from './sessions.service';
 
 /** Sessions: their options, their messages and the files their tool calls changed. */
 @Module({
   imports: [StoreModule, ToolsModule, LlmModule],
+  controllers: [SessionsController],
   providers: [SessionsService],
   exports: [SessionsService],
 })

@@ -7,7 +7,7 @@ import { WaitingRunTurns } from '../waiting-run-turns.service';
 import { SessionsService, type SessionOptions } from '../../sessions/sessions.service';
 import { RunStore } from '../../store/run-store.service';
 import { ProjectedRunStream, type Projector } from '../projected-run.service';
-import { EventStreamService } from '../../chat/sse/event-stream.service';
+import { EventStreamService } from '../../sse/event-stream.service';
 import { ConversationStore } from '../../store/conversation-store.service';
 import { readLastMessage } from './ui-message-input';
 import { storedUiMessages, type LoopwrightUiMessage } from './stored-ui-messages';

@@ -2,9 +2,9 @@ import { Injectable, UnauthorizedException } from '@nestjs/common';
 import { streamTokenExpiry } from '../auth/stream-tokens';
 import type { FastifyReply } from 'fastify';
 import { RunEventHub } from '../events/run-event-hub.service';
-import { RunService } from '../runs/run.service';
-import type { StartRun } from '../runs/run-starts.service';
-import { EventStreamService } from './sse/event-stream.service';
+import { RunService } from './run.service';
+import type { StartRun } from './run-starts.service';
+import { EventStreamService } from '../sse/event-stream.service';
 
 /** Starting a run and following one, each as an event stream on the reply. */
 @Injectable()

@@ -2,11 +2,11 @@ import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { once } from 'node:events';
-import { APP_CONFIG } from '../../config/config.module';
-import type { AppConfig } from '../../config/app-config';
-import { DomainError, ErrorCode } from '../../common/domain-error';
-import { MetricsService } from '../../metrics/metrics.service';
-import type { EventRecord } from '../../store/run-store.service';
+import { APP_CONFIG } from '../config/config.module';
+import type { AppConfig } from '../config/app-config';
+import { DomainError, ErrorCode } from '../common/domain-error';
+import { MetricsService } from '../metrics/metrics.service';
+import type { EventRecord } from '../store/run-store.service';
 
 /**
  * Why a stream's own signal aborts when it ends: one shared reason, because `abort()` without one

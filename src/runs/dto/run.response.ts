@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import type { RunStatus } from '../../persistence/entities/run.entity';
-import { ApiModelArguments } from './session.response';
+import { ApiModelArguments } from '../../sessions/dto/session.response';
 
 export class UsageResponse {
   @ApiProperty()
