@@ -7,13 +7,13 @@ import { ApiEventStream } from '../sse/api-event-stream.decorator';
 import { CreateChatDto } from './dto/create-chat.dto';
 import { CreateMessageDto } from './dto/create-message.dto';
 import { idempotencyKey, resumePoint } from '../http/request-headers';
-import { RunStreamsService } from './run-streams.service';
+import { RunStreams } from './run-streams.service';
 import { SessionIdPipe } from '../http/uuid-or-404.pipe';
 
 @ApiTags('chat')
 @Controller('v1')
 export class ChatController {
-  constructor(private readonly streams: RunStreamsService) {}
+  constructor(private readonly streams: RunStreams) {}
 
   @Post('chat')
   @ApiOperation({

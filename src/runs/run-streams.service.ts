@@ -4,15 +4,15 @@ import type { FastifyReply } from 'fastify';
 import { RunEventHub } from '../events/run-event-hub.service';
 import { RunService } from './run.service';
 import type { StartRun } from './run-starts.service';
-import { EventStreamService } from '../sse/event-stream.service';
+import { EventStreams } from '../sse/event-streams.service';
 
 /** Starting a run and following one, each as an event stream on the reply. */
 @Injectable()
-export class RunStreamsService {
+export class RunStreams {
   constructor(
     private readonly runs: RunService,
     private readonly hub: RunEventHub,
-    private readonly streams: EventStreamService,
+    private readonly streams: EventStreams,
   ) {}
 
   /**

@@ -21,7 +21,7 @@ import { RunEventsQuery } from './dto/run-events.query';
 import { ToolResultDto } from './dto/tool-result.dto';
 import { runView } from './run.presenter';
 import { resumePoint } from '../http/request-headers';
-import { RunStreamsService } from './run-streams.service';
+import { RunStreams } from './run-streams.service';
 import { RunIdPipe } from '../http/uuid-or-404.pipe';
 
 @ApiTags('runs')
@@ -30,7 +30,7 @@ export class RunsController {
   constructor(
     private readonly runs: RunService,
     private readonly decisions: ToolCallDecisions,
-    private readonly streams: RunStreamsService,
+    private readonly streams: RunStreams,
     private readonly tokens: StreamTokens,
   ) {}
 

@@ -16,7 +16,7 @@ import { ResumedRuns } from './resumed-runs.service';
 import { RunLeases } from './run-leases.service';
 import { RunService } from './run.service';
 import { RunsController } from './runs.controller';
-import { RunStreamsService } from './run-streams.service';
+import { RunStreams } from './run-streams.service';
 import { RunStarts } from './run-starts.service';
 import { StartLimits } from './start-limits.service';
 import { StartPlans } from './start-plans.service';
@@ -45,7 +45,7 @@ import { ToolCallDecisions } from './tool-call-decisions.service';
     LostRuns,
     RunSupervisor,
     SessionCompactions,
-    RunStreamsService,
+    RunStreams,
     {
       provide: StreamTokens,
       inject: [APP_CONFIG],

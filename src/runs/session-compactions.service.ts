@@ -6,7 +6,7 @@ import { DomainError, ErrorCode } from '../common/domain-error';
 import { ModelError } from '../llm/model-provider';
 import { ModelProviders } from '../llm/model-providers';
 import { RunTracing } from '../observability/run-tracing';
-import { SessionsService } from '../sessions/sessions.service';
+import { Sessions } from '../sessions/sessions.service';
 import type { SessionRow } from '../store/session-store.service';
 import {
   ConversationStore,
@@ -28,7 +28,7 @@ import { RunStore } from '../store/run-store.service';
 @Injectable()
 export class SessionCompactions {
   constructor(
-    private readonly sessions: SessionsService,
+    private readonly sessions: Sessions,
     private readonly conversation: ConversationStore,
     private readonly store: RunStore,
     private readonly window: ContextWindow,

@@ -9,7 +9,7 @@ import { ToolRegistry } from '../tools/tool-registry.service';
 import { Toolset } from '../tools/toolset';
 import type { RunStart } from '../store/run-start-store.service';
 import type { NewSession, SessionRow } from '../store/session-store.service';
-import { SessionsService } from '../sessions/sessions.service';
+import { Sessions } from '../sessions/sessions.service';
 import type { StartRun } from './run-starts.service';
 
 /** A start decided: what it writes, and the session it writes to (or creates). */
@@ -29,7 +29,7 @@ export interface StartPlan {
 @Injectable()
 export class StartPlans {
   constructor(
-    private readonly sessions: SessionsService,
+    private readonly sessions: Sessions,
     private readonly models: ModelProviders,
     private readonly registry: ToolRegistry,
     @Inject(APP_CONFIG) private readonly config: AppConfig,

@@ -8,7 +8,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { ApiErrors } from '../http/api-errors.decorator';
-import { SessionsService } from './sessions.service';
+import { Sessions } from './sessions.service';
 import { Owner } from '../auth/owner.decorator';
 import { ListSessionsQuery } from './dto/list-sessions.query';
 import { SessionOptionsDto } from './dto/session-options.dto';
@@ -25,7 +25,7 @@ import { SessionIdPipe } from '../http/uuid-or-404.pipe';
 @ApiTags('sessions')
 @Controller('v1/sessions')
 export class SessionsController {
-  constructor(private readonly sessions: SessionsService) {}
+  constructor(private readonly sessions: Sessions) {}
 
   @Post()
   @ApiOperation({ summary: 'Create a session' })

@@ -3,13 +3,13 @@ import { LlmModule } from '../llm/llm.module';
 import { StoreModule } from '../store/store.module';
 import { ToolsModule } from '../tools/tools.module';
 import { SessionsController } from './sessions.controller';
-import { SessionsService } from './sessions.service';
+import { Sessions } from './sessions.service';
 
 /** Sessions: their options, their messages and the files their tool calls changed. */
 @Module({
   imports: [StoreModule, ToolsModule, LlmModule],
   controllers: [SessionsController],
-  providers: [SessionsService],
-  exports: [SessionsService],
+  providers: [Sessions],
+  exports: [Sessions],
 })
 export class SessionsModule {}

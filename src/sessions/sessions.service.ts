@@ -38,7 +38,7 @@ export interface SessionPage {
 
 /** Sessions: their options checked against this server, created, listed, read and deleted per owner. */
 @Injectable()
-export class SessionsService {
+export class Sessions {
   constructor(
     private readonly sessions: SessionStore,
     private readonly runs: RunStore,

@@ -1,9 +1,9 @@
 import { Module } from '@nestjs/common';
-import { EventStreamService } from './event-stream.service';
+import { EventStreams } from './event-streams.service';
 
 /** The SSE writer every event-stream endpoint answers through (runs' and the frontends'). */
 @Module({
-  providers: [EventStreamService],
-  exports: [EventStreamService],
+  providers: [EventStreams],
+  exports: [EventStreams],
 })
 export class SseModule {}

@@ -20,7 +20,8 @@ export class UsageResponse {
 
   @ApiProperty({
     required: false,
-    description: 'Present (true) when some of it was estimated (a model call the provider did not report in full)',
+    description:
+      'Present (true) when some of it was estimated (a model call the provider did not report in full)',
   })
   estimated?: boolean;
 

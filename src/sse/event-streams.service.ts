@@ -25,7 +25,7 @@ interface OpenStream {
  * at its own pace instead of being buffered in memory).
  */
 @Injectable()
-export class EventStreamService implements OnModuleDestroy {
+export class EventStreams implements OnModuleDestroy {
   private readonly open = new Set<OpenStream>();
   private readonly pinger: NodeJS.Timeout;
 
