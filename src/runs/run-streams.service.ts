@@ -3,7 +3,7 @@ import { streamTokenExpiry } from '../auth/stream-tokens';
 import type { FastifyReply } from 'fastify';
 import { RunEventHub } from '../events/run-event-hub.service';
 import { RunService } from './run.service';
-import type { StartRun } from './run-starts.service';
+import type { StartRun } from './start-run';
 import { EventStreams } from '../sse/event-streams.service';
 
 /** Starting a run and following one, each as an event stream on the reply. */

@@ -10,7 +10,7 @@ import { Toolset } from '../tools/toolset';
 import type { RunStart } from '../store/run-start-store.service';
 import type { NewSession, SessionRow } from '../store/session-store.service';
 import { Sessions } from '../sessions/sessions.service';
-import type { StartRun } from './run-starts.service';
+import type { StartRun } from './start-run';
 
 /** A start decided: what it writes, and the session it writes to (or creates). */
 export interface StartPlan {
