@@ -4,11 +4,12 @@ import tseslint from 'typescript-eslint';
 
 /**
  * One-way imports (docs/architecture.md): each folder names the folders it must not import. The
- * durable core is layered chat → runs → agent → events → store → persistence; sessions, tools and
- * llm sit beside it; config, common, auth, http, metrics, health and observability know none of them.
+ * durable core is layered runs → agent → events → store → persistence, each feature's controllers
+ * beside its service (runs, sessions, tools, usage, models); sse (the event-stream writer) sits
+ * under runs and frontends; sessions, tools and llm sit beside the core; config, common, auth, http,
+ * metrics, health and observability know none of them.
  */
 const FEATURES = [
-  'chat',
   'runs',
   'agent',
   'events',
@@ -18,17 +19,60 @@ const FEATURES = [
   'llm',
   'mcp',
   'frontends',
+  'sse',
+  'usage',
+  'models',
   'persistence',
 ];
 const FORBIDDEN = {
-  runs: ['chat', 'frontends'],
-  agent: ['chat', 'frontends', 'runs', 'sessions'],
-  sessions: ['chat', 'frontends', 'runs', 'agent', 'events'],
-  events: ['chat', 'frontends', 'runs', 'agent', 'sessions', 'tools', 'mcp'],
-  store: ['chat', 'frontends', 'runs', 'agent', 'sessions', 'events', 'tools', 'llm', 'mcp'],
-  tools: ['chat', 'frontends', 'runs', 'agent', 'sessions', 'events', 'store', 'llm', 'mcp'],
-  mcp: ['chat', 'frontends', 'runs', 'agent', 'sessions', 'events', 'store', 'llm'],
-  llm: ['chat', 'frontends', 'runs', 'agent', 'sessions', 'events', 'store', 'tools', 'mcp'],
+  frontends: ['usage', 'models'],
+  runs: ['frontends', 'usage', 'models'],
+  agent: ['frontends', 'runs', 'sessions', 'sse', 'usage', 'models'],
+  sessions: ['frontends', 'runs', 'agent', 'events', 'sse', 'usage', 'models'],
+  sse: ['frontends', 'runs', 'agent', 'sessions', 'tools', 'mcp', 'llm', 'usage', 'models'],
+  usage: ['frontends', 'runs', 'agent', 'sessions', 'events', 'sse', 'tools', 'llm', 'mcp', 'models'],
+  models: ['frontends', 'runs', 'agent', 'sessions', 'events', 'sse', 'store', 'tools', 'mcp', 'usage'],
+  events: ['frontends', 'runs', 'agent', 'sessions', 'sse', 'tools', 'mcp', 'usage', 'models'],
+  store: [
+    'frontends',
+    'runs',
+    'agent',
+    'sessions',
+    'events',
+    'sse',
+    'tools',
+    'llm',
+    'mcp',
+    'usage',
+    'models',
+  ],
+  tools: [
+    'frontends',
+    'runs',
+    'agent',
+    'sessions',
+    'events',
+    'sse',
+    'store',
+    'llm',
+    'mcp',
+    'usage',
+    'models',
+  ],
+  mcp: ['frontends', 'runs', 'agent', 'sessions', 'events', 'sse', 'store', 'llm', 'usage', 'models'],
+  llm: [
+    'frontends',
+    'runs',
+    'agent',
+    'sessions',
+    'events',
+    'sse',
+    'store',
+    'tools',
+    'mcp',
+    'usage',
+    'models',
+  ],
   persistence: FEATURES.filter((f) => f !== 'persistence'),
   ...Object.fromEntries(
     ['config', 'common', 'auth', 'http', 'metrics', 'health', 'observability'].map((f) => [f, FEATURES]),

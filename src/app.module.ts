@@ -1,16 +1,20 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { ChatModule } from './chat/chat.module';
 import { DrainingModule } from './common/draining';
 import { FrontendsModule } from './frontends/frontends.module';
 import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { HealthModule } from './health/health.module';
 import { McpModule } from './mcp/mcp.module';
+import { ModelsModule } from './models/models.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { LoggingModule } from './observability/logging.module';
 import { TracingModule } from './observability/tracing.module';
 import { PersistenceModule } from './persistence/persistence.module';
 import { PlaygroundModule } from './playground/playground.module';
+import { RunsModule } from './runs/runs.module';
+import { SessionsModule } from './sessions/sessions.module';
+import { ToolsModule } from './tools/tools.module';
+import { UsageModule } from './usage/usage.module';
 
 @Module({})
 export class AppModule {
@@ -25,7 +29,11 @@ export class AppModule {
         PersistenceModule.forRoot(databaseUrl),
         MetricsModule,
         HealthModule,
-        ChatModule,
+        RunsModule,
+        SessionsModule,
+        ToolsModule,
+        UsageModule,
+        ModelsModule,
         McpModule,
         FrontendsModule,
         PlaygroundModule,

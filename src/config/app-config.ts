@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import { buildCommandEnv } from './command-env';
-import { ConfigError, EnvReader, type Env } from './env-reader';
+import { ConfigError, EnvReader, type Env, type ToolPolicy } from './env-reader';
 import type { McpServerConfig } from './mcp-config';
 import { secretValuesOf } from './secret-variables';
 import {
@@ -13,7 +13,7 @@ import {
 } from './team-config';
 
 export type SessionMode = 'safe' | 'write' | 'exec';
-export type ToolPolicy = 'allow' | 'confirm' | 'deny';
+export type { ToolPolicy } from './env-reader';
 export type OnDisconnect = 'continue' | 'cancel';
 /** How hard a model that can reason is asked to (LLM_REASONING, a session's `reasoning`). */
 export type ReasoningLevel = 'off' | 'low' | 'medium' | 'high';

@@ -1,6 +1,8 @@
-import type { ToolPolicy } from './app-config';
 import { loadMcpServers, McpConfigProblem, type McpServerConfig } from './mcp-config';
 import { shownValue } from './secret-variables';
+
+/** What TOOL_POLICY may say of a tool (AppConfig.toolPolicy). */
+export type ToolPolicy = 'allow' | 'confirm' | 'deny';
 
 /** The environment as start-up reads it. */
 export type Env = Readonly<Record<string, string | undefined>>;

@@ -1,8 +1,8 @@
 import { Module } from '@nestjs/common';
-import { ChatModule } from '../chat/chat.module';
 import { EventsModule } from '../events/events.module';
 import { RunsModule } from '../runs/runs.module';
 import { SessionsModule } from '../sessions/sessions.module';
+import { SseModule } from '../sse/sse.module';
 import { StoreModule } from '../store/store.module';
 import { AgUiController } from './ag-ui/ag-ui.controller';
 import { AgUiContinuation } from './ag-ui/ag-ui-continuation.service';
@@ -14,7 +14,7 @@ import { WaitingRunTurns } from './waiting-run-turns.service';
 
 /** The public frontend protocols (AI SDK UI message stream, AG-UI), projected from the run event log. */
 @Module({
-  imports: [ChatModule, RunsModule, EventsModule, SessionsModule, StoreModule],
+  imports: [SseModule, RunsModule, EventsModule, SessionsModule, StoreModule],
   controllers: [AiSdkChatController, AgUiController],
   providers: [ProjectedRunStream, WaitingRunTurns, AiSdkChatService, AgUiService, AgUiContinuation],
 })

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { STREAM_ENDED } from '../chat/sse/event-stream.service';
+import { STREAM_ENDED } from '../sse/event-streams.service';
 import { RunEventHub } from '../events/run-event-hub.service';
 import type { RunEvent, Usage } from '../events/run-events';
 import { ConversationStore } from '../store/conversation-store.service';

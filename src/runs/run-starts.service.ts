@@ -4,41 +4,17 @@ import type { SerializedEvent } from '../events/run-events';
 import { splitModelName } from '../llm/model-providers';
 import { RunTracing, type RunTrace } from '../observability/run-tracing';
 import type { Toolset } from '../tools/toolset';
-import type { IdempotencyClaim } from '../store/idempotency-store.service';
 import { ConversationStore, type MessageRow } from '../store/conversation-store.service';
 import type { NewRun, StartOutcome } from '../store/run-start-store.service';
 import { RunStore, type Queryable, type RunRow } from '../store/run-store.service';
 import type { SessionRow } from '../store/session-store.service';
-import { sessionNotFound, type SessionOptions } from '../sessions/sessions.service';
+import { sessionNotFound } from '../sessions/sessions.service';
 import { FirstCallsAhead, type FirstCall } from './first-calls-ahead';
 import { newSessionConversation } from './start-conversation';
 import { StartLimits } from './start-limits.service';
 import { sessionBusy, StartPlans, type StartPlan } from './start-plans.service';
+import type { StartedRun, StartRun } from './start-run';
 import { StartReplays } from './start-replays.service';
-
-/** A new prompt (in a new session unless sessionId), or the session's last prompt answered again. */
-export type StartRun = (
-  | {
-      prompt: string;
-      sessionId?: string;
-      /** Options of the session to create when there is no sessionId. */
-      session?: SessionOptions;
-    }
-  | { regenerate: true; sessionId: string; session?: undefined }
-) & {
-  /** The request's Idempotency-Key: when an earlier request claimed it, its run is the answer. */
-  idempotency?: Omit<IdempotencyClaim, 'owner'>;
-  /** The request's W3C `traceparent`: the run's trace goes on under it. */
-  traceParent?: string;
-};
-
-/** The run a start request is answered with: the one it started, or the one its key's first request did. */
-export interface StartedRun {
-  runId: string;
-  sessionId: string;
-  /** True when an earlier request with the same Idempotency-Key started it. */
-  replayed: boolean;
-}
 
 /** A run its start has stored, leased to the starting process, for it to drive. */
 export interface OpenedRun {

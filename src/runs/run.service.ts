@@ -13,7 +13,8 @@ import { RUN_CANCEL_CHANNEL, RunStore, type RunRow } from '../store/run-store.se
 import { finishDetachedRun } from './detached-runs';
 import { RunTakeover } from '../agent/run-takeover';
 import { DrivenRuns } from './driven-runs.service';
-import { RunStarts, type StartRun, type StartedRun } from './run-starts.service';
+import { RunStarts } from './run-starts.service';
+import type { StartedRun, StartRun } from './start-run';
 
 /**
  * What a client asks of runs: start one, read it, cancel it, stop following it. A start stores the

@@ -1,27 +1,36 @@
 import { Module } from '@nestjs/common';
 import { AgentModule } from '../agent/agent.module';
+import { StreamTokens } from '../auth/stream-tokens';
+import type { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
 import { EventsModule } from '../events/events.module';
+import { LlmModule } from '../llm/llm.module';
 import { SessionsModule } from '../sessions/sessions.module';
+import { SseModule } from '../sse/sse.module';
 import { StoreModule } from '../store/store.module';
 import { ToolsModule } from '../tools/tools.module';
+import { ChatController } from './chat.controller';
 import { FirstCallsAhead } from './first-calls-ahead';
 import { DrivenRuns } from './driven-runs.service';
 import { ResumedRuns } from './resumed-runs.service';
 import { RunLeases } from './run-leases.service';
 import { RunService } from './run.service';
+import { RunsController } from './runs.controller';
+import { RunStreams } from './run-streams.service';
 import { RunStarts } from './run-starts.service';
 import { StartLimits } from './start-limits.service';
 import { StartPlans } from './start-plans.service';
 import { StartReplays } from './start-replays.service';
 import { RunSupervisor } from './run-supervisor.service';
 import { LostRuns } from './lost-runs.service';
+import { SessionCompactionsController } from './session-compactions.controller';
 import { SessionCompactions } from './session-compactions.service';
 import { ToolCallDecisions } from './tool-call-decisions.service';
-import { UsageReports } from './usage-reports.service';
 
-/** The durable life of runs: start, take up, settle waiting calls, cancel, supervise, end. */
+/** The durable life of runs: start, take up, settle waiting calls, cancel, supervise, end; `/v1/chat` and `/v1/runs`. */
 @Module({
-  imports: [AgentModule, EventsModule, SessionsModule, StoreModule, ToolsModule],
+  imports: [AgentModule, EventsModule, LlmModule, SessionsModule, StoreModule, ToolsModule, SseModule],
+  controllers: [ChatController, RunsController, SessionCompactionsController],
   providers: [
     RunService,
     DrivenRuns,
@@ -35,9 +44,14 @@ import { UsageReports } from './usage-reports.service';
     ToolCallDecisions,
     LostRuns,
     RunSupervisor,
-    UsageReports,
     SessionCompactions,
+    RunStreams,
+    {
+      provide: StreamTokens,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => new StreamTokens(config.apiKeys),
+    },
   ],
-  exports: [RunService, ToolCallDecisions, UsageReports, SessionCompactions],
+  exports: [RunService, ToolCallDecisions],
 })
 export class RunsModule {}

@@ -2,11 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { BudgetGuard, budgetExceeded } from '../agent/budget-guard';
 import { ContextWindow } from '../agent/context-window';
 import { RunAccounting } from '../agent/run-accounting';
-import { RunOrchestrator } from '../agent/run-orchestrator.service';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import { ModelError } from '../llm/model-provider';
+import { ModelProviders } from '../llm/model-providers';
 import { RunTracing } from '../observability/run-tracing';
-import { SessionsService } from '../sessions/sessions.service';
+import { Sessions } from '../sessions/sessions.service';
 import type { SessionRow } from '../store/session-store.service';
 import {
   ConversationStore,
@@ -28,11 +28,11 @@ import { RunStore } from '../store/run-store.service';
 @Injectable()
 export class SessionCompactions {
   constructor(
-    private readonly sessions: SessionsService,
+    private readonly sessions: Sessions,
     private readonly conversation: ConversationStore,
     private readonly store: RunStore,
     private readonly window: ContextWindow,
-    private readonly orchestrator: RunOrchestrator,
+    private readonly models: ModelProviders,
     private readonly budgets: BudgetGuard,
     private readonly accounting: RunAccounting,
     private readonly tracing: RunTracing,
@@ -63,7 +63,7 @@ export class SessionCompactions {
   private async summarize(owner: string, session: SessionRow, claim: CompactionClaim): Promise<MessageRow> {
     const sessionId = session.id;
     const rows = await this.conversation.runConversation(sessionId);
-    const model = session.model ?? this.orchestrator.defaultModel;
+    const model = session.model ?? this.models.defaultModel;
     const compaction = await this.window
       .summarizeOlder(model, rows, {
         of: { runId: null, sessionId, owner },

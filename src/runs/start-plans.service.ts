@@ -4,13 +4,13 @@ import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import { serializeEvent, type SerializedEvent } from '../events/run-events';
-import { RunOrchestrator } from '../agent/run-orchestrator.service';
+import { ModelProviders } from '../llm/model-providers';
 import { ToolRegistry } from '../tools/tool-registry.service';
 import { Toolset } from '../tools/toolset';
 import type { RunStart } from '../store/run-start-store.service';
 import type { NewSession, SessionRow } from '../store/session-store.service';
-import { SessionsService } from '../sessions/sessions.service';
-import type { StartRun } from './run-starts.service';
+import { Sessions } from '../sessions/sessions.service';
+import type { StartRun } from './start-run';
 
 /** A start decided: what it writes, and the session it writes to (or creates). */
 export interface StartPlan {
@@ -29,8 +29,8 @@ export interface StartPlan {
 @Injectable()
 export class StartPlans {
   constructor(
-    private readonly sessions: SessionsService,
-    private readonly orchestrator: RunOrchestrator,
+    private readonly sessions: Sessions,
+    private readonly models: ModelProviders,
     private readonly registry: ToolRegistry,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -75,7 +75,7 @@ export class StartPlans {
         prompt: { id: randomUUID(), content: 'prompt' in input ? input.prompt : '' },
       };
     }
-    const model = session.model ?? this.orchestrator.defaultModel;
+    const model = session.model ?? this.models.defaultModel;
     const firstEvent = serializeEvent(runId, 1, { type: 'run_started', sessionId: session.id, model });
     return {
       session,

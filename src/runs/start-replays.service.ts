@@ -6,7 +6,7 @@ import {
   type IdempotencyClaim,
 } from '../store/idempotency-store.service';
 import { RunStore, type Queryable } from '../store/run-store.service';
-import type { StartedRun } from './run-starts.service';
+import type { StartedRun } from './start-run';
 
 /** A request's Idempotency-Key, without its owner (the key that sent the request). */
 type StartKey = Omit<IdempotencyClaim, 'owner'>;

@@ -2,12 +2,14 @@ import { Module } from '@nestjs/common';
 import { LlmModule } from '../llm/llm.module';
 import { StoreModule } from '../store/store.module';
 import { ToolsModule } from '../tools/tools.module';
-import { SessionsService } from './sessions.service';
+import { SessionsController } from './sessions.controller';
+import { Sessions } from './sessions.service';
 
 /** Sessions: their options, their messages and the files their tool calls changed. */
 @Module({
   imports: [StoreModule, ToolsModule, LlmModule],
-  providers: [SessionsService],
-  exports: [SessionsService],
+  controllers: [SessionsController],
+  providers: [Sessions],
+  exports: [Sessions],
 })
 export class SessionsModule {}

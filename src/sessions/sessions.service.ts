@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig, ReasoningLevel, SessionMode } from '../config/app-config';
 import { DomainError, ErrorCode } from '../common/domain-error';
-import { fullModelName, ModelProviders, type ProviderInfo } from '../llm/model-providers';
+import { ModelProviders } from '../llm/model-providers';
 import type { ClientToolDefinition } from '../persistence/entities/session.entity';
 import { validateJsonSchema } from '../tools/json-schema';
 import { ToolRegistry } from '../tools/tool-registry.service';
@@ -38,7 +38,7 @@ export interface SessionPage {
 
 /** Sessions: their options checked against this server, created, listed, read and deleted per owner. */
 @Injectable()
-export class SessionsService {
+export class Sessions {
   constructor(
     private readonly sessions: SessionStore,
     private readonly runs: RunStore,
@@ -48,14 +48,6 @@ export class SessionsService {
     private readonly modelProviders: ModelProviders,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
-
-  /** The default model and the configured providers (`GET /v1/models`). */
-  models(): { default: string; providers: ProviderInfo[] } {
-    return {
-      default: fullModelName(this.modelProviders.defaultModel),
-      providers: this.modelProviders.list(),
-    };
-  }
 
   async create(
     owner: string,

@@ -1,3 +1,4 @@
+import { ToolsController } from './tools.controller';
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { ApplyPatchTool } from './builtin/apply-patch.tool';
@@ -19,6 +20,7 @@ import { WorkspaceRecovery } from './workspace-recovery.service';
 /** The registry, the runner and the built-in tools. A new tool: one @AgentTool() class and one line below. */
 @Module({
   imports: [DiscoveryModule],
+  controllers: [ToolsController],
   providers: [
     ToolRegistry,
     ToolRunner,

@@ -1,7 +1,7 @@
 import { BadRequestException, type ArgumentMetadata } from '@nestjs/common';
-import { ApprovalDto } from '../../src/chat/dto/approval.dto';
-import { CreateChatDto } from '../../src/chat/dto/create-chat.dto';
-import { ListSessionsQuery } from '../../src/chat/dto/list-sessions.query';
+import { ApprovalDto } from '../../src/runs/dto/approval.dto';
+import { CreateChatDto } from '../../src/runs/dto/create-chat.dto';
+import { ListSessionsQuery } from '../../src/sessions/dto/list-sessions.query';
 import { createValidationPipe } from '../../src/http/validation-pipe';
 
 const pipe = createValidationPipe();

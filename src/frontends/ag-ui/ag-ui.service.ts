@@ -4,13 +4,13 @@ import { EventEncoder } from '@ag-ui/encoder';
 import { plainToInstance } from 'class-transformer';
 import { validate, type ValidationError } from 'class-validator';
 import type { FastifyReply } from 'fastify';
-import { SessionOptionsDto } from '../../chat/dto/session-options.dto';
+import { SessionOptionsDto } from '../../sessions/dto/session-options.dto';
 import { DomainError, ErrorCode } from '../../common/domain-error';
 import { RunService } from '../../runs/run.service';
 import { WaitingRunTurns } from '../waiting-run-turns.service';
-import { SessionsService, type SessionOptions } from '../../sessions/sessions.service';
+import { Sessions, type SessionOptions } from '../../sessions/sessions.service';
 import { ProjectedRunStream } from '../projected-run.service';
-import { EventStreamService } from '../../chat/sse/event-stream.service';
+import { EventStreams } from '../../sse/event-streams.service';
 import { clientToolsOf, readAgUiTurn } from './ag-ui-input';
 import { AgUiContinuation } from './ag-ui-continuation.service';
 import {
@@ -39,9 +39,9 @@ export class AgUiService {
   constructor(
     private readonly runs: RunService,
     private readonly turns: WaitingRunTurns,
-    private readonly sessions: SessionsService,
+    private readonly sessions: Sessions,
     private readonly projected: ProjectedRunStream,
-    private readonly streams: EventStreamService,
+    private readonly streams: EventStreams,
     private readonly continuation: AgUiContinuation,
   ) {}
 

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayNotEmpty, IsArray, IsIn, IsObject, IsOptional, IsString, Length } from 'class-validator';
-import { SessionOptionsDto } from '../../chat/dto/session-options.dto';
+import { SessionOptionsDto } from '../../sessions/dto/session-options.dto';
 
 /** The body the AI SDK's DefaultChatTransport sends, plus SessionOptions for a new chat. */
 export class AiSdkChatDto extends SessionOptionsDto {

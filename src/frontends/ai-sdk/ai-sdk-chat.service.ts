@@ -4,10 +4,10 @@ import { DomainError, ErrorCode } from '../../common/domain-error';
 import type { RunEvent, Usage } from '../../events/run-events';
 import { RunService } from '../../runs/run.service';
 import { WaitingRunTurns } from '../waiting-run-turns.service';
-import { SessionsService, type SessionOptions } from '../../sessions/sessions.service';
+import { Sessions, type SessionOptions } from '../../sessions/sessions.service';
 import { RunStore } from '../../store/run-store.service';
 import { ProjectedRunStream, type Projector } from '../projected-run.service';
-import { EventStreamService } from '../../chat/sse/event-stream.service';
+import { EventStreams } from '../../sse/event-streams.service';
 import { ConversationStore } from '../../store/conversation-store.service';
 import { readLastMessage } from './ui-message-input';
 import { storedUiMessages, type LoopwrightUiMessage } from './stored-ui-messages';
@@ -35,10 +35,10 @@ export class AiSdkChatService {
   constructor(
     private readonly runs: RunService,
     private readonly turns: WaitingRunTurns,
-    private readonly sessions: SessionsService,
+    private readonly sessions: Sessions,
     private readonly store: RunStore,
     private readonly projected: ProjectedRunStream,
-    private readonly streams: EventStreamService,
+    private readonly streams: EventStreams,
     private readonly conversation: ConversationStore,
   ) {}
 

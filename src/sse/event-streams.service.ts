@@ -2,11 +2,11 @@ import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { once } from 'node:events';
-import { APP_CONFIG } from '../../config/config.module';
-import type { AppConfig } from '../../config/app-config';
-import { DomainError, ErrorCode } from '../../common/domain-error';
-import { MetricsService } from '../../metrics/metrics.service';
-import type { EventRecord } from '../../store/run-store.service';
+import { APP_CONFIG } from '../config/config.module';
+import type { AppConfig } from '../config/app-config';
+import { DomainError, ErrorCode } from '../common/domain-error';
+import { MetricsService } from '../metrics/metrics.service';
+import type { EventRecord } from '../store/run-store.service';
 
 /**
  * Why a stream's own signal aborts when it ends: one shared reason, because `abort()` without one
@@ -25,7 +25,7 @@ interface OpenStream {
  * at its own pace instead of being buffered in memory).
  */
 @Injectable()
-export class EventStreamService implements OnModuleDestroy {
+export class EventStreams implements OnModuleDestroy {
   private readonly open = new Set<OpenStream>();
   private readonly pinger: NodeJS.Timeout;
 

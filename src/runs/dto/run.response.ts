@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import type { RunStatus } from '../../persistence/entities/run.entity';
-import { ApiModelArguments } from './session.response';
+import { ApiModelArguments } from '../../sessions/dto/session.response';
 
 export class UsageResponse {
   @ApiProperty()
@@ -20,7 +20,8 @@ export class UsageResponse {
 
   @ApiProperty({
     required: false,
-    description: 'Present (true) when some of it was estimated (a model call the provider did not report in full)',
+    description:
+      'Present (true) when some of it was estimated (a model call the provider did not report in full)',
   })
   estimated?: boolean;
 

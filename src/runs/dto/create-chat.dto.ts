@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsNotEmpty, IsOptional, IsString, IsUUID } from 'class-validator';
-import { SessionOptionsDto } from './session-options.dto';
+import { SessionOptionsDto } from '../../sessions/dto/session-options.dto';
 
 export class CreateChatDto extends SessionOptionsDto {
   @ApiProperty({ example: 'What is in README.md?' })

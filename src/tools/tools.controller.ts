@@ -5,7 +5,7 @@ import { ToolResponse } from './dto/tool.response';
 import { Owner } from '../auth/owner.decorator';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import type { SessionMode } from '../config/app-config';
-import { ToolRegistry } from '../tools/tool-registry.service';
+import { ToolRegistry } from './tool-registry.service';
 
 const MODES: readonly SessionMode[] = ['safe', 'write', 'exec'];
 

@@ -2,10 +2,10 @@ import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Owner } from '../auth/owner.decorator';
 import { ApiErrors } from '../http/api-errors.decorator';
-import { UsageReports } from '../runs/usage-reports.service';
+import { UsageReports } from './usage-reports.service';
 import { UsageQuery } from './dto/usage.query';
 import { UsageListResponse } from './dto/usage.response';
-import { usageView } from './presenters';
+import { usageView } from './usage.presenter';
 
 @ApiTags('usage')
 @Controller('v1/usage')

@@ -2,17 +2,17 @@ import { Injectable, UnauthorizedException } from '@nestjs/common';
 import { streamTokenExpiry } from '../auth/stream-tokens';
 import type { FastifyReply } from 'fastify';
 import { RunEventHub } from '../events/run-event-hub.service';
-import { RunService } from '../runs/run.service';
-import type { StartRun } from '../runs/run-starts.service';
-import { EventStreamService } from './sse/event-stream.service';
+import { RunService } from './run.service';
+import type { StartRun } from './start-run';
+import { EventStreams } from '../sse/event-streams.service';
 
 /** Starting a run and following one, each as an event stream on the reply. */
 @Injectable()
-export class RunStreamsService {
+export class RunStreams {
   constructor(
     private readonly runs: RunService,
     private readonly hub: RunEventHub,
-    private readonly streams: EventStreamService,
+    private readonly streams: EventStreams,
   ) {}
 
   /**

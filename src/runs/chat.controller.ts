@@ -3,17 +3,17 @@ import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Owner } from '../auth/owner.decorator';
 import { ApiErrors } from '../http/api-errors.decorator';
-import { ApiEventStream } from './api-event-stream.decorator';
+import { ApiEventStream } from '../sse/api-event-stream.decorator';
 import { CreateChatDto } from './dto/create-chat.dto';
 import { CreateMessageDto } from './dto/create-message.dto';
-import { idempotencyKey, resumePoint } from './request-headers';
-import { RunStreamsService } from './run-streams.service';
-import { SessionIdPipe } from './uuid-or-404.pipe';
+import { idempotencyKey, resumePoint } from '../http/request-headers';
+import { RunStreams } from './run-streams.service';
+import { SessionIdPipe } from '../http/uuid-or-404.pipe';
 
 @ApiTags('chat')
 @Controller('v1')
 export class ChatController {
-  constructor(private readonly streams: RunStreamsService) {}
+  constructor(private readonly streams: RunStreams) {}
 
   @Post('chat')
   @ApiOperation({

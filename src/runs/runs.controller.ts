@@ -11,18 +11,18 @@ import {
 import { ApiErrors } from '../http/api-errors.decorator';
 import { RunResponse, StreamTokenResponse } from './dto/run.response';
 import type { FastifyReply } from 'fastify';
-import { RunService } from '../runs/run.service';
-import { ToolCallDecisions } from '../runs/tool-call-decisions.service';
+import { RunService } from './run.service';
+import { ToolCallDecisions } from './tool-call-decisions.service';
 import { Owner, ViaStreamToken } from '../auth/owner.decorator';
 import { StreamTokens, streamTokenExpiry } from '../auth/stream-tokens';
-import { ApiEventStream } from './api-event-stream.decorator';
+import { ApiEventStream } from '../sse/api-event-stream.decorator';
 import { ApprovalDto } from './dto/approval.dto';
 import { RunEventsQuery } from './dto/run-events.query';
 import { ToolResultDto } from './dto/tool-result.dto';
-import { runView } from './presenters';
-import { resumePoint } from './request-headers';
-import { RunStreamsService } from './run-streams.service';
-import { RunIdPipe } from './uuid-or-404.pipe';
+import { runView } from './run.presenter';
+import { resumePoint } from '../http/request-headers';
+import { RunStreams } from './run-streams.service';
+import { RunIdPipe } from '../http/uuid-or-404.pipe';
 
 @ApiTags('runs')
 @Controller('v1/runs')
@@ -30,7 +30,7 @@ export class RunsController {
   constructor(
     private readonly runs: RunService,
     private readonly decisions: ToolCallDecisions,
-    private readonly streams: RunStreamsService,
+    private readonly streams: RunStreams,
     private readonly tokens: StreamTokens,
   ) {}
 

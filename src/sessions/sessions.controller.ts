@@ -8,29 +8,24 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { ApiErrors } from '../http/api-errors.decorator';
-import { SessionCompactions } from '../runs/session-compactions.service';
-import { SessionsService } from '../sessions/sessions.service';
+import { Sessions } from './sessions.service';
 import { Owner } from '../auth/owner.decorator';
 import { ListSessionsQuery } from './dto/list-sessions.query';
 import { SessionOptionsDto } from './dto/session-options.dto';
 import { UpdateSessionDto } from './dto/update-session.dto';
 import {
   FileChangeResponse,
-  MessageResponse,
   SessionDetailResponse,
   SessionPageResponse,
   SessionResponse,
 } from './dto/session.response';
-import { messageView, sessionView } from './presenters';
-import { SessionIdPipe } from './uuid-or-404.pipe';
+import { messageView, sessionView } from './session.presenter';
+import { SessionIdPipe } from '../http/uuid-or-404.pipe';
 
 @ApiTags('sessions')
 @Controller('v1/sessions')
 export class SessionsController {
-  constructor(
-    private readonly sessions: SessionsService,
-    private readonly compactions: SessionCompactions,
-  ) {}
+  constructor(private readonly sessions: Sessions) {}
 
   @Post()
   @ApiOperation({ summary: 'Create a session' })
@@ -84,17 +79,6 @@ export class SessionsController {
   @ApiErrors(404)
   changes(@Owner() owner: string, @Param('id', SessionIdPipe) id: string) {
     return this.sessions.changes(owner, id);
-  }
-
-  @Post(':id/compact')
-  @HttpCode(200)
-  @ApiOperation({
-    summary: "Summarize the session's older messages now (everything before its newest prompt's turn)",
-  })
-  @ApiOkResponse({ type: MessageResponse, description: 'The summary message' })
-  @ApiErrors(404, 409)
-  async compact(@Owner() owner: string, @Param('id', SessionIdPipe) id: string): Promise<MessageResponse> {
-    return messageView(await this.compactions.compact(owner, id));
   }
 
   @Delete(':id')

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ClientToolDto } from './session-options.dto';
 
-/** What the answers of the API are made of, for the OpenAPI document (see presenters.ts). */
+/** What the answers of the API are made of, for the OpenAPI document (built by session.presenter.ts). */
 
 /** A tool call's arguments as the model sent them: parsed JSON, or the raw text when they were not JSON. */
 export function ApiModelArguments(): PropertyDecorator {
