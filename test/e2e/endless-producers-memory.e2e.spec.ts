@@ -258,8 +258,14 @@ async function storedOutput(databaseUrl: string, runId: string): Promise<{ rows:
         await eventually(async () => (await status('chatty')).status === 'connected', 20_000);
         const listFile = join(dir, 'chatty-list.txt');
         const noticeFile = join(dir, 'chatty-notices.txt');
-        const noticesSent = () =>
-          existsSync(noticeFile) ? Number(readFileSync(noticeFile, 'utf8') || 0) : 0;
+        // The server rewrites the count as it goes: a read that lands mid-rewrite sees nothing, so the
+        // highest count read so far is the count (it only grows).
+        let highest = 0;
+        const noticesSent = () => {
+          const read = existsSync(noticeFile) ? Number(readFileSync(noticeFile, 'utf8') || 0) : 0;
+          highest = Math.max(highest, read);
+          return highest;
+        };
         const { growth } = await sampled(server.pid, async () => {
           // Another FLOODED notices (by what the server says it sent, not by time), the service answering throughout.
           const target = noticesSent() + FLOODED;
