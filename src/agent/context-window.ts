@@ -6,7 +6,7 @@ import type { AppConfig } from '../config/app-config';
 import { ModelError } from '../llm/model-provider';
 import { splitModelName } from '../llm/model-name';
 import type { CompactionWrite, MessageRow, NewSummary } from '../store/conversation-store.service';
-import { ConversationStore } from '../store/conversation-store.service';
+import { RunJournal } from '../store/run-journal';
 import { contentBytes, prunedStub, toolNames } from './conversation';
 import { RequestTokens, type CallShape } from './request-tokens';
 import { withCallUsage } from './step-record';
@@ -60,7 +60,7 @@ export class ContextWindow {
 
   constructor(
     private readonly summarizer: Summarizer,
-    private readonly conversation: ConversationStore,
+    private readonly journal: RunJournal,
     private readonly accounting: RunAccounting,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -112,7 +112,7 @@ export class ContextWindow {
     if (compaction) {
       const { write, summaryRow, summaryCall, tokensBefore, tokensAfter } = compaction;
       const spent = summaryCall && this.summaryCallOf(h, summaryCall);
-      await h.sink.commitWrites(
+      await h.sink.record(
         [
           {
             type: 'context_compacted',
@@ -122,11 +122,13 @@ export class ContextWindow {
             tokensAfter,
           },
         ],
-        [
-          ...this.conversation.compactionSql(h.run.sessionId, null, write),
-          ...(spent ? this.accounting.usageWrites(spent.row) : []),
-        ],
-        spent ? spent.usage : {},
+        (at) =>
+          this.journal.recordCompaction(at, {
+            sessionId: h.run.sessionId,
+            compaction: write,
+            spent: spent ? this.accounting.spent(spent.row) : null,
+            run: spent ? spent.usage : {},
+          }),
       );
       h.contextCompacted(write, summaryRow, spent?.usage);
     }
@@ -283,11 +285,7 @@ export function registryWindow(model: string): number | null {
   // The registry's name is the last segment of the provider's own (`meta-llama/llama-3` → `llama-3`).
   const name = own.slice(own.lastIndexOf('/') + 1);
   const registryProvider = provider === 'openai-responses' ? 'openai' : provider;
-  const candidates = [
-    `${registryProvider}:${name}`,
-    name,
-    name.replace(/-\d{8}$/, ''),
-  ];
+  const candidates = [`${registryProvider}:${name}`, name, name.replace(/-\d{8}$/, '')];
   for (const id of candidates) {
     const found = resolveModel(id)?.context;
     const window = found?.combinedMax ?? found?.inputMax;

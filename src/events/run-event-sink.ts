@@ -2,7 +2,8 @@ import type { EntityManager } from 'typeorm';
 import { serializeEvent, type RunEventBody, type SerializedEvent } from './run-events';
 import { FlushSchedule } from './flush-schedule';
 import { retryWhileLeased, type RunLease } from './run-lease';
-import type { RunChanges, RunStore, SqlStatement } from '../store/run-store.service';
+import type { JournalAt } from '../store/run-journal';
+import type { RunStore } from '../store/run-store.service';
 import { isRunReleased, LeaseLost, type StoreUnavailable } from '../store/store-errors';
 import { FLUSH_MAX_EVENTS, FLUSH_MAX_TEXT_CHARS, SINK_WINDOW_EVENTS as SINK_WINDOW } from '../common/tuning';
 
@@ -16,7 +17,7 @@ import { FLUSH_MAX_EVENTS, FLUSH_MAX_TEXT_CHARS, SINK_WINDOW_EVENTS as SINK_WIND
  * The text deltas that arrive between two writes become one `text` event when the write takes them:
  * no stream ever saw them apart, so nothing changes for a client but the size of a piece, while the
  * log, the streams and the database carry one event per write instead of one per upstream chunk. `commit` and
- * `commitWrites` are for events that go with a state change: written with the change, after every
+ * `record` are for events that go with a state change: written with the change, after every
  * earlier event.
  *
  * A write the database cannot take now is retried while the run's lease lasts. A write it refuses
@@ -113,12 +114,13 @@ export class RunEventSink {
   }
 
   /**
-   * Like `commit`, for changes that are plain statements: they, the run's `changes` and the events
-   * go to the database as one atomic statement — one round trip (the loop's hot path).
+   * Like `commit`, for a verb of the run's journal (RunJournal): this sink numbers `bodies`, `write`
+   * stores them with the change as one atomic statement — one round trip (the loop's hot path) —
+   * under this process's lease, and the sink shows them once it has committed.
    */
-  commitWrites(bodies: RunEventBody[], writes: SqlStatement[], changes: RunChanges = {}): Promise<void> {
+  record(bodies: RunEventBody[], write: (at: JournalAt) => Promise<void>): Promise<void> {
     return this.commitVia(bodies, (events) =>
-      this.store.writeWithEvents(this.store.queryable, this.runId, events, writes, changes, this.lease.owner),
+      write({ runId: this.runId, events, leaseOwner: this.lease.owner }),
     );
   }
 
