@@ -228,7 +228,7 @@ export class RunOrchestrator {
             }
           : undefined,
       );
-      await h.sink.commit(finalization.events, (tx) => finalization.apply(this.store, this.conversation, tx));
+      await h.sink.record(finalization.events, (at) => this.journal.finish(at, finalization.entry));
       if (outcome.status === 'failed') h.trace.end('failed', outcome.error.code);
       return outcome.status;
     } catch (endErr) {

@@ -1,4 +1,3 @@
-import type { EntityManager } from 'typeorm';
 import { serializeEvent, type RunEventBody, type SerializedEvent } from './run-events';
 import { FlushSchedule } from './flush-schedule';
 import { retryWhileLeased, type RunLease } from './run-lease';
@@ -16,9 +15,9 @@ import { FLUSH_MAX_EVENTS, FLUSH_MAX_TEXT_CHARS, SINK_WINDOW_EVENTS as SINK_WIND
  * the FlushSchedule says — the first of a quiet stretch at once, then at most one write per 100 ms.
  * The text deltas that arrive between two writes become one `text` event when the write takes them:
  * no stream ever saw them apart, so nothing changes for a client but the size of a piece, while the
- * log, the streams and the database carry one event per write instead of one per upstream chunk. `commit` and
- * `record` are for events that go with a state change: written with the change, after every
- * earlier event.
+ * log, the streams and the database carry one event per write instead of one per upstream chunk.
+ * `record` is for events that go with a state change: the run's journal writes them with the
+ * change, after every earlier event.
  *
  * A write the database cannot take now is retried while the run's lease lasts. A write it refuses
  * fails: its events (and those numbered after them, never shown to anyone) are dropped and their
@@ -100,23 +99,9 @@ export class RunEventSink {
   }
 
   /**
-   * Writes `bodies` and whatever `work` changes in one transaction (after every earlier event, and
-   * only while this process holds the run's lease), then shows the events. Resolves when stored.
-   */
-  commit(bodies: RunEventBody[], work?: (tx: EntityManager) => Promise<void>): Promise<void> {
-    return this.commitVia(bodies, (events) =>
-      this.store.transaction(async (tx) => {
-        await this.store.assertLeased(tx, this.runId, this.lease.owner);
-        if (work) await work(tx);
-        await this.store.appendEvents(tx, this.runId, events);
-      }),
-    );
-  }
-
-  /**
-   * Like `commit`, for a verb of the run's journal (RunJournal): this sink numbers `bodies`, `write`
-   * stores them with the change as one atomic statement — one round trip (the loop's hot path) —
-   * under this process's lease, and the sink shows them once it has committed.
+   * Events that go with a state change, written by a verb of the run's journal (RunJournal): this
+   * sink numbers `bodies` after every earlier event, `write` stores them with the change under this
+   * process's lease (one statement on the hot path), and the sink shows them once it has committed.
    */
   record(bodies: RunEventBody[], write: (at: JournalAt) => Promise<void>): Promise<void> {
     return this.commitVia(bodies, (events) =>

@@ -14,6 +14,7 @@ import { finishDetachedRun } from './detached-runs';
 import { RunTakeover } from '../agent/run-takeover';
 import { DrivenRuns } from './driven-runs.service';
 import { RunStarts, type StartRun, type StartedRun } from './run-starts.service';
+import { RunJournal } from '../store/run-journal';
 
 /**
  * What a client asks of runs: start one, read it, cancel it, stop following it. A start stores the
@@ -36,6 +37,7 @@ export class RunService implements OnModuleInit {
     private readonly notifications: PgNotifications,
     private readonly metrics: MetricsService,
     private readonly takeover: RunTakeover,
+    private readonly journal: RunJournal,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -122,6 +124,7 @@ export class RunService implements OnModuleInit {
       await finishDetachedRun(
         this.store,
         this.conversation,
+        this.journal,
         this.metrics,
         runId,
         {

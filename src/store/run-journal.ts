@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { CompactionWrite } from './compaction-write';
 import type { NewMessage } from './message-inserts';
-import { runBuilt } from './params';
+import { ConversationStore } from './conversation-store.service';
 import { RunStore, type EventRecord, type RunChanges } from './run-store.service';
 import type { RunWrite } from './run-writes';
-import { withCtes, type Queryable } from './store-sql';
+import type { Queryable } from './store-sql';
 import type { CallSettlement, NewToolCall } from './tool-call-writes';
-import { spentCallSql, type SpentCall } from './usage-store.service';
+import type { SpentCall } from './usage-store.service';
 
 /**
  * Where a run's write lands: the run, the events its sink numbered for the write (the sink numbers
@@ -49,6 +49,17 @@ export interface TakeOverEntry {
   run: RunChanges;
 }
 
+/** How a run that did not finish ends (RunFinalization decides it). */
+export interface FinishEntry {
+  sessionId: string;
+  /** Its open calls, each with the error result that says why. */
+  settled: CallSettlement[];
+  /** The text it streamed after its last step, stored as its last assistant message. */
+  partial: { id: string; content: string } | null;
+  spent: SpentCall | null;
+  run: RunChanges;
+}
+
 /**
  * A run's history, written by its domain verbs: each builds and runs its own statement — the
  * write, the run's changes and the events, one round trip (decision 005) — that lands only while
@@ -58,7 +69,10 @@ export interface TakeOverEntry {
  */
 @Injectable()
 export class RunJournal {
-  constructor(private readonly runs: RunStore) {}
+  constructor(
+    private readonly runs: RunStore,
+    private readonly conversation: ConversationStore,
+  ) {}
 
   /** A step: its messages, its calls, its model call's usage, the run's changes. */
   recordStep(at: JournalAt, s: StepEntry): Promise<void> {
@@ -104,9 +118,36 @@ export class RunJournal {
     return this.write(at, [], run);
   }
 
-  /** A model call's usage in the caller's transaction (the call a run was in when it ended). */
-  async recordSpend(tx: Queryable, spent: SpentCall): Promise<void> {
-    await runBuilt(tx, (p) => withCtes(spentCallSql(p, spent), 'SELECT 1'));
+  /**
+   * The end of a run that did not finish, in one transaction under the lease: every open call
+   * answered, the partial answer as the last assistant message, the model call it was in counted,
+   * the final status, the events.
+   */
+  finish(at: JournalAt, f: FinishEntry): Promise<void> {
+    return this.runs.transaction(async (tx) => {
+      await this.runs.assertLeased(tx, at.runId, at.leaseOwner);
+      await this.finishIn(tx, at.runId, f);
+      await this.runs.appendEvents(tx, at.runId, at.events);
+    });
+  }
+
+  /**
+   * `finish` for a run no process drives, in the caller's transaction under the run's row lock
+   * (finishDetachedRun); the caller appends its events.
+   */
+  async finishIn(tx: Queryable, runId: string, f: FinishEntry): Promise<void> {
+    const writes: RunWrite[] = f.settled.map((s) => ({ kind: 'settle_call', ...s }));
+    if (f.spent) writes.push({ kind: 'spent_call', ...f.spent });
+    if (f.partial) {
+      const seq = await this.conversation.reserveMessageSeqs(tx, f.sessionId, 1);
+      writes.push({
+        kind: 'messages',
+        sessionId: f.sessionId,
+        runId,
+        messages: [{ id: f.partial.id, seq, role: 'assistant', content: f.partial.content }],
+      });
+    }
+    await this.runs.updateRun(tx, runId, f.run, writes);
   }
 
   private write(at: JournalAt, writes: readonly RunWrite[], run: RunChanges): Promise<void> {

@@ -4,6 +4,7 @@ import { RunEventSink } from '../../src/events/run-event-sink';
 import { RunLease } from '../../src/events/run-lease';
 import type { RunEventBody, SerializedEvent } from '../../src/events/run-events';
 import type { PgNotifications } from '../../src/persistence/pg-notifications.service';
+import { RunJournal } from '../../src/store/run-journal';
 import type { RunWrite } from '../../src/store/run-store.service';
 import { LeaseLost, StoreUnavailable } from '../../src/store/store-errors';
 import { connect } from '../support/database';
@@ -209,12 +210,18 @@ describe('RunEventSink on a real PostgreSQL: events are shown only once stored',
   });
 
   it('writes nothing through a transaction either once the lease is gone', async () => {
-    const { runId, sink } = await newSink();
+    const { runId, sessionId, sink } = await newSink();
     await admin.query(`UPDATE runs SET lease_owner = NULL, status = 'failed' WHERE id = $1`, [runId]);
     await expect(
-      sink.commit([step], async (tx) => {
-        await store.runs.updateRun(tx, runId, { status: 'completed' });
-      }),
+      sink.record([step], (at) =>
+        new RunJournal(store.runs, store.conversation).finish(at, {
+          sessionId,
+          settled: [],
+          partial: null,
+          spent: null,
+          run: { status: 'completed' },
+        }),
+      ),
     ).rejects.toBeInstanceOf(LeaseLost);
     const run = await store.runs.findRun(runId);
     expect(run?.status).toBe('failed');
