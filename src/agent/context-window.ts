@@ -7,7 +7,7 @@ import { ModelError } from '../llm/model-provider';
 import { splitModelName } from '../llm/model-name';
 import { providerDefinition } from '../llm/providers';
 import type { CompactionWrite, MessageRow, NewSummary } from '../store/conversation-store.service';
-import { ConversationStore } from '../store/conversation-store.service';
+import { RunJournal } from '../store/run-journal';
 import { contentBytes, prunedStub, toolNames } from './conversation';
 import { RequestTokens, type CallShape } from './request-tokens';
 import { withCallUsage } from './step-record';
@@ -61,7 +61,7 @@ export class ContextWindow {
 
   constructor(
     private readonly summarizer: Summarizer,
-    private readonly conversation: ConversationStore,
+    private readonly journal: RunJournal,
     private readonly accounting: RunAccounting,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -113,7 +113,7 @@ export class ContextWindow {
     if (compaction) {
       const { write, summaryRow, summaryCall, tokensBefore, tokensAfter } = compaction;
       const spent = summaryCall && this.summaryCallOf(h, summaryCall);
-      await h.sink.commitWrites(
+      await h.sink.record(
         [
           {
             type: 'context_compacted',
@@ -123,11 +123,13 @@ export class ContextWindow {
             tokensAfter,
           },
         ],
-        [
-          ...this.conversation.compactionSql(h.run.sessionId, null, write),
-          ...(spent ? this.accounting.usageWrites(spent.row) : []),
-        ],
-        spent ? spent.usage : {},
+        (at) =>
+          this.journal.recordCompaction(at, {
+            sessionId: h.run.sessionId,
+            compaction: write,
+            spent: spent ? this.accounting.spent(spent.row) : null,
+            run: spent ? spent.usage : {},
+          }),
       );
       h.contextCompacted(write, summaryRow, spent?.usage);
     }

@@ -50,7 +50,7 @@ export interface RecordedCall {
 /**
  * The one place a model call is accounted for, for every purpose: it is priced, metered
  * (/metrics), traced (its `chat` span) and given its usage row, which the caller stores in the
- * statement of what the call belongs to (RunAccounting.usageWrites). A call the provider did not
+ * journal entry of what the call belongs to (RunAccounting.spent). A call the provider did not
  * report in full — cut by ANSWER_MAX_BYTES, cancelled, failed after it streamed — has its usage
  * estimated from what was sent and streamed (usage-estimate.ts) and marked `estimated`; so has the
  * call a dead process was in (RunTakeover). A call that failed before it streamed anything, and was

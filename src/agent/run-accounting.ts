@@ -1,14 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import type { RunEventBody } from '../events/run-events';
-import type { SqlStatement } from '../store/run-store.service';
-import { UsageStore, type NewModelCall } from '../store/usage-store.service';
+import { RunJournal } from '../store/run-journal';
+import { UsageStore, type NewModelCall, type SpentCall } from '../store/usage-store.service';
 import { BudgetGuard, type BudgetExceeded } from './budget-guard';
 import type { RunHandle } from './run-handle';
 import { runUsage } from './step-record';
 
 /**
- * A run's spending, at the loop's few points: the statements that store a model call's usage row
- * (ModelCallRecorder's, in the statement of its step) and move its key's windows, and the limits
+ * A run's spending, at the loop's few points: a model call's usage row (ModelCallRecorder's, in
+ * the journal entry of its step) with the windows of its key it moves, and the limits
  * before every model call.
  */
 @Injectable()
@@ -16,6 +16,7 @@ export class RunAccounting {
   constructor(
     private readonly usage: UsageStore,
     private readonly budgets: BudgetGuard,
+    private readonly journal: RunJournal,
   ) {}
 
   /**
@@ -24,19 +25,12 @@ export class RunAccounting {
    * in the key's windows.
    */
   async storeSessionCall(call: NewModelCall): Promise<void> {
-    await this.usage.write(this.usageWrites(call));
+    await this.usage.write(this.spent(call));
   }
 
-  /** The statements that store a call's usage and move its key's window counters, for the statement of what the call belongs to (its step, a compaction). */
-  usageWrites(call: NewModelCall): SqlStatement[] {
-    const writes = [this.usage.insertModelCallSql(call)];
-    const windows = this.budgets.windows(call.owner);
-    if (windows.length > 0) {
-      writes.push(
-        this.usage.addSpendSql(call.owner, windows, call.promptTokens + call.completionTokens, call.costUsd),
-      );
-    }
-    return writes;
+  /** A call's usage row with the windows of its key's spend it moves, for the journal entry of what the call belongs to (its step, a compaction). */
+  spent(call: NewModelCall): SpentCall {
+    return { row: call, windows: this.budgets.windows(call.owner) };
   }
 
   /**
@@ -67,10 +61,12 @@ export class RunAccounting {
       usage: runUsage(run),
       messageId: h.lastAssistantMessageId,
     };
-    await h.sink.commitWrites([done], [], {
-      status: 'budget_exceeded',
-      finalMessageId: h.lastAssistantMessageId,
-      finished: true,
-    });
+    await h.sink.record([done], (at) =>
+      this.journal.recordRun(at, {
+        status: 'budget_exceeded',
+        finalMessageId: h.lastAssistantMessageId,
+        finished: true,
+      }),
+    );
   }
 }

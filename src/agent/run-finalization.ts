@@ -2,15 +2,17 @@ import { randomUUID } from 'node:crypto';
 import type { RunError } from '../persistence/entities/run.entity';
 import type { ToolErrorCode } from '../tools/tool';
 import type { PricedUsage, RunEventBody } from '../events/run-events';
-import type { ConversationStore, ToolCallRow, ToolCallSettlement } from '../store/conversation-store.service';
-import type { Queryable, RunRow, RunStore, SqlStatement } from '../store/run-store.service';
+import type { ToolCallRow, ToolCallSettlement } from '../store/conversation-store.service';
+import type { FinishEntry } from '../store/run-journal';
+import type { RunRow } from '../store/run-store.service';
+import type { SpentCall } from '../store/usage-store.service';
 import { runUsage, usageColumns, type RunUsageColumns } from './step-record';
 import { errorSettlement, resultEvent } from './tool-results';
 
-/** The model call the run was in when it ended, counted (ModelCallRecorder): the run's usage with it, and its usage writes. */
+/** The model call the run was in when it ended, counted (ModelCallRecorder): the run's usage with it, and its usage row. */
 export interface LostCall {
   runUsage: PricedUsage;
-  writes: SqlStatement[];
+  spent: SpentCall;
 }
 
 export type FinalOutcome = { status: 'cancelled'; why: string } | { status: 'failed'; error: RunError };
@@ -58,21 +60,20 @@ export class RunFinalization {
     );
   }
 
-  async apply(runs: RunStore, conversation: ConversationStore, tx: Queryable): Promise<void> {
-    for (const call of this.openCalls) await conversation.settleToolCall(tx, call, this.callSettlement);
-    for (const { sql, params } of this.lostCall?.writes ?? []) await tx.query(sql, params);
-    if (this.partialMessageId) {
-      const seq = await conversation.reserveMessageSeqs(tx, this.run.sessionId, 1);
-      await conversation.insertMessages(tx, this.run.sessionId, this.run.id, [
-        { id: this.partialMessageId, seq, role: 'assistant', content: this.partialText },
-      ]);
-    }
-    await runs.updateRun(tx, this.run.id, {
-      status: this.outcome.status,
-      error: this.outcome.status === 'failed' ? this.outcome.error : null,
-      finalMessageId: this.finalMessageId,
-      finished: true,
-      ...(this.lostCall ? usageColumns(this.lostCall.runUsage) : {}),
-    });
+  /** What the run's journal stores of this end (RunJournal.finish). */
+  get entry(): FinishEntry {
+    return {
+      sessionId: this.run.sessionId,
+      settled: this.openCalls.map((call) => ({ call, settlement: this.callSettlement })),
+      partial: this.partialMessageId ? { id: this.partialMessageId, content: this.partialText } : null,
+      spent: this.lostCall?.spent ?? null,
+      run: {
+        status: this.outcome.status,
+        error: this.outcome.status === 'failed' ? this.outcome.error : null,
+        finalMessageId: this.finalMessageId,
+        finished: true,
+        ...(this.lostCall ? usageColumns(this.lostCall.runUsage) : {}),
+      },
+    };
   }
 }

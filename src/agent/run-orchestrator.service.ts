@@ -11,6 +11,7 @@ import { RunFinalization, type FinalOutcome } from './run-finalization';
 import { RunStopped, type RunHandle } from './run-handle';
 import { buildStepRecord, withCallUsage, type ModelTurn, type StepRecord } from './step-record';
 import { ConversationStore, type MessageRow } from '../store/conversation-store.service';
+import { RunJournal } from '../store/run-journal';
 import { RunStore } from '../store/run-store.service';
 import { isRunReleased, isStoreUnavailable } from '../store/store-errors';
 import { ToolStepService, type Execution, type PlannedCall } from './tool-step.service';
@@ -53,6 +54,7 @@ export class RunOrchestrator {
     private readonly calls: ModelCalls,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly takeover: RunTakeover,
+    private readonly journal: RunJournal,
   ) {}
 
   /** The model of a session that names none (LLM_MODEL, owned by llm/). */
@@ -149,14 +151,16 @@ export class RunOrchestrator {
    * (RunHandle.writeFailed), and with it whatever the step started.
    */
   private async commitStep(h: RunHandle, step: StepRecord, calls: readonly PlannedCall[]): Promise<void> {
-    const { id: runId, sessionId } = h.run;
-    const writes = [
-      this.conversation.advanceMessageSeqSql(sessionId, step.nextMessageSeq),
-      this.conversation.insertMessagesSql(sessionId, runId, step.messages),
-    ];
-    if (step.calls.length > 0) writes.push(this.conversation.insertToolCallsSql(step.calls));
-    writes.push(...this.accounting.usageWrites(step.modelCall));
-    await h.sink.commitWrites(step.events, writes, step.run);
+    await h.sink.record(step.events, (at) =>
+      this.journal.recordStep(at, {
+        sessionId: h.run.sessionId,
+        messages: step.messages,
+        nextMessageSeq: step.nextMessageSeq,
+        calls: step.calls,
+        spent: this.accounting.spent(step.modelCall),
+        run: step.run,
+      }),
+    );
     h.stepStored(step);
     for (const c of calls) {
       if (c.settlement) this.steps.settledAtPlan(h, { ...c, settlement: c.settlement });
@@ -220,11 +224,11 @@ export class RunOrchestrator {
         lost
           ? {
               runUsage: withCallUsage(h.usage, lost.usage, lost.costUsd),
-              writes: this.accounting.usageWrites(lost.row),
+              spent: this.accounting.spent(lost.row),
             }
           : undefined,
       );
-      await h.sink.commit(finalization.events, (tx) => finalization.apply(this.store, this.conversation, tx));
+      await h.sink.record(finalization.events, (at) => this.journal.finish(at, finalization.entry));
       if (outcome.status === 'failed') h.trace.end('failed', outcome.error.code);
       return outcome.status;
     } catch (endErr) {

@@ -4,7 +4,10 @@ import type { RunEventBody } from '../events/run-events';
 import { ConversationStore, type MessageRow, type ToolCallRow } from '../store/conversation-store.service';
 import type { ModelToolDefinition } from '../llm/model-provider';
 import { NO_TRACE, type RunTrace } from '../observability/run-tracing';
-import { RunStore, type RunChanges, type RunRow, type SqlStatement } from '../store/run-store.service';
+import { RunJournal } from '../store/run-journal';
+import { RunStore, type RunChanges, type RunRow } from '../store/run-store.service';
+import type { CallSettlement } from '../store/conversation-store.service';
+import type { SpentCall } from '../store/usage-store.service';
 import { modelMessages } from './conversation';
 import { ModelCallRecorder, type RecordedCall } from './model-call-recorder';
 import { RunAccounting } from './run-accounting';
@@ -42,6 +45,7 @@ export class RunTakeover {
     private readonly conversation: ConversationStore,
     private readonly recorder: ModelCallRecorder,
     private readonly accounting: RunAccounting,
+    private readonly journal: RunJournal,
   ) {}
 
   /** Stores the take-over of `h`; returns whether the run goes on (false: it ended at its cap). */
@@ -54,7 +58,9 @@ export class RunTakeover {
       ]),
     );
     const events: RunEventBody[] = [];
-    const writes: SqlStatement[] = [];
+    const settled: CallSettlement[] = [];
+    let spent: SpentCall | null = null;
+    let answer: MessageRow | null = null;
     const messages: MessageRow[] = [];
     const changes: RunChanges = {};
     let iteration = h.run.iterations;
@@ -72,7 +78,7 @@ export class RunTakeover {
         h.trace,
       );
       usage = cut.runUsage;
-      writes.push(...cut.writes);
+      spent = cut.spent;
       Object.assign(changes, usageColumns(usage));
       events.push({
         type: 'step_finished',
@@ -81,7 +87,7 @@ export class RunTakeover {
         usage: { ...cut.call.usage, costUsd: cut.call.costUsd },
       });
       if (partialText !== '') {
-        messages.push({
+        answer = {
           id: randomUUID(),
           seq: nextMessageSeq++,
           role: 'assistant',
@@ -90,16 +96,13 @@ export class RunTakeover {
           toolCallId: null,
           runId,
           createdAt: new Date(),
-        });
-        writes.push(
-          this.conversation.advanceMessageSeqSql(sessionId, nextMessageSeq),
-          this.conversation.insertMessagesSql(sessionId, runId, messages),
-        );
+        };
+        messages.push(answer);
       }
       changes.iterations = iteration;
       if (iteration >= h.run.maxIterations) {
         goesOn = false;
-        const messageId = messages[0]?.id ?? h.lastAssistantMessageId;
+        const messageId = answer?.id ?? h.lastAssistantMessageId;
         events.push({
           type: 'done',
           sessionId,
@@ -115,13 +118,15 @@ export class RunTakeover {
       for (const call of open.filter((c) => this.interrupted(h, c))) {
         const message = toolMessage(runId, call, settlement.result);
         messages.push(message);
-        writes.push(...this.conversation.settleToolCallSql(call, settlement, { messageId: message.id }));
+        settled.push({ call, settlement, messageId: message.id });
         events.push(resultEvent(call.callId, call.name, settlement));
       }
     }
     if (goesOn) events.push({ type: 'run_resumed', reason, iteration: iteration + 1 });
 
-    await h.sink.commitWrites(events, writes, changes);
+    await h.sink.record(events, (at) =>
+      this.journal.recordTakeOver(at, { sessionId, answer, nextMessageSeq, spent, settled, run: changes }),
+    );
     h.stepStored({ iteration, usage, nextMessageSeq, messages });
     return goesOn;
   }
@@ -153,7 +158,7 @@ export class RunTakeover {
     return {
       call,
       runUsage: withCallUsage(runUsage(run), call.usage, call.costUsd),
-      writes: this.accounting.usageWrites(call.row),
+      spent: this.accounting.spent(call.row),
     };
   }
 

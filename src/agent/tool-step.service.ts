@@ -19,6 +19,7 @@ import {
   type ToolCallRow,
   type ToolCallSettlement,
 } from '../store/conversation-store.service';
+import { RunJournal } from '../store/run-journal';
 import { RunStore } from '../store/run-store.service';
 
 /** The same tool with the same arguments is run at most twice in a run; the third ask is refused. */
@@ -69,6 +70,7 @@ export class ToolStepService {
     private readonly store: RunStore,
     private readonly conversation: ConversationStore,
     private readonly metrics: MetricsService,
+    private readonly journal: RunJournal,
   ) {}
 
   /** Decides every call in the order the model asked; `lastIteration` answers them all with an error. */
@@ -233,9 +235,8 @@ export class ToolStepService {
     // queue behind this write, so no stream sees them first); the loop awaits it before the step
     // after, and a failure stops the run at once (RunHandle.trackWrite).
     h.trackWrite(
-      h.sink.commitWrites(
-        [resultEvent(call.callId, call.name, settlement)],
-        this.conversation.settleToolCallSql(call, settlement, { messageId: message.id }),
+      h.sink.record([resultEvent(call.callId, call.name, settlement)], (at) =>
+        this.journal.recordResult(at, { call, settlement, messageId: message.id }),
       ),
     );
     h.addMessages([message]);

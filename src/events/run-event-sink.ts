@@ -1,8 +1,8 @@
-import type { EntityManager } from 'typeorm';
 import { serializeEvent, type RunEventBody, type SerializedEvent } from './run-events';
 import { FlushSchedule } from './flush-schedule';
 import { retryWhileLeased, type RunLease } from './run-lease';
-import type { RunChanges, RunStore, SqlStatement } from '../store/run-store.service';
+import type { JournalAt } from '../store/run-journal';
+import type { RunStore } from '../store/run-store.service';
 import { isRunReleased, LeaseLost, type StoreUnavailable } from '../store/store-errors';
 import { FLUSH_MAX_EVENTS, FLUSH_MAX_TEXT_CHARS, SINK_WINDOW_EVENTS as SINK_WINDOW } from '../common/tuning';
 
@@ -15,9 +15,9 @@ import { FLUSH_MAX_EVENTS, FLUSH_MAX_TEXT_CHARS, SINK_WINDOW_EVENTS as SINK_WIND
  * the FlushSchedule says — the first of a quiet stretch at once, then at most one write per 100 ms.
  * The text deltas that arrive between two writes become one `text` event when the write takes them:
  * no stream ever saw them apart, so nothing changes for a client but the size of a piece, while the
- * log, the streams and the database carry one event per write instead of one per upstream chunk. `commit` and
- * `commitWrites` are for events that go with a state change: written with the change, after every
- * earlier event.
+ * log, the streams and the database carry one event per write instead of one per upstream chunk.
+ * `record` is for events that go with a state change: the run's journal writes them with the
+ * change, after every earlier event.
  *
  * A write the database cannot take now is retried while the run's lease lasts. A write it refuses
  * fails: its events (and those numbered after them, never shown to anyone) are dropped and their
@@ -99,26 +99,13 @@ export class RunEventSink {
   }
 
   /**
-   * Writes `bodies` and whatever `work` changes in one transaction (after every earlier event, and
-   * only while this process holds the run's lease), then shows the events. Resolves when stored.
+   * Events that go with a state change, written by a verb of the run's journal (RunJournal): this
+   * sink numbers `bodies` after every earlier event, `write` stores them with the change under this
+   * process's lease (one statement on the hot path), and the sink shows them once it has committed.
    */
-  commit(bodies: RunEventBody[], work?: (tx: EntityManager) => Promise<void>): Promise<void> {
+  record(bodies: RunEventBody[], write: (at: JournalAt) => Promise<void>): Promise<void> {
     return this.commitVia(bodies, (events) =>
-      this.store.transaction(async (tx) => {
-        await this.store.assertLeased(tx, this.runId, this.lease.owner);
-        if (work) await work(tx);
-        await this.store.appendEvents(tx, this.runId, events);
-      }),
-    );
-  }
-
-  /**
-   * Like `commit`, for changes that are plain statements: they, the run's `changes` and the events
-   * go to the database as one atomic statement — one round trip (the loop's hot path).
-   */
-  commitWrites(bodies: RunEventBody[], writes: SqlStatement[], changes: RunChanges = {}): Promise<void> {
-    return this.commitVia(bodies, (events) =>
-      this.store.writeWithEvents(this.store.queryable, this.runId, events, writes, changes, this.lease.owner),
+      write({ runId: this.runId, events, leaseOwner: this.lease.owner }),
     );
   }
 

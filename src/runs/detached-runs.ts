@@ -3,6 +3,7 @@ import { RunFinalization, type FinalOutcome } from '../agent/run-finalization';
 import type { RunTakeover } from '../agent/run-takeover';
 import { serializeEvents } from '../events/run-events';
 import type { ConversationStore } from '../store/conversation-store.service';
+import type { RunJournal } from '../store/run-journal';
 import type { RunStore } from '../store/run-store.service';
 
 /**
@@ -12,6 +13,7 @@ import type { RunStore } from '../store/run-store.service';
 export async function finishDetachedRun(
   runs: RunStore,
   conversation: ConversationStore,
+  journal: RunJournal,
   metrics: MetricsService,
   runId: string,
   outcome: FinalOutcome,
@@ -35,7 +37,7 @@ export async function finishDetachedRun(
           )
         : undefined;
     const finalization = new RunFinalization(run, outcome, partialText, open, last, lost);
-    await finalization.apply(runs, conversation, tx);
+    await journal.finishIn(tx, runId, finalization.entry);
     await runs.appendEvents(tx, runId, serializeEvents(runId, run.lastSeq, finalization.events));
     return outcome.status;
   });

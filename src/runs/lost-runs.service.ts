@@ -11,6 +11,7 @@ import { finishDetachedRun } from './detached-runs';
 import { RunTakeover } from '../agent/run-takeover';
 import { DrivenRuns } from './driven-runs.service';
 import { ResumedRuns } from './resumed-runs.service';
+import { RunJournal } from '../store/run-journal';
 
 /** Runs claimed by one statement: a bound on the work one check starts at once. */
 const CLAIM_AT_ONCE = 100;
@@ -38,6 +39,7 @@ export class LostRuns implements OnModuleInit {
     private readonly metrics: MetricsService,
     private readonly draining: Draining,
     private readonly takeover: RunTakeover,
+    private readonly journal: RunJournal,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -94,6 +96,7 @@ export class LostRuns implements OnModuleInit {
       await finishDetachedRun(
         this.store,
         this.conversation,
+        this.journal,
         this.metrics,
         id,
         cancelRequested

@@ -8,6 +8,7 @@ import { ConversationStore, type MessageRow } from '../store/conversation-store.
 import type { NewRun, StartOutcome } from '../store/run-start-store.service';
 import { RunStore, type Queryable, type RunRow } from '../store/run-store.service';
 import type { SessionRow } from '../store/session-store.service';
+import { SessionHasActiveRun } from '../store/store-errors';
 import { sessionNotFound } from '../sessions/sessions.service';
 import { FirstCallsAhead, type FirstCall } from './first-calls-ahead';
 import { newSessionConversation } from './start-conversation';
@@ -110,7 +111,7 @@ export class RunStarts {
       this.callsAhead.startFailed(owner, ahead, err);
       trace?.end('refused');
       // Another request started a run on this session between our look and our insert.
-      if (!isUniqueViolation(err)) throw err;
+      if (!(err instanceof SessionHasActiveRun)) throw err;
       const running = await this.store.activeRunOfSession(this.store.queryable, plan.start.run.sessionId);
       throw sessionBusy(plan.start.run.sessionId, running ?? '');
     }
@@ -162,10 +163,6 @@ export class RunStarts {
       leasedAt,
     };
   }
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505';
 }
 
 function newRunRow(row: NewRun): RunRow {

@@ -15,6 +15,7 @@ import { RunTakeover } from '../agent/run-takeover';
 import { DrivenRuns } from './driven-runs.service';
 import { RunStarts } from './run-starts.service';
 import type { StartedRun, StartRun } from './start-run';
+import { RunJournal } from '../store/run-journal';
 
 /**
  * What a client asks of runs: start one, read it, cancel it, stop following it. A start stores the
@@ -37,6 +38,7 @@ export class RunService implements OnModuleInit {
     private readonly notifications: PgNotifications,
     private readonly metrics: MetricsService,
     private readonly takeover: RunTakeover,
+    private readonly journal: RunJournal,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -123,6 +125,7 @@ export class RunService implements OnModuleInit {
       await finishDetachedRun(
         this.store,
         this.conversation,
+        this.journal,
         this.metrics,
         runId,
         {

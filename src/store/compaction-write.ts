@@ -1,5 +1,5 @@
 import type { SummarizedSpan } from '../persistence/entities/message.entity';
-import type { SqlStatement } from './run-store.service';
+import type { Params } from './params';
 
 /*
  * What a compaction ("Long sessions") changes in a conversation, and the statements that store it.
@@ -26,33 +26,32 @@ export interface CompactionWrite {
  * The pruned and summarized marks, and the summary in its place; nothing for an empty part. Marks
  * only grow (a summarized message stays summarized; a pruned one may later be summarized).
  */
-export function compactionSql(sessionId: string, runId: string | null, c: CompactionWrite): SqlStatement[] {
-  const statements: SqlStatement[] = [];
+export function compactionSql(
+  p: Params,
+  sessionId: string,
+  runId: string | null,
+  c: CompactionWrite,
+): string[] {
+  const statements: string[] = [];
   if (c.pruned.length > 0) {
-    statements.push({
-      sql: `UPDATE messages SET context = 'pruned' WHERE session_id = $1 AND id = ANY($2::uuid[]) AND context IS NULL`,
-      params: [sessionId, c.pruned],
-    });
+    statements.push(
+      `UPDATE messages SET context = 'pruned'
+        WHERE session_id = ${p.add(sessionId)}::uuid AND id = ANY(${p.add(c.pruned)}::uuid[]) AND context IS NULL`,
+    );
   }
   if (c.summarized.length > 0) {
-    statements.push({
-      sql: `UPDATE messages SET context = 'summarized' WHERE session_id = $1 AND id = ANY($2::uuid[])`,
-      params: [sessionId, c.summarized],
-    });
+    statements.push(
+      `UPDATE messages SET context = 'summarized'
+        WHERE session_id = ${p.add(sessionId)}::uuid AND id = ANY(${p.add(c.summarized)}::uuid[])`,
+    );
   }
   if (c.summary) {
-    statements.push({
-      sql: `INSERT INTO messages (id, session_id, run_id, seq, role, content, kind, summarizes)
-         VALUES ($1, $2, $3, $4::float8, 'system', $5, 'summary', $6::jsonb)`,
-      params: [
-        c.summary.id,
-        sessionId,
-        runId,
-        c.summary.seq,
-        c.summary.content,
-        JSON.stringify(c.summary.summarizes),
-      ],
-    });
+    const s = c.summary;
+    statements.push(
+      `INSERT INTO messages (id, session_id, run_id, seq, role, content, kind, summarizes)
+         VALUES (${p.add(s.id)}::uuid, ${p.add(sessionId)}::uuid, ${p.add(runId)}::uuid, ${p.add(s.seq)}::float8, 'system',
+                 ${p.add(s.content)}, 'summary', ${p.add(JSON.stringify(s.summarizes))}::jsonb)`,
+    );
   }
   return statements;
 }

@@ -4,16 +4,13 @@ import type { DataSource } from 'typeorm';
 import type { ToolCallApproval, ToolCallStatus } from '../persistence/entities/tool-call.entity';
 import { claimCompaction, releaseCompaction, type CompactionClaim } from './compaction-claim';
 import { compactionSql, type CompactionWrite } from './compaction-write';
-import { advanceMessageSeqSql, insertMessagesSql, type NewMessage } from './message-inserts';
+import { insertMessagesSql, type NewMessage } from './message-inserts';
 import { MESSAGE_COLUMNS, RUN_MESSAGE_COLUMNS, type MessageRow } from './message-row';
-import { returningRows, type Queryable, type SqlStatement } from './run-store.service';
+import { returningRows, type Queryable } from './run-store.service';
+import { runBuilt } from './params';
+import { withCtes } from './store-sql';
 import { TOOL_CALL_COLUMNS, type FileChangeRecord, type ToolCallRow } from './tool-call-row';
-import {
-  insertToolCallsSql,
-  settleToolCallSql,
-  type NewToolCall,
-  type ToolCallSettlement,
-} from './tool-call-writes';
+import { settleToolCallSql, type ToolCallSettlement } from './tool-call-writes';
 
 // The conversation's types live beside the SQL that reads or writes them; callers import them from here.
 export type { CompactionClaim } from './compaction-claim';
@@ -21,7 +18,7 @@ export type { CompactionWrite, NewSummary } from './compaction-write';
 export type { NewMessage } from './message-inserts';
 export type { MessageRow, StoredProviderData } from './message-row';
 export type { FileChangeRecord, ToolCallRow } from './tool-call-row';
-export type { NewToolCall, ToolCallSettlement } from './tool-call-writes';
+export type { CallSettlement, NewToolCall, ToolCallSettlement } from './tool-call-writes';
 
 /**
  * What a conversation is made of: messages in their order, and the tool calls of assistant messages
@@ -53,18 +50,7 @@ export class ConversationStore {
     messages: NewMessage[],
   ): Promise<void> {
     if (messages.length === 0) return;
-    const { sql, params } = this.insertMessagesSql(sessionId, runId, messages);
-    await tx.query(sql, params);
-  }
-
-  /** The statement `insertMessages` runs, for a caller that folds it into its own (message-inserts.ts). */
-  insertMessagesSql(sessionId: string, runId: string | null, messages: NewMessage[]): SqlStatement {
-    return insertMessagesSql(sessionId, runId, messages);
-  }
-
-  /** Moves the session's next message position past what the driving process has written. */
-  advanceMessageSeqSql(sessionId: string, nextSeq: number): SqlStatement {
-    return advanceMessageSeqSql(sessionId, nextSeq);
+    await runBuilt(tx, (p) => insertMessagesSql(p, sessionId, runId, messages));
   }
 
   /** Every message of the session in order, for `GET /v1/sessions/:id`. */
@@ -94,19 +80,14 @@ export class ConversationStore {
     );
   }
 
-  /** Stores a compaction, its statements in order (compaction-write.ts) in the caller's transaction. */
-  /** A compaction's marks and summary, as statements for a statement of the caller's. */
-  compactionSql(sessionId: string, runId: string | null, c: CompactionWrite): SqlStatement[] {
-    return compactionSql(sessionId, runId, c);
-  }
-
+  /** Stores a compaction (compaction-write.ts) in one statement, in the caller's transaction. */
   async storeCompaction(
     tx: Queryable,
     sessionId: string,
     runId: string | null,
     c: CompactionWrite,
   ): Promise<void> {
-    for (const { sql, params } of compactionSql(sessionId, runId, c)) await tx.query(sql, params);
+    await runBuilt(tx, (p) => withCtes(compactionSql(p, sessionId, runId, c), 'SELECT 1'));
   }
 
   /** The session's on-demand compaction, claimed before its model call (compaction-claim.ts); null: refused. */
@@ -151,11 +132,6 @@ export class ConversationStore {
   }
 
   // ── tool calls ────────────────────────────────────────────────────────────
-
-  /** The statement that stores a step's calls (tool-call-writes.ts). */
-  insertToolCallsSql(calls: NewToolCall[]): SqlStatement {
-    return insertToolCallsSql(calls);
-  }
 
   /** The calls of the run that have no result yet (the open step), in the order the model asked. */
   async unsettledToolCalls(q: Queryable, runId: string): Promise<ToolCallRow[]> {
@@ -235,16 +211,7 @@ export class ConversationStore {
     s: ToolCallSettlement,
     extra: { approval?: ToolCallApproval; messageId?: string } = {},
   ): Promise<void> {
-    for (const { sql, params } of this.settleToolCallSql(call, s, extra)) await tx.query(sql, params);
-  }
-
-  /** A call's result: the call's row, and its tool message at the position reserved for it. */
-  settleToolCallSql(
-    call: Pick<ToolCallRow, 'id' | 'callId' | 'messageSeq' | 'sessionId' | 'runId'>,
-    s: ToolCallSettlement,
-    extra: { approval?: ToolCallApproval; messageId?: string } = {},
-  ): SqlStatement[] {
-    return settleToolCallSql(call, s, extra);
+    await runBuilt(tx, (p) => withCtes(settleToolCallSql(p, { call, settlement: s, ...extra }), 'SELECT 1'));
   }
 
   /** Every file change the session's tool calls made, oldest first. */

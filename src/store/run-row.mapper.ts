@@ -1,4 +1,5 @@
 import type { RunError, RunStatus } from '../persistence/entities/run.entity';
+import type { Params } from './params';
 
 /**
  * A run's row both ways: the columns a read selects, named as RunRow's fields, and the SET
@@ -69,12 +70,9 @@ export const RUN_COLUMNS = `id, session_id AS "sessionId", owner, status, model,
  * SET assignments for `fields`, their values appended to `params`. A lease given to a process
  * lasts `leaseMs` from now; a finished run has no lease.
  */
-export function runSets(fields: RunChanges, params: unknown[], leaseMs: number): string[] {
+export function runSets(fields: RunChanges, p: Params, leaseMs: number): string[] {
   const sets: string[] = ['updated_at = now()'];
-  const set = (column: string, value: unknown) => {
-    params.push(value);
-    sets.push(`${column} = $${params.length}`);
-  };
+  const set = (column: string, value: unknown) => sets.push(`${column} = ${p.add(value)}`);
   if (fields.status !== undefined) set('status', fields.status);
   if (fields.iterations !== undefined) set('iterations', fields.iterations);
   if (fields.promptTokens !== undefined) set('prompt_tokens', fields.promptTokens);

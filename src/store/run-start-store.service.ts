@@ -12,6 +12,7 @@ import {
   type SessionRow,
 } from './session-store.service';
 import type { Queryable } from './store-sql';
+import { isUniqueViolation, SessionHasActiveRun } from './store-errors';
 
 /** The run row a start inserts, leased to the starting process. */
 export interface NewRun {
@@ -101,7 +102,7 @@ const COUNTS = `c."lastMinute", c."oldestAgeMs", c."active"`;
 
 /**
  * A run's start as one statement (RunStarts decides when it runs alone and when in a transaction).
- * A second active run of a session fails on the unique index (23505).
+ * A second active run of a session fails on the unique index: SessionHasActiveRun.
  */
 @Injectable()
 export class RunStartStore {
@@ -123,8 +124,14 @@ export class RunStartStore {
    */
   async start(q: Queryable, start: RunStart, margin: number): Promise<StartOutcome> {
     const { sql, params } = this.statement(start);
-    const rows: (KeyRunCounts & Partial<SessionRow> & { seq: number | null; stored: boolean })[] =
-      await q.query(sql, [...this.params(start, margin), ...params, start.run.traceParent]);
+    let rows: (KeyRunCounts & Partial<SessionRow> & { seq: number | null; stored: boolean })[];
+    try {
+      rows = await q.query(sql, [...this.params(start, margin), ...params, start.run.traceParent]);
+    } catch (err) {
+      // Another start opened a run on this session between the caller's look and this insert.
+      if (isUniqueViolation(err)) throw new SessionHasActiveRun(start.run.sessionId);
+      throw err;
+    }
     const row = rows[0];
     const counts = {
       lastMinute: Number(row.lastMinute),

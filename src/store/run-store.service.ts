@@ -7,12 +7,15 @@ import { EventAppendBatcher } from './event-append-batcher';
 import * as runLeases from './run-leases';
 import { RUN_COLUMNS, runSets, type RunChanges, type RunRow } from './run-row.mapper';
 import { LeaseLost } from './store-errors';
-import { renumber, type Queryable, type SqlStatement } from './store-sql';
+import { runBuilt, Params } from './params';
+import { runWriteSql, type RunWrite } from './run-writes';
+import { withCtes, type Queryable } from './store-sql';
 
 // A run's types are imported with its store, from here; each is defined beside the SQL it belongs to.
 export { RUN_CANCEL_CHANNEL, RUN_HANDOVER_CHANNEL, type ClaimedRun } from './run-leases';
 export type { RunChanges, RunRow } from './run-row.mapper';
-export { returningRows, type Queryable, type SqlStatement } from './store-sql';
+export { returningRows, type Queryable } from './store-sql';
+export type { RunWrite } from './run-writes';
 
 /** Where every write of a run's events says so (payload: the run id and its last seq). */
 export const RUN_EVENTS_CHANNEL = 'lw_run_events';
@@ -89,19 +92,28 @@ export class RunStore {
     return rows[0]?.id ?? null;
   }
 
-  async updateRun(tx: Queryable, runId: string, fields: RunChanges): Promise<void> {
-    const params: unknown[] = [runId];
-    await tx.query(
-      `UPDATE runs SET ${runSets(fields, params, this.leaseMs).join(', ')} WHERE id = $1`,
-      params,
-    );
+  /** Changes the run's row, with `writes` (none of which can touch it) in the same statement. */
+  async updateRun(
+    tx: Queryable,
+    runId: string,
+    fields: RunChanges,
+    writes: readonly RunWrite[] = [],
+  ): Promise<void> {
+    await runBuilt(tx, (p) => {
+      const parts = writes.flatMap((w) => runWriteSql(p, w));
+      const id = p.add(runId);
+      return withCtes(
+        parts,
+        `UPDATE runs SET ${runSets(fields, p, this.leaseMs).join(', ')} WHERE id = ${id}`,
+      );
+    });
   }
 
   /**
    * Several writes, the run's changes and its new events, in ONE statement (data-modifying CTEs):
    * atomic without a transaction, and one round trip instead of one per write — the hot path of
-   * every step. `writes` must not touch the `runs` row (a row updated twice in one statement keeps
-   * only one of the updates); put run changes in `fields`.
+   * every step. `writes` cannot touch the `runs` row (no RunWrite names it: a row updated twice in
+   * one statement keeps only one of the updates); the run's changes are `fields`.
    *
    * With `leaseOwner`, the statement only lands while the run is leased to that process: otherwise
    * it fails as a whole (every CTE with it) and this throws LeaseLost — a process whose lease ran out
@@ -111,49 +123,36 @@ export class RunStore {
     q: Queryable,
     runId: string,
     events: readonly EventRecord[],
-    writes: readonly SqlStatement[] = [],
+    writes: readonly RunWrite[] = [],
     fields: RunChanges = {},
     leaseOwner?: string,
   ): Promise<void> {
-    const params: unknown[] = [runId];
-    const ctes = writes.map((w, i) => {
-      const sql = renumber(w.sql, params.length);
-      params.push(...w.params);
-      return `w${i} AS (${sql})`;
-    });
-    const sets = runSets(fields, params, this.leaseMs);
+    const p = new Params();
+    const id = `${p.add(runId)}::uuid`;
+    const parts = writes.flatMap((w) => runWriteSql(p, w));
+    const sets = runSets(fields, p, this.leaseMs);
     if (events.length > 0) {
-      params.push(
-        events.map((e) => e.seq),
-        events.map((e) => e.type),
-        events.map((e) => e.data),
+      parts.push(
+        `INSERT INTO run_events (run_id, seq, type, payload)
+           SELECT ${id}, u.seq, u.type, u.payload::json
+             FROM unnest(${p.add(events.map((e) => e.seq))}::int[], ${p.add(events.map((e) => e.type))}::text[],
+                         ${p.add(events.map((e) => e.data))}::text[]) AS u(seq, type, payload)`,
       );
-      const n = params.length;
-      ctes.push(
-        `ev AS (INSERT INTO run_events (run_id, seq, type, payload)
-           SELECT $1::uuid, u.seq, u.type, u.payload::json
-             FROM unnest($${n - 2}::int[], $${n - 1}::text[], $${n}::text[]) AS u(seq, type, payload))`,
-      );
-      params.push(events[events.length - 1].seq);
-      sets.push(`last_seq = $${params.length}::int`);
+      sets.push(`last_seq = ${p.add(events[events.length - 1].seq)}::int`);
     }
-    const update = `UPDATE runs SET ${sets.join(', ')} WHERE id = $1::uuid`;
+    const update = `UPDATE runs SET ${sets.join(', ')} WHERE id = ${id}`;
     const notify = `pg_notify('${RUN_EVENTS_CHANNEL}', id::text || ' ' || last_seq::text)`;
     if (leaseOwner === undefined) {
-      await q.query(
-        `${ctes.length > 0 ? `WITH ${ctes.join(',\n')}\n` : ''}${update} RETURNING ${notify}`,
-        params,
-      );
+      await q.query(withCtes(parts, `${update} RETURNING ${notify}`), p.values);
       return;
     }
-    params.push(leaseOwner);
-    ctes.push(`owned AS (${update} AND lease_owner = $${params.length} RETURNING ${notify})`);
+    const owned = `${update} AND lease_owner = ${p.add(leaseOwner)} RETURNING ${notify}`;
     try {
       // No row updated means the lease is gone: dividing by that count (zero) raises, which undoes
       // every CTE of the statement — one round trip, nothing written. No other part of a write divides.
       await q.query(
-        `WITH ${ctes.join(',\n')}\nSELECT 1 / (SELECT count(*)::int FROM owned) AS owned`,
-        params,
+        withCtes([...parts, owned], 'SELECT 1 / (SELECT count(*)::int FROM owned) AS owned', 'owned'),
+        p.values,
       );
     } catch (err) {
       if ((err as { code?: unknown }).code === DIVISION_BY_ZERO) throw new LeaseLost(runId);

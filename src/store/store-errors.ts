@@ -26,6 +26,22 @@ export class StoreUnavailable extends Error {
   }
 }
 
+/** A second active run of a session refused by its unique index (SQLSTATE 23505 on the run's insert). */
+export class SessionHasActiveRun extends Error {
+  constructor(readonly sessionId: string) {
+    super(`session ${sessionId} already has an active run`);
+    this.name = 'SessionHasActiveRun';
+  }
+}
+
+/** SQLSTATE of a unique violation. */
+const UNIQUE_VIOLATION = '23505';
+
+/** Whether the database refused a write as a duplicate of a unique key. */
+export function isUniqueViolation(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === UNIQUE_VIOLATION;
+}
+
 /** Errors after which this process must stop driving the run without writing anything more. */
 export function isRunReleased(err: unknown): err is LeaseLost | StoreUnavailable {
   return err instanceof LeaseLost || err instanceof StoreUnavailable;

@@ -1,13 +1,13 @@
 import type { FileChange } from '../common/file-change';
 import type { ToolCallApproval } from '../persistence/entities/tool-call.entity';
 import { insertMessagesSql } from './message-inserts';
-import type { SqlStatement } from './run-store.service';
+import type { Params } from './params';
 import type { ToolCallRow } from './tool-call-row';
 
 /*
- * The statements that store a step's tool calls and their results, built but not run: the caller
- * runs them in its transaction, or folds them with a step's other writes and events into one
- * statement (RunStore.writeWithEvents).
+ * The statements that store a step's tool calls and their results, built into the caller's
+ * parameters but not run: the caller runs them in its transaction, or folds them with a step's
+ * other writes and events into one statement (RunJournal).
  */
 
 /** A call as the loop decided it: the row's identity and state, with its result when it has one at once. */
@@ -37,9 +37,27 @@ export interface ToolCallSettlement {
  * (`settlement`) is stored finished, a `running` one started; `deadlineMs` becomes a deadline on
  * the database's clock.
  */
-export function insertToolCallsSql(calls: NewToolCall[]): SqlStatement {
-  return {
-    sql: `INSERT INTO tool_calls (id, run_id, message_id, call_id, iteration, position, name, raw_arguments, arguments,
+export function insertToolCallsSql(p: Params, calls: NewToolCall[]): string {
+  const columns: [unknown[], string][] = [
+    [calls.map((c) => c.id), 'uuid'],
+    [calls.map((c) => c.runId), 'uuid'],
+    [calls.map((c) => c.messageId), 'uuid'],
+    [calls.map((c) => c.callId), 'text'],
+    [calls.map((c) => c.iteration), 'int'],
+    [calls.map((c) => c.position), 'int'],
+    [calls.map((c) => c.name), 'text'],
+    [calls.map((c) => c.rawArguments), 'text'],
+    [calls.map((c) => (c.arguments === undefined ? null : JSON.stringify(c.arguments))), 'text'],
+    [calls.map((c) => c.executor), 'text'],
+    [calls.map((c) => c.status), 'text'],
+    [calls.map((c) => c.deadlineMs), 'int'],
+    [calls.map((c) => c.settlement?.result ?? null), 'text'],
+    [calls.map((c) => c.settlement?.isError ?? null), 'bool'],
+    [calls.map((c) => c.settlement?.errorCode ?? null), 'text'],
+    [calls.map((c) => c.settlement?.durationMs ?? null), 'int'],
+    [calls.map((c) => c.approvalReason), 'text'],
+  ];
+  return `INSERT INTO tool_calls (id, run_id, message_id, call_id, iteration, position, name, raw_arguments, arguments,
                                executor, status, deadline_at, result, is_error, error_code, duration_ms, finished_at, approval_reason,
                                started_at)
        SELECT u.id, u.run_id, u.message_id, u.call_id, u.iteration, u.position, u.name, u.raw, u.args::jsonb,
@@ -48,64 +66,34 @@ export function insertToolCallsSql(calls: NewToolCall[]): SqlStatement {
               u.result, coalesce(u.is_error, false), u.error_code, u.duration_ms,
               CASE WHEN u.result IS NULL THEN NULL ELSE now() END, u.approval_reason,
               CASE WHEN u.status = 'running' THEN now() END
-         FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::int[], $6::int[], $7::text[], $8::text[],
-                     $9::text[], $10::text[], $11::text[], $12::int[], $13::text[], $14::bool[], $15::text[], $16::int[], $17::text[])
+         FROM unnest(${columns.map(([values, type]) => `${p.add(values)}::${type}[]`).join(', ')})
            AS u(id, run_id, message_id, call_id, iteration, position, name, raw, args, executor, status,
-                deadline_ms, result, is_error, error_code, duration_ms, approval_reason)`,
-    params: [
-      calls.map((c) => c.id),
-      calls.map((c) => c.runId),
-      calls.map((c) => c.messageId),
-      calls.map((c) => c.callId),
-      calls.map((c) => c.iteration),
-      calls.map((c) => c.position),
-      calls.map((c) => c.name),
-      calls.map((c) => c.rawArguments),
-      calls.map((c) => (c.arguments === undefined ? null : JSON.stringify(c.arguments))),
-      calls.map((c) => c.executor),
-      calls.map((c) => c.status),
-      calls.map((c) => c.deadlineMs),
-      calls.map((c) => c.settlement?.result ?? null),
-      calls.map((c) => c.settlement?.isError ?? null),
-      calls.map((c) => c.settlement?.errorCode ?? null),
-      calls.map((c) => c.settlement?.durationMs ?? null),
-      calls.map((c) => c.approvalReason),
-    ],
-  };
+                deadline_ms, result, is_error, error_code, duration_ms, approval_reason)`;
 }
 
-/** A call's result: the call's row, and its tool message at the position reserved for it. */
+/** A call's result as a write: the call's row, and its tool message at the position reserved for it. */
+export interface CallSettlement {
+  call: Pick<ToolCallRow, 'id' | 'callId' | 'messageSeq' | 'sessionId' | 'runId'>;
+  settlement: ToolCallSettlement;
+  approval?: ToolCallApproval;
+  /** The tool message's id (drawn when absent). */
+  messageId?: string;
+}
+
+/** The two statements of a call's result: its row's update, then its tool message. */
 export function settleToolCallSql(
-  call: Pick<ToolCallRow, 'id' | 'callId' | 'messageSeq' | 'sessionId' | 'runId'>,
-  s: ToolCallSettlement,
-  extra: { approval?: ToolCallApproval; messageId?: string } = {},
-): SqlStatement[] {
+  p: Params,
+  { call, settlement: s, approval, messageId }: CallSettlement,
+): string[] {
   return [
-    {
-      sql: `UPDATE tool_calls SET status = $2, result = $3, is_error = $4, error_code = $5, truncated = $6,
-                     duration_ms = $7, changes = $8::jsonb, finished_at = now(), deadline_at = NULL,
-                     approval = coalesce($9::jsonb, approval)
-               WHERE id = $1::uuid`,
-      params: [
-        call.id,
-        s.status,
-        s.result,
-        s.isError,
-        s.errorCode,
-        s.truncated,
-        s.durationMs,
-        s.changes ? JSON.stringify(s.changes) : null,
-        extra.approval ? JSON.stringify(extra.approval) : null,
-      ],
-    },
-    insertMessagesSql(call.sessionId, call.runId, [
-      {
-        id: extra.messageId,
-        seq: call.messageSeq,
-        role: 'tool',
-        content: s.result,
-        toolCallId: call.callId,
-      },
+    `UPDATE tool_calls SET status = ${p.add(s.status)}, result = ${p.add(s.result)}, is_error = ${p.add(s.isError)},
+                     error_code = ${p.add(s.errorCode)}, truncated = ${p.add(s.truncated)},
+                     duration_ms = ${p.add(s.durationMs)}, changes = ${p.add(s.changes ? JSON.stringify(s.changes) : null)}::jsonb,
+                     finished_at = now(), deadline_at = NULL,
+                     approval = coalesce(${p.add(approval ? JSON.stringify(approval) : null)}::jsonb, approval)
+               WHERE id = ${p.add(call.id)}::uuid`,
+    insertMessagesSql(p, call.sessionId, call.runId, [
+      { id: messageId, seq: call.messageSeq, role: 'tool', content: s.result, toolCallId: call.callId },
     ]),
   ];
 }

@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import type { BudgetWindow } from '../config/team-config';
-import type { Queryable, SqlStatement } from './store-sql';
+import { runBuilt, type Params } from './params';
+import { withCtes, type Queryable, type SqlStatement } from './store-sql';
 
 /** One model call's usage as its step stores it. */
 export interface NewModelCall {
@@ -23,6 +24,39 @@ export interface NewModelCall {
   costUsd: number | null;
   /** Its tokens were estimated, in whole or part: the provider reported none or only part. */
   estimated: boolean;
+}
+
+/** A model call's usage row, with the windows of its key's spend it moves (those its limits read). */
+export interface SpentCall {
+  row: NewModelCall;
+  windows: readonly BudgetWindow[];
+}
+
+/** The statements that store a call's usage row and add its tokens and cost to its key's windows. */
+export function spentCallSql(p: Params, { row: c, windows }: SpentCall): string[] {
+  const statements = [
+    `INSERT INTO model_calls (id, run_id, session_id, owner, iteration, provider, model, prompt_tokens,
+                              completion_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, cost_usd,
+                              estimated)
+     VALUES (${p.add(c.id)}::uuid, ${p.add(c.runId)}::uuid, ${p.add(c.sessionId)}::uuid, ${p.add(c.owner)},
+             ${p.add(c.iteration)}::int, ${p.add(c.provider)}, ${p.add(c.model)}, ${p.add(c.promptTokens)}::int,
+             ${p.add(c.completionTokens)}::int, ${p.add(c.cacheReadTokens)}::int, ${p.add(c.cacheWriteTokens)}::int,
+             ${p.add(c.reasoningTokens)}::int, ${p.add(c.costUsd)}::float8, ${p.add(c.estimated)}::boolean)`,
+  ];
+  // Windows in a fixed order, so concurrent steps of one key lock the rows in the same order; each
+  // by the database's clock (UTC), as UsageStore.spend reads them.
+  if (windows.length > 0) {
+    statements.push(
+      `INSERT INTO key_spend (owner, window_kind, window_start, tokens, cost_usd)
+       SELECT ${p.add(c.owner)}, w, date_trunc(w, now(), 'UTC'), ${p.add(c.promptTokens + c.completionTokens)}::bigint,
+              ${p.add(c.costUsd ?? 0)}::float8
+         FROM unnest(${p.add([...windows].sort())}::text[]) AS w
+       ON CONFLICT (owner, window_kind, window_start)
+       DO UPDATE SET tokens = key_spend.tokens + excluded.tokens,
+                     cost_usd = (key_spend.cost_usd::numeric + excluded.cost_usd::numeric)::float8`,
+    );
+  }
+  return statements;
 }
 
 /** A key's spend in one window. */
@@ -68,58 +102,9 @@ const GROUP_EXPRESSIONS: Readonly<Record<UsageGrouping, string>> = {
 export class UsageStore {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /** Runs usage writes (insertModelCallSql, addSpendSql) on their own, in one transaction: a call outside any step. */
-  async write(statements: readonly SqlStatement[]): Promise<void> {
-    await this.db.transaction(async (tx) => {
-      for (const { sql, params } of statements) await tx.query(sql, params);
-    });
-  }
-
-  insertModelCallSql(c: NewModelCall): SqlStatement {
-    return {
-      sql: `INSERT INTO model_calls (id, run_id, session_id, owner, iteration, provider, model, prompt_tokens,
-                                     completion_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, cost_usd,
-                                     estimated)
-            VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5::int, $6, $7, $8::int, $9::int, $10::int, $11::int, $12::int,
-                    $13::float8, $14::boolean)`,
-      params: [
-        c.id,
-        c.runId,
-        c.sessionId,
-        c.owner,
-        c.iteration,
-        c.provider,
-        c.model,
-        c.promptTokens,
-        c.completionTokens,
-        c.cacheReadTokens,
-        c.cacheWriteTokens,
-        c.reasoningTokens,
-        c.costUsd,
-        c.estimated,
-      ],
-    };
-  }
-
-  /**
-   * Adds a call's tokens and cost to the key's counter of each current window (UTC, by the
-   * database's clock, as `spend` reads them). Windows in a fixed order, so concurrent steps of one
-   * key lock the rows in the same order.
-   */
-  addSpendSql(
-    owner: string,
-    windows: readonly BudgetWindow[],
-    tokens: number,
-    costUsd: number | null,
-  ): SqlStatement {
-    return {
-      sql: `INSERT INTO key_spend (owner, window_kind, window_start, tokens, cost_usd)
-            SELECT $1, w, date_trunc(w, now(), 'UTC'), $2::bigint, $3::float8 FROM unnest($4::text[]) AS w
-            ON CONFLICT (owner, window_kind, window_start)
-            DO UPDATE SET tokens = key_spend.tokens + excluded.tokens,
-                          cost_usd = (key_spend.cost_usd::numeric + excluded.cost_usd::numeric)::float8`,
-      params: [owner, tokens, costUsd ?? 0, [...windows].sort()],
-    };
+  /** Stores a model call's usage on its own, in one statement: a call outside any run (an on-demand summary). */
+  async write(spent: SpentCall): Promise<void> {
+    await runBuilt(this.db.manager, (p) => withCtes(spentCallSql(p, spent), 'SELECT 1'));
   }
 
   /** What the key has spent in the current window of each of `windows` (committed steps only). */

@@ -4,6 +4,8 @@ import { RunEventSink } from '../../src/events/run-event-sink';
 import { RunLease } from '../../src/events/run-lease';
 import type { RunEventBody, SerializedEvent } from '../../src/events/run-events';
 import type { PgNotifications } from '../../src/persistence/pg-notifications.service';
+import { RunJournal } from '../../src/store/run-journal';
+import type { RunWrite } from '../../src/store/run-store.service';
 import { LeaseLost, StoreUnavailable } from '../../src/store/store-errors';
 import { connect } from '../support/database';
 import { eventually } from '../support/eventually';
@@ -17,11 +19,16 @@ const step: RunEventBody = {
   finishReason: 'stop',
   usage: { promptTokens: 1, completionTokens: 1, costUsd: null },
 };
+/** The sink's ordered, leased write of `bodies` with `writes` (as RunJournal's verbs write). */
+const commitWrites = (sink: RunEventSink, bodies: RunEventBody[], writes: RunWrite[]) =>
+  sink.record(bodies, (at) =>
+    store.runs.writeWithEvents(store.runs.queryable, at.runId, at.events, writes, {}, at.leaseOwner),
+  );
+let store: CoreStore;
 const parsed = (events: { seq: number; type: string; data: string }[]) =>
   events.map((e) => ({ seq: e.seq, type: e.type, body: JSON.parse(e.data) as unknown }));
 
 describe('RunEventSink on a real PostgreSQL: events are shown only once stored', () => {
-  let store: CoreStore;
   let admin: Client;
 
   beforeAll(async () => {
@@ -68,7 +75,7 @@ describe('RunEventSink on a real PostgreSQL: events are shown only once stored',
     await admin.query('BEGIN');
     await admin.query('SELECT 1 FROM runs WHERE id = $1 FOR UPDATE', [runId]);
     sink.emit({ type: 'text', delta: 'Hel' });
-    const committed = sink.commitWrites([step], []);
+    const committed = commitWrites(sink, [step], []);
     // The statement is written and waiting on the row lock: nothing of it may be visible yet. (Asked
     // of the locks, not of pg_stat_activity.query, which may still show the connection's last text.)
     const adminPid = (await admin.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
@@ -94,7 +101,7 @@ describe('RunEventSink on a real PostgreSQL: events are shown only once stored',
     sink.emit({ type: 'tool_call_output', toolCallId: 'c1', stream: 'stdout', chunk: 'out' });
     sink.emit({ type: 'text', delta: 'wor' });
     sink.emit({ type: 'text', delta: 'ld' });
-    await sink.commitWrites([step], []);
+    await commitWrites(sink, [step], []);
     sink.emit({ type: 'text', delta: '!' });
     await sink.flush();
     const stored = parsed(await storedEvents(store, runId));
@@ -121,7 +128,7 @@ describe('RunEventSink on a real PostgreSQL: events are shown only once stored',
     await sink.flush();
     expect(errors).toHaveLength(1);
     expect(sink.visibleSeq).toBe(2);
-    await sink.commitWrites([{ type: 'error', code: 'INTERNAL_ERROR', message: 'x', retryable: false }], []);
+    await commitWrites(sink, [{ type: 'error', code: 'INTERNAL_ERROR', message: 'x', retryable: false }], []);
     const stored = parsed(await storedEvents(store, runId));
     expect(stored.map((e) => [e.seq, e.type])).toEqual([
       [1, 'run_started'],
@@ -133,11 +140,11 @@ describe('RunEventSink on a real PostgreSQL: events are shown only once stored',
 
   it('fails the writes queued behind a refused one (they built on its events) and goes on after them', async () => {
     const { runId, sink } = await newSink();
-    const refused = sink.commitWrites([{ type: 'text', delta: 'poison' }], []);
-    const behind = sink.commitWrites([step], []);
+    const refused = commitWrites(sink, [{ type: 'text', delta: 'poison' }], []);
+    const behind = commitWrites(sink, [step], []);
     await expect(refused).rejects.toThrow('refused by the test trigger');
     await expect(behind).rejects.toThrow('refused by the test trigger');
-    await sink.commitWrites([step], []);
+    await commitWrites(sink, [step], []);
     const stored = parsed(await storedEvents(store, runId));
     expect(stored.map((e) => [e.seq, e.type])).toEqual([
       [1, 'run_started'],
@@ -159,7 +166,7 @@ describe('RunEventSink on a real PostgreSQL: events are shown only once stored',
     const before = await hits();
     await admin.query('INSERT INTO unreachable_for VALUES ($1)', [runId]);
     sink.emit({ type: 'text', delta: 'kept' });
-    const committed = sink.commitWrites([step], []);
+    const committed = commitWrites(sink, [step], []);
     // Refused three times: retried, and never shown meanwhile.
     await eventually(async () => (await hits()) - before >= 3);
     expect(sink.visibleSeq).toBe(1);
@@ -175,12 +182,12 @@ describe('RunEventSink on a real PostgreSQL: events are shown only once stored',
     const { runId, sink, errors } = await newSink(1);
     await admin.query('INSERT INTO unreachable_for VALUES ($1)', [runId]);
     sink.emit({ type: 'text', delta: 'lost' });
-    await expect(sink.commitWrites([step], [])).rejects.toBeInstanceOf(StoreUnavailable);
+    await expect(commitWrites(sink, [step], [])).rejects.toBeInstanceOf(StoreUnavailable);
     expect(errors[0]).toBeInstanceOf(StoreUnavailable);
     expect(sink.released).toBeInstanceOf(StoreUnavailable);
     expect(sink.closed).toBe(true);
     await admin.query('DELETE FROM unreachable_for WHERE run_id = $1', [runId]);
-    await expect(sink.commitWrites([step], [])).rejects.toBeInstanceOf(StoreUnavailable);
+    await expect(commitWrites(sink, [step], [])).rejects.toBeInstanceOf(StoreUnavailable);
     expect((await storedEvents(store, runId)).map((e) => e.type)).toEqual(['run_started']);
     expect(sink.visibleAfter(0)!.map((e) => e.type)).toEqual(['run_started']);
   });
@@ -188,10 +195,13 @@ describe('RunEventSink on a real PostgreSQL: events are shown only once stored',
   it('writes nothing into a run another process has taken (one statement, rolled back whole)', async () => {
     const { runId, sessionId, sink, errors } = await newSink();
     await admin.query(`UPDATE runs SET lease_owner = 'someone-else' WHERE id = $1`, [runId]);
-    const message = store.conversation.insertMessagesSql(sessionId, runId, [
-      { seq: 99, role: 'assistant', content: 'should not land' },
-    ]);
-    await expect(sink.commitWrites([step], [message])).rejects.toBeInstanceOf(LeaseLost);
+    const message: RunWrite = {
+      kind: 'messages',
+      sessionId,
+      runId,
+      messages: [{ seq: 99, role: 'assistant', content: 'should not land' }],
+    };
+    await expect(commitWrites(sink, [step], [message])).rejects.toBeInstanceOf(LeaseLost);
     expect(errors[0]).toBeInstanceOf(LeaseLost);
     expect(sink.released).toBeInstanceOf(LeaseLost);
     const messages = await admin.query('SELECT 1 FROM messages WHERE run_id = $1 AND seq = 99', [runId]);
@@ -200,12 +210,18 @@ describe('RunEventSink on a real PostgreSQL: events are shown only once stored',
   });
 
   it('writes nothing through a transaction either once the lease is gone', async () => {
-    const { runId, sink } = await newSink();
+    const { runId, sessionId, sink } = await newSink();
     await admin.query(`UPDATE runs SET lease_owner = NULL, status = 'failed' WHERE id = $1`, [runId]);
     await expect(
-      sink.commit([step], async (tx) => {
-        await store.runs.updateRun(tx, runId, { status: 'completed' });
-      }),
+      sink.record([step], (at) =>
+        new RunJournal(store.runs, store.conversation).finish(at, {
+          sessionId,
+          settled: [],
+          partial: null,
+          spent: null,
+          run: { status: 'completed' },
+        }),
+      ),
     ).rejects.toBeInstanceOf(LeaseLost);
     const run = await store.runs.findRun(runId);
     expect(run?.status).toBe('failed');
@@ -224,7 +240,8 @@ describe('RunEventSink on a real PostgreSQL: events are shown only once stored',
       sink.emit({ type: 'tool_call_output', toolCallId: 'call_1', stream: 'stdout', chunk: `${i} ` });
       if (i % 100 === 99) await sink.flush();
     }
-    await sink.commitWrites(
+    await commitWrites(
+      sink,
       [
         {
           type: 'done',

@@ -1,3 +1,4 @@
+import type { RunWrite } from '../../src/store/run-store.service';
 import { LeaseLost } from '../../src/store/store-errors';
 import { serializeEvents } from '../../src/events/run-events';
 import { connect } from '../support/database';
@@ -23,9 +24,12 @@ describe('RunStore on a real PostgreSQL', () => {
 
   it('writes the writes, the run changes and the events in one statement, moving last_seq', async () => {
     const { runId, sessionId } = await insertRunningRun(store, 'me');
-    const message = store.conversation.insertMessagesSql(sessionId, runId, [
-      { seq: 3, role: 'assistant', content: 'hi' },
-    ]);
+    const message: RunWrite = {
+      kind: 'messages',
+      sessionId,
+      runId,
+      messages: [{ seq: 3, role: 'assistant', content: 'hi' }],
+    };
     const events = serializeEvents(runId, 1, [{ type: 'text', delta: 'hi' }]);
     await store.runs.writeWithEvents(store.runs.queryable, runId, events, [message], { iterations: 1 }, 'me');
     const run = await store.runs.findRun(runId);
@@ -36,9 +40,12 @@ describe('RunStore on a real PostgreSQL', () => {
 
   it('refuses a guarded statement whole when the lease is someone else’s: no write, no event, no change', async () => {
     const { runId, sessionId } = await insertRunningRun(store, 'other');
-    const message = store.conversation.insertMessagesSql(sessionId, runId, [
-      { seq: 3, role: 'assistant', content: 'late' },
-    ]);
+    const message: RunWrite = {
+      kind: 'messages',
+      sessionId,
+      runId,
+      messages: [{ seq: 3, role: 'assistant', content: 'late' }],
+    };
     const events = serializeEvents(runId, 1, [{ type: 'text', delta: 'late' }]);
     await expect(
       store.runs.writeWithEvents(store.runs.queryable, runId, events, [message], { iterations: 9 }, 'me'),
