@@ -172,6 +172,7 @@ async function followRun(n) {
     final: [],
     problems: [],
     resumes: 0,
+    resumeReasons: [],
     reconnects: 0,
     calls: new Map(), // toolCallId → { name, args, result }
     clientPosts: new Map(), // toolCallId → statuses
@@ -246,6 +247,7 @@ function onEvent(run, e, pending) {
   switch (e.event) {
     case 'run_resumed':
       run.resumes++;
+      run.resumeReasons.push(d.reason);
       break;
     case 'tool_call_start':
       run.calls.set(d.toolCallId, { name: d.name, args: d.arguments, result: null });
@@ -352,6 +354,7 @@ async function faults(base, isOver) {
  * time from the SIGKILL that stopped the run's process (the first kill after the run's last event
  * stored by that process) to the take-over's commit (its `step_finished` and `run_resumed` share one).
  */
+const unattributed = [];
 async function takeOverDelays(db, results) {
   const delays = [];
   for (const r of results) {
@@ -370,7 +373,10 @@ async function takeOverDelays(db, results) {
         .filter((at) => at < resumedAt);
       const lastEvent = Math.max(...before);
       const kill = fleet.kills.findIndex((k) => k >= lastEvent && k <= resumedAt);
-      if (kill === -1) return;
+      if (kill === -1) {
+        unattributed.push({ runId: r.runId, resumedAt, lastEvent, kills: fleet.kills });
+        return;
+      }
       const lastType = rows.slice(0, i).findLast((x) => Number(x.at) === lastEvent)?.type;
       delays.push({
         ms: resumedAt - fleet.kills[kill],
@@ -552,8 +558,12 @@ async function main() {
     kills: fleet.kills.length,
     rollingRestarts: fleet.rollings,
     takeOvers: results.reduce((n, r) => n + r.resumes, 0),
+    takeOversByReason: results
+      .flatMap((r) => r.resumeReasons)
+      .reduce((by, reason) => ({ ...by, [reason]: (by[reason] ?? 0) + 1 }), {}),
     mostTakeOversOfOneRun: Math.max(0, ...results.map((r) => r.resumes)),
     reconnects: results.reduce((n, r) => n + r.reconnects, 0),
+    unattributed,
     slowestTakeOvers: [...takeOvers].sort((a, b) => b.ms - a.ms).slice(0, 5),
     killToNextEventMs: {
       p50: percentile(takeOverMs, 50),
