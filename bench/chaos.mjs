@@ -14,15 +14,19 @@
 // are up. Each client follows its run's stream and reconnects with Last-Event-ID to a live replica
 // whenever it ends without a final event.
 //
-// Checked (exit code 1 otherwise): every run ends exactly once — one final event on its stream, gap-free
-// ids across reconnections, one final event in the stored log, the status GET /v1/runs/:id reports (read once, at the end) the one its
-// final event said; counted outside the server — every edit_file call's line appears in its file at
-// most once (exactly once when its result was a success), every write_file call with a successful
-// result left its file, and no workspace file was written by a call the client never saw (a write run
-// twice after the edit would also erase the edit's line); the client tool's result is accepted once per
-// call; no tool result is an error other than INTERRUPTED. Printed: runs completed (a run lost more than
-// RUN_MAX_RESUMES times ends RUN_ABANDONED, counted), kills, rolling restarts, take-overs, the time from
-// a SIGKILL to the next event of a run taken over (p50/p99, from the stored events' times), model requests per run, runs/s.
+// Checked (exit code 1 otherwise): every run ends exactly once — one final event on its stream,
+// gap-free ids across reconnections, one final event in the stored log, and the status GET
+// /v1/runs/:id reports (read once, at the end) is the one its final event said. Counted outside the
+// server: every edit_file call's line appears in its file at most once (exactly once when its result
+// was a success), every write_file call with a successful result left its file, no workspace file was
+// written by a call the client never saw (a write run twice after the edit would also erase the edit's
+// line); the client tool's result and the approval are accepted once per call (a 202, or a request
+// lost with its replica and a 409 on the retry); no tool result is an error other than INTERRUPTED.
+// A start is sent with an Idempotency-Key, so a start retried after a dropped connection starts nothing.
+// Printed: final statuses (a run lost more than RUN_MAX_RESUMES times ends RUN_ABANDONED: counted, not a
+// failure), kills, rolling restarts, take-overs, the time from a SIGKILL to the next event of a run
+// taken over (p50/p99, from the stored events' times: the kill after the run's last event stored by its
+// lost process, to the take-over's commit), model requests per run, runs/s.
 // Results in bench/results/chaos.json.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -143,8 +147,13 @@ async function pick() {
   }
 }
 
-/** POSTs `body` to `path` on live replicas until one answers (not 5xx); returns the status. */
+/**
+ * POSTs `body` to `path` on live replicas until one answers (not 5xx). Returns every attempt's
+ * outcome: its status, or `lost` when the replica went away before answering (the request may or may
+ * not have been applied; the retry's `409` then means it was).
+ */
 async function postAnywhere(path, body) {
+  const outcomes = [];
   for (let attempt = 0; attempt < 200; attempt++) {
     const replica = await pick();
     try {
@@ -152,16 +161,24 @@ async function postAnywhere(path, body) {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(body),
+        signal: AbortSignal.timeout(30_000),
       });
       await res.arrayBuffer();
-      if (res.status < 500) return res.status;
+      outcomes.push(res.status);
+      if (res.status < 500) return outcomes;
     } catch {
-      // the replica went away under the request: try another
+      outcomes.push('lost');
     }
     await sleep(100);
   }
-  return 0;
+  return outcomes;
 }
+
+/** Whether a POST's outcomes say it was applied once: one 202, or a lost attempt and then a 409. */
+const appliedOnce = (outcomes) => {
+  const accepted = outcomes.filter((o) => o === 202).length;
+  return accepted === 1 || (accepted === 0 && outcomes.includes('lost') && outcomes.at(-1) === 409);
+};
 
 // ---- one run, followed to its end across reconnections ----
 async function followRun(n) {
@@ -198,23 +215,22 @@ async function followRun(n) {
       res = await fetch(`${replica.url}${request.path}`, {
         method: request.method,
         headers: {
-          ...(request.body ? { 'content-type': 'application/json' } : {}),
+          // a start retried after a dropped connection gets the stream of the run it started
+          ...(request.body ? { 'content-type': 'application/json', 'idempotency-key': `chaos-${n}` } : {}),
           ...(run.lastId > 0 ? { 'last-event-id': String(run.lastId) } : {}),
         },
         body: request.body,
+        signal: AbortSignal.timeout(Math.max(1, Math.ceil(DEADLINE_MS - elapsed()))),
       });
+      run.runId ??= res.headers.get('x-run-id');
     } catch {
       await sleep(50);
       continue;
     }
     if (!res.ok) {
       await res.arrayBuffer().catch(() => {});
-      if (run.runId === null && (res.status === 503 || res.status >= 500)) {
-        await sleep(50); // the start was refused (its replica was going down): start it elsewhere
-        continue;
-      }
       if (res.status >= 500) {
-        await sleep(100);
+        await sleep(100); // refused by a replica going down (a start: 503): try another
         continue;
       }
       run.problems.push(`${request.method} ${request.path} answered ${res.status}`);
@@ -226,8 +242,7 @@ async function followRun(n) {
       // the replica died under the stream: reconnect below
     }
     if (run.runId === null) {
-      // ended before its first event: nothing was started that this client knows of
-      await sleep(50);
+      await sleep(50); // ended before it named its run: the start is retried with its Idempotency-Key
       continue;
     }
     if (run.final.length === 0) {
@@ -256,15 +271,16 @@ function onEvent(run, e, pending) {
         pending.push(
           postAnywhere(`/v1/runs/${run.runId}/tool-calls/${d.toolCallId}/result`, {
             content: `noted ${d.arguments?.note}`,
-          }).then((status) => run.clientPosts.get(d.toolCallId).push(status)),
+          }).then((outcomes) => run.clientPosts.set(d.toolCallId, outcomes)),
         );
       }
       break;
     case 'tool_approval_required':
       pending.push(
         postAnywhere(`/v1/runs/${run.runId}/tool-calls/${d.toolCallId}/approval`, { approve: true }).then(
-          (status) => {
-            if (status !== 202) run.problems.push(`approval of ${d.toolCallId} answered ${status}`);
+          (outcomes) => {
+            if (!appliedOnce(outcomes))
+              run.problems.push(`approval of ${d.toolCallId}: ${outcomes.join(', ')}`);
           },
         ),
       );
@@ -422,8 +438,9 @@ function checkWorkspace(results, workspace) {
           problems.push(`${r.runId}: edit ${id} failed yet changed the file`);
       }
       if (call.name === CLIENT_TOOL) {
-        const accepted = (r.clientPosts.get(id) ?? []).filter((s) => s === 202).length;
-        if (accepted !== 1) problems.push(`${r.runId}: client result of ${id} accepted ${accepted} times`);
+        const outcomes = r.clientPosts.get(id) ?? [];
+        if (!appliedOnce(outcomes))
+          problems.push(`${r.runId}: client result of ${id}: ${outcomes.join(', ')}`);
       }
     }
   }
