@@ -628,8 +628,7 @@ async function cleanup() {
 
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.on(signal, () => {
-    for (const child of children) child.kill('SIGKILL');
-    process.exit(1);
+    void cleanup().finally(() => process.exit(1)); // PostgreSQL and the temporary folders too
   });
 }
 
