@@ -67,7 +67,9 @@ export async function renewLeases(
  * number of processes. It leases them to `leaseOwner` and counts the take-over. Runs taken over
  * `maxResumes` times already, or asked to cancel, are not claimed: they are ended instead
  * (`endableRuns`); nor are those of `skip`. A lease given up at shutdown has no owner: that is how
- * its reason is told.
+ * its reason is told, and such a hand-over is neither counted nor refused — RUN_MAX_RESUMES bounds
+ * the runs that keep killing their process, and no run fails because its process shut down (the
+ * chaos soak's rolling restarts found runs abandoned by them).
  */
 export async function claimExpiredRuns(
   q: Queryable,
@@ -81,12 +83,13 @@ export async function claimExpiredRuns(
     await q.query(
       `WITH lost AS (
            SELECT id, lease_owner IS NULL AS handed_over FROM runs
-            WHERE status = 'running' AND lease_expires_at <= now() AND resumes < $2 AND NOT cancel_requested
+            WHERE status = 'running' AND lease_expires_at <= now() AND NOT cancel_requested
+              AND (resumes < $2 OR lease_owner IS NULL)
               AND NOT (id = ANY($5::uuid[]))
             ORDER BY lease_expires_at LIMIT $3
               FOR UPDATE SKIP LOCKED)
          UPDATE runs r SET lease_owner = $1, lease_expires_at = now() + $4::int * interval '1 millisecond',
-                resumes = r.resumes + 1, updated_at = now()
+                resumes = r.resumes + CASE WHEN lost.handed_over THEN 0 ELSE 1 END, updated_at = now()
            FROM lost WHERE r.id = lost.id
          RETURNING r.id, CASE WHEN lost.handed_over THEN 'shutdown' ELSE 'process_lost' END AS reason`,
       [leaseOwner, maxResumes, limit, leaseMs, skip],
@@ -96,7 +99,8 @@ export async function claimExpiredRuns(
 
 /**
  * Runs left `running` by a process whose lease ran out that are not to be taken over: lost more
- * than `maxResumes` times (they fail), or asked to cancel while nobody drove them.
+ * than `maxResumes` times (they fail; not one handed over at shutdown, which is taken over), or
+ * asked to cancel while nobody drove them.
  */
 export async function endableRuns(
   q: Queryable,
@@ -105,7 +109,8 @@ export async function endableRuns(
 ): Promise<{ id: string; cancelRequested: boolean }[]> {
   return q.query(
     `SELECT id, cancel_requested AS "cancelRequested" FROM runs
-        WHERE status = 'running' AND lease_expires_at <= now() AND (resumes >= $1 OR cancel_requested)
+        WHERE status = 'running' AND lease_expires_at <= now()
+          AND ((resumes >= $1 AND lease_owner IS NOT NULL) OR cancel_requested)
         ORDER BY lease_expires_at LIMIT $2`,
     [maxResumes, limit],
   );

@@ -78,7 +78,7 @@ describe('RunStore on a real PostgreSQL', () => {
     expect(result.cancelled).toEqual([cancelled.runId]);
   });
 
-  it('claims every run whose lease ran out exactly once among racing processes, counting the take-over', async () => {
+  it('claims every run whose lease ran out exactly once among racing processes, counting the take-over of a lost one', async () => {
     const lost = await Promise.all(Array.from({ length: 6 }, () => insertRunningRun(store, 'dead-process')));
     const handedOver = await insertRunningRun(store, 'stopping-process');
     const alive = await insertRunningRun(store, 'live-process');
@@ -102,7 +102,8 @@ describe('RunStore on a real PostgreSQL', () => {
       [[...mine]],
     );
     for (const row of rows.rows) {
-      expect(row).toMatchObject({ resumes: 1, leased: true });
+      // A loss counts against RUN_MAX_RESUMES; a hand-over at shutdown does not.
+      expect(row).toMatchObject({ resumes: row.id === handedOver.runId ? 0 : 1, leased: true });
       const winner = claims.findIndex((c) => c.some((x) => x.id === row.id));
       expect(row.lease_owner).toBe(`replica-${winner}`);
     }
@@ -131,6 +132,18 @@ describe('RunStore on a real PostgreSQL', () => {
       ]),
     );
     await endRuns(ids);
+  });
+
+  it('takes over a run handed over at shutdown however often it was lost before: no run fails because its process shut down', async () => {
+    const run = await insertRunningRun(store, 'stopping-process');
+    await admin.query(`UPDATE runs SET resumes = 3 WHERE id = $1`, [run.runId]);
+    await store.runs.releaseLeases('stopping-process', [run.runId]);
+    expect((await store.runs.endableRuns(3, 1000)).map((r) => r.id)).not.toContain(run.runId);
+    const claimed = (await store.runs.claimExpiredRuns('replica', 3)).filter((c) => c.id === run.runId);
+    expect(claimed).toEqual([{ id: run.runId, reason: 'shutdown' }]);
+    const row = await admin.query(`SELECT resumes, lease_owner FROM runs WHERE id = $1`, [run.runId]);
+    expect(row.rows[0]).toEqual({ resumes: 3, lease_owner: 'replica' });
+    await endRuns([run.runId]);
   });
 
   it('reads back the text streamed after the last finished step (a dead run’s partial answer)', async () => {
