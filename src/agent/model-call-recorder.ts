@@ -70,7 +70,9 @@ export class ModelCallRecorder {
   }
 
   /** A call that finished (its report, completed by an estimate where it lacks counts), or one that was sent and cut: counted. */
-  record(call: EndedCall & ({ reported: Usage } | { failure: 'aborted' | 'interrupted' })): Promise<RecordedCall>;
+  record(
+    call: EndedCall & ({ reported: Usage } | { failure: 'aborted' | 'interrupted' }),
+  ): Promise<RecordedCall>;
   /** Any other call that ended without a finish: counted when it streamed something, else null. */
   record(call: EndedCall): Promise<RecordedCall | null>;
   async record(call: EndedCall): Promise<RecordedCall | null> {

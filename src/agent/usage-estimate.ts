@@ -13,7 +13,8 @@ const YIELD_CHARS = 128 * 1024;
 
 /** What an estimate is made from: the request as sent, and what the call streamed back. */
 export interface SentAndStreamed {
-  request: Pick<ModelRequest, 'model' | 'messages' | 'tools'> & Partial<Pick<ModelRequest, 'maxOutputTokens'>>;
+  request: Pick<ModelRequest, 'model' | 'messages' | 'tools'> &
+    Partial<Pick<ModelRequest, 'maxOutputTokens'>>;
   /** Every piece the call streamed: text, reasoning and tool-call arguments. */
   streamed: string;
 }
@@ -39,6 +40,7 @@ export async function completeUsage(reported: Usage | null, call: SentAndStreame
     promptTokens = scaled(raw);
   }
   let completionTokens = reported?.completionTokens ?? 0;
-  if (completionMissing) completionTokens = scaled(await countTextYielding(call.streamed, tk.encoding, YIELD_CHARS));
+  if (completionMissing)
+    completionTokens = scaled(await countTextYielding(call.streamed, tk.encoding, YIELD_CHARS));
   return { ...reported, promptTokens, completionTokens, estimated: true };
 }

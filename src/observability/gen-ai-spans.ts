@@ -108,7 +108,8 @@ export function modelCallSpan(
     'loopwright.model_call.purpose': call.purpose,
   };
   if (captureContent) {
-    if (call.input) attributes['gen_ai.input.messages'] = inputMessagesJson(call.input(), SPAN_ATTRIBUTE_MAX_CHARS);
+    if (call.input)
+      attributes['gen_ai.input.messages'] = inputMessagesJson(call.input(), SPAN_ATTRIBUTE_MAX_CHARS);
     if (call.output)
       attributes['gen_ai.output.messages'] = outputMessagesJson(
         call.output(),
@@ -127,7 +128,12 @@ export function modelCallSpan(
 }
 
 /** An `execute_tool` span under `parent`; one that waited for a person or the client starts when the wait did. */
-export function toolSpan(tracer: Tracer, parent: Context, call: TracedToolCall, captureContent: boolean): void {
+export function toolSpan(
+  tracer: Tracer,
+  parent: Context,
+  call: TracedToolCall,
+  captureContent: boolean,
+): void {
   const span = tracer.startSpan(
     spanName('execute_tool', call.name),
     {

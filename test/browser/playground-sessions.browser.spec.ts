@@ -56,7 +56,9 @@ describeInBrowser('the playground keeps a session across reloads and switches (e
   it('puts the session in the address: Back after a link in an answer, and a reload with an approval waiting, open it again', async () => {
     upstream.enqueue(
       text('All is well: see [the readiness check](/health/ready).'),
-      toolCalls([{ name: 'write_file', arguments: { path: 'kept.txt', content: 'approved after a reload\n' } }]),
+      toolCalls([
+        { name: 'write_file', arguments: { path: 'kept.txt', content: 'approved after a reload\n' } },
+      ]),
       text('Wrote kept.txt.'),
     );
     await send('is it up?');
@@ -102,7 +104,9 @@ describeInBrowser('the playground keeps a session across reloads and switches (e
     await page.getByText('A fine answer.').waitFor();
     expect(await page.locator('.run-error').count()).toBe(0);
 
-    await sessionsList().getByRole('button', { name: /this will fail/ }).click();
+    await sessionsList()
+      .getByRole('button', { name: /this will fail/ })
+      .click();
     await page.locator('.message.user.stored', { hasText: 'this will fail' }).waitFor();
     const failure = page.locator('.run-error');
     await failure.waitFor();

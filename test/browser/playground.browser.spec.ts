@@ -492,7 +492,7 @@ describeInBrowser('the playground page in Chromium (e2e)', () => {
     expect(await page.evaluate<number>(horizontalOverflow)).toBeLessThanOrEqual(0);
   });
 
-  it('shows a read, its answer and a write waiting for approval: the README\'s screenshot, taken when asked', async () => {
+  it("shows a read, its answer and a write waiting for approval: the README's screenshot, taken when asked", async () => {
     await page.setViewportSize({ width: 1440, height: 900 });
     writeFileSync(join(app.workspace, 'TODO.md'), '# Todo\n\n- write the docs\n');
     upstream.enqueue(

@@ -48,7 +48,12 @@ describe('every model call counted (e2e)', () => {
     const res = await api(app.url, 'GET', `/v1/usage?from=${from}&groupBy=model`, undefined, auth(key));
     expect(res.status).toBe(200);
     expect(res.body.data).toHaveLength(1);
-    return res.body.data[0] as { runs: number; promptTokens: number; completionTokens: number; costUsd: number };
+    return res.body.data[0] as {
+      runs: number;
+      promptTokens: number;
+      completionTokens: number;
+      costUsd: number;
+    };
   }
 
   async function runOf(key: Key, events: StreamEvent[]) {
@@ -83,7 +88,10 @@ describe('every model call counted (e2e)', () => {
     upstream.fallback = endless('abc€');
     const answers: number[] = [];
     for (let i = 0; i < 6; i++) {
-      const stream = await openStream(`${app.url}/v1/chat`, { body: { prompt: `Go ${i}` }, headers: auth('six') });
+      const stream = await openStream(`${app.url}/v1/chat`, {
+        body: { prompt: `Go ${i}` },
+        headers: auth('six'),
+      });
       answers.push(stream.status);
       if (stream.status === 200) await stream.rest();
     }
@@ -95,9 +103,18 @@ describe('every model call counted (e2e)', () => {
 
   it("counts a call cancelled mid-stream in the cancelled run's done.usage, the run and GET /v1/usage", async () => {
     upstream.enqueue(chunksThen(['A first part of the answer, ', 'and a second one.'], 'hang'));
-    const stream = await openStream(`${app.url}/v1/chat`, { body: { prompt: 'Talk' }, headers: auth('cancel') });
+    const stream = await openStream(`${app.url}/v1/chat`, {
+      body: { prompt: 'Talk' },
+      headers: auth('cancel'),
+    });
     const head = await stream.until((e) => e.event === 'text' && e.data.delta.includes('second'));
-    const cancelled = await api(app.url, 'POST', `/v1/runs/${head[0].data.runId}/cancel`, undefined, auth('cancel'));
+    const cancelled = await api(
+      app.url,
+      'POST',
+      `/v1/runs/${head[0].data.runId}/cancel`,
+      undefined,
+      auth('cancel'),
+    );
     expect(cancelled.status).toBe(202);
     const events = [...head, ...(await stream.rest())];
 
@@ -158,7 +175,13 @@ describe('every model call counted (e2e)', () => {
       await stream.rest();
     }
     upstream.enqueue(endless('abc€'));
-    const compacted = await api(app.url, 'POST', `/v1/sessions/${sessionId}/compact`, undefined, auth('summary'));
+    const compacted = await api(
+      app.url,
+      'POST',
+      `/v1/sessions/${sessionId}/compact`,
+      undefined,
+      auth('summary'),
+    );
     expect(compacted.status).toBe(200);
 
     const used = await usageOf('summary');

@@ -232,9 +232,15 @@ describe('content capture in the convention message shapes, every span bounded (
     expect(second[3].parts[0]).toMatchObject({ type: 'tool_call_response', id: 'call-long' });
     const output = chats[1].attributes['gen_ai.output.messages'] as string;
     expect(output.length).toBeLessThanOrEqual(8192);
-    const [message] = JSON.parse(output) as { role: string; parts: { content: string }[]; finish_reason: string }[];
+    const [message] = JSON.parse(output) as {
+      role: string;
+      parts: { content: string }[];
+      finish_reason: string;
+    }[];
     expect(message).toMatchObject({ role: 'assistant', finish_reason: 'stop' });
-    expect(message.parts[0].content).toMatch(/^Start of the answer\..*characters left out.*End of the answer\.$/s);
+    expect(message.parts[0].content).toMatch(
+      /^Start of the answer\..*characters left out.*End of the answer\.$/s,
+    );
 
     // Every name and every attribute of every span of the run is bounded.
     const tool = collector.spans.find(

@@ -56,15 +56,23 @@ describe('traces of a run taken over from a killed process (e2e)', () => {
     // The replica takes the run over; its step asks for an approval, given there: a stretch after a wait follows.
     const follower = await openStream(`${b.url}/v1/runs/${runId}/events`);
     const asked = (await follower.until('tool_approval_required', 30_000)).at(-1)!.data;
-    const approved = await api(b.url, 'POST', `/v1/runs/${runId}/tool-calls/${String(asked.toolCallId)}/approval`, {
-      approve: true,
-    });
+    const approved = await api(
+      b.url,
+      'POST',
+      `/v1/runs/${runId}/tool-calls/${String(asked.toolCallId)}/approval`,
+      {
+        approve: true,
+      },
+    );
     expect(approved.status).toBe(202);
     await follower.rest(30_000);
 
     const runSpans = () =>
       collector.named('invoke_agent').filter((s) => s.attributes['loopwright.run.id'] === runId);
-    await eventually(() => runSpans().some((s) => s.attributes['loopwright.run.status'] === 'completed'), 30_000);
+    await eventually(
+      () => runSpans().some((s) => s.attributes['loopwright.run.status'] === 'completed'),
+      30_000,
+    );
     const stretches = runSpans() as Linked[];
     expect(stretches).toHaveLength(2);
     const resumed = stretches.find((s) => s.attributes['loopwright.run.status'] === 'requires_action')!;

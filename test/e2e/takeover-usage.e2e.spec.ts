@@ -78,7 +78,11 @@ describe('the usage of a step interrupted by a take-over (e2e)', () => {
     const from = new Date(Date.now() - 3600_000).toISOString();
     const usage = await api(b.url, 'GET', `/v1/usage?from=${from}&groupBy=model`);
     expect(usage.body.data).toEqual([
-      expect.objectContaining({ runs: 1, promptTokens: sum.promptTokens, completionTokens: sum.completionTokens }),
+      expect.objectContaining({
+        runs: 1,
+        promptTokens: sum.promptTokens,
+        completionTokens: sum.completionTokens,
+      }),
     ]);
   });
 
