@@ -17,8 +17,6 @@ export interface ProviderInfo {
   baseUrl: string;
 }
 
-export { fullModelName, splitModelName } from './model-name';
-
 /**
  * The configured providers by name, and the one path every model call takes through them: the
  * request's `provider/model` picks the provider (which gets its own name of the model), the call is

@@ -1,5 +1,5 @@
 import { ConfigError, type AppConfig } from '../config/app-config';
-import { splitModelName } from './model-providers';
+import { splitModelName } from './model-name';
 import { PROVIDERS, type ProviderDefinition } from './providers';
 
 /**

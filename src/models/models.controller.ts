@@ -2,7 +2,8 @@ import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Owner } from '../auth/owner.decorator';
 import { ApiErrors } from '../http/api-errors.decorator';
-import { fullModelName, ModelProviders } from '../llm/model-providers';
+import { fullModelName } from '../llm/model-name';
+import { ModelProviders } from '../llm/model-providers';
 import { ModelsResponse } from './dto/models.response';
 
 @ApiTags('models')

@@ -4,7 +4,7 @@ import type { TakeOverReason } from '../agent/run-takeover';
 import { ConversationStore } from '../store/conversation-store.service';
 import { RunStore } from '../store/run-store.service';
 import { SessionStore } from '../store/session-store.service';
-import { splitModelName } from '../llm/model-providers';
+import { splitModelName } from '../llm/model-name';
 import { RunTracing } from '../observability/run-tracing';
 import { DrivenRuns } from './driven-runs.service';
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import type { SerializedEvent } from '../events/run-events';
-import { splitModelName } from '../llm/model-providers';
+import { splitModelName } from '../llm/model-name';
 import { RunTracing, type RunTrace } from '../observability/run-tracing';
 import type { Toolset } from '../tools/toolset';
 import { ConversationStore, type MessageRow } from '../store/conversation-store.service';
