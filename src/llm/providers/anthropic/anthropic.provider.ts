@@ -3,6 +3,7 @@ import type { RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages
 import type { AppConfig } from '../../../config/app-config';
 import { ChunkNormalizer } from '../../chunk-normalizer';
 import { joinDeltas } from '../../join-deltas';
+import { readChunk } from '../../chunk-read';
 import { SseParser } from '../../sse-parser';
 import {
   ModelError,
@@ -102,27 +103,15 @@ export class AnthropicProvider implements ModelProvider {
       throw failure(error, signal);
     }
     try {
+      const readFailure = (error: unknown) => failure(error, signal);
       while (!parser.done) {
-        let read: IteratorResult<Uint8Array>;
-        try {
-          read = await body.next();
-        } catch (error) {
-          throw failure(error, signal);
-        }
-        alive();
-        let failed: Error | undefined;
-        try {
-          if (read.done) parser.end();
-          else parser.push(read.value);
-        } catch (error) {
-          failed = error instanceof Error ? error : new Error(String(error));
-        }
+        const read = await readChunk(body, parser, readFailure, alive);
         // What came before a bad event is still the model's: yield it, then fail.
         joinDeltas(out);
         for (let i = 0; i < out.length; i++) yield out[i];
         out.length = 0;
-        if (failed !== undefined) throw failed;
-        if (read.done) break;
+        if (read.failed !== undefined) throw read.failed;
+        if (read.atEnd) break;
       }
       if (signal.aborted) throw abortReason(signal);
       if (!normalizer.finished && !normalizer.cut) {

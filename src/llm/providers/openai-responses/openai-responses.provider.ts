@@ -11,12 +11,13 @@ import {
   type Usage,
 } from '../../model-provider';
 import { createNodeFetch } from '../../node-fetch';
+import { readChunk } from '../../chunk-read';
 import { SseParser } from '../../sse-parser';
 import { abortReason, UpstreamCall } from '../../upstream-call';
 import { modelErrorFor } from '../../upstream-error.mapper';
 import { BODY_END_AFTER_DONE_MS, OPENAI_BASE_URL } from '../openai/openai.provider';
 import { toolCallIdsIn } from '../openai/openai-request.mapper';
-import { bodyChunksOf, bodyEnd } from '../openai/streamed-body';
+import { bodyChunksOf, bodyEnd, upstreamFailure } from '../openai/streamed-body';
 import { sdkClientOptions } from '../sdk-options';
 import { ReasoningItems } from './reasoning-items';
 import { OPENAI_RESPONSES, toResponseParams } from './responses-request.mapper';
@@ -85,32 +86,15 @@ export class OpenAiResponsesProvider implements ModelProvider {
       alive();
       headers = response.headers;
       const chunks = bodyChunksOf(response);
+      const readFailure = (error: unknown) => call.failure(error);
       while (!parser.done) {
-        let read: IteratorResult<Uint8Array>;
-        try {
-          read = await chunks.next();
-        } catch (error) {
-          throw call.failure(error);
-        }
-        alive();
-        let failed: unknown;
-        try {
-          if (read.done) {
-            atEnd = true;
-            parser.end();
-          } else {
-            parser.push(read.value);
-          }
-        } catch (error) {
-          failed = error;
-        }
+        const read = await readChunk(chunks, parser, readFailure, alive);
+        atEnd = read.atEnd;
         // What came before a bad event is still the model's: yield it, then fail.
         joinDeltas(out);
         for (let i = 0; i < out.length; i++) yield out[i];
         out.length = 0;
-        if (failed !== undefined) {
-          throw failed instanceof ModelError || failed instanceof APIError ? call.failure(failed) : failed;
-        }
+        if (read.failed !== undefined) throw upstreamFailure(read.failed, call);
         if (atEnd) break;
       }
       if (ending !== undefined && !atEnd) atEnd = await bodyEnd(chunks, BODY_END_AFTER_DONE_MS);

@@ -10,10 +10,11 @@ import {
 import { toChatCompletionParams, toolCallIdsIn } from './openai-request.mapper';
 import { joinDeltas } from '../../join-deltas';
 import { createNodeFetch } from '../../node-fetch';
+import { readChunk } from '../../chunk-read';
 import { SseParser } from '../../sse-parser';
 import { abortReason, UpstreamCall } from '../../upstream-call';
 import { sdkClientOptions } from '../sdk-options';
-import { bodyChunksOf, bodyEnd } from './streamed-body';
+import { bodyChunksOf, bodyEnd, upstreamFailure } from './streamed-body';
 
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
 
@@ -93,33 +94,15 @@ export class OpenAiProvider implements ModelProvider {
       alive();
       headers = response.headers;
       chunks = bodyChunksOf(response);
+      const readFailure = (error: unknown) => call.failure(error);
       while (!parser.done) {
-        let read: IteratorResult<Uint8Array>;
-        try {
-          read = await chunks.next();
-        } catch (error) {
-          throw call.failure(error);
-        }
-        alive();
-        let failed: unknown;
-        try {
-          if (read.done) {
-            atEnd = true;
-            parser.end();
-          } else {
-            parser.push(read.value);
-          }
-        } catch (error) {
-          failed = error;
-        }
+        const read = await readChunk(chunks, parser, readFailure, alive);
+        atEnd = read.atEnd;
         // What came before a bad event is still the model's: yield it, then fail.
         joinDeltas(out);
         for (let i = 0; i < out.length; i++) yield out[i];
         out.length = 0;
-        // The upstream's failures become ModelErrors; anything else is a bug of ours, thrown as it is.
-        if (failed !== undefined) {
-          throw failed instanceof ModelError || failed instanceof APIError ? call.failure(failed) : failed;
-        }
+        if (read.failed !== undefined) throw upstreamFailure(read.failed, call);
         if (atEnd) break;
       }
       if (sawDone && !atEnd) {

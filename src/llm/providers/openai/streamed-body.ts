@@ -1,6 +1,8 @@
+import { APIError } from 'openai';
 import { BodyChunks } from '../../body-chunks';
 import { ModelError } from '../../model-provider';
 import { rawBody } from '../../node-fetch';
+import type { UpstreamCall } from '../../upstream-call';
 
 function noop(): void {}
 
@@ -41,4 +43,9 @@ export async function bodyEnd(chunks: AsyncIterator<Uint8Array>, ms: number): Pr
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** What a chunk failed with, to throw: the upstream's failures as ModelErrors; a bug of ours as it is. */
+export function upstreamFailure(failed: unknown, call: UpstreamCall): unknown {
+  return failed instanceof ModelError || failed instanceof APIError ? call.failure(failed) : failed;
 }
