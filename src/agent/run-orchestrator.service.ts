@@ -2,7 +2,6 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { ModelError } from '../llm/model-provider';
-import { ModelProviders } from '../llm/model-providers';
 import type { SentModelCall } from '../llm/sent-model-call';
 import type { RunError } from '../persistence/entities/run.entity';
 import { ContextTooLong } from './context-window';
@@ -45,7 +44,6 @@ export class RunOrchestrator {
   private readonly logger = new Logger(RunOrchestrator.name);
 
   constructor(
-    private readonly models: ModelProviders,
     private readonly steps: ToolStepService,
     private readonly tools: RunTools,
     private readonly store: RunStore,
@@ -56,11 +54,6 @@ export class RunOrchestrator {
     private readonly takeover: RunTakeover,
     private readonly journal: RunJournal,
   ) {}
-
-  /** The model of a session that names none (LLM_MODEL, owned by llm/). */
-  get defaultModel(): string {
-    return this.models.defaultModel;
-  }
 
   /**
    * Drives `h` until it ends or waits. Each step, top to bottom: the model answers, its calls are
