@@ -131,6 +131,8 @@ export class ModelError extends Error {
     message: string,
     readonly retryable: boolean,
     readonly status?: number,
+    /** How long the upstream asked to wait before trying again (`retry-after-ms` / `retry-after`). */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
     this.name = 'ModelError';
