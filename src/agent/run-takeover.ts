@@ -11,13 +11,12 @@ import type { SpentCall } from '../store/usage-store.service';
 import { modelMessages } from './conversation';
 import { ModelCallRecorder, type RecordedCall } from './model-call-recorder';
 import { RunAccounting } from './run-accounting';
-import type { RunHandle } from './run-handle';
+import type { RunHandle, TakeOverReason } from './run-handle';
 import type { LostCall } from './run-finalization';
 import { runUsage, usageColumns, withCallUsage, type RunUsageColumns } from './step-record';
 import { errorSettlement, resultEvent, toolMessage } from './tool-results';
 
-/** Why a run was taken over: its process died (or lost the store), or gave it up at shutdown. */
-export type TakeOverReason = 'process_lost' | 'shutdown';
+export type { TakeOverReason } from './run-handle';
 
 /** What a call with an effect that was cut by the loss of its process tells the model. */
 export const INTERRUPTED_RESULT = 'the server stopped while this ran; whether it had an effect is unknown';

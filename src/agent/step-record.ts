@@ -4,10 +4,30 @@ import type { StoredToolCall } from '../persistence/entities/message.entity';
 import type { PricedUsage, RunEventBody } from '../events/run-events';
 import { addUsd } from '../llm/model-prices';
 import type { NewModelCall } from '../store/usage-store.service';
-import type { MessageRow, NewToolCall, ToolCallRow } from '../store/conversation-store.service';
+import type { ToolCallStatus } from '../persistence/entities/tool-call.entity';
+import type {
+  MessageRow,
+  NewToolCall,
+  ToolCallRow,
+  ToolCallSettlement,
+} from '../store/conversation-store.service';
 import type { RunChanges, RunRow } from '../store/run-store.service';
 import { resultEvent, toolMessage } from './tool-results';
-import type { PlannedCall } from './tool-step.service';
+
+/** A call the model asked for, decided: run it, wait for someone, or answer it at once with an error. */
+export interface PlannedCall {
+  id: string;
+  callId: string;
+  position: number;
+  name: string;
+  rawArguments: string;
+  /** Parsed arguments, or the raw text when they are not a JSON object. */
+  eventArguments: unknown;
+  executor: 'server' | 'client';
+  status: Extract<ToolCallStatus, 'pending' | 'pending_approval' | 'awaiting_client' | 'error'>;
+  settlement: ToolCallSettlement | null;
+  approvalReason: string | null;
+}
 
 /** One model call's answer, as the loop got it. */
 export interface ModelTurn {

@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto';
 import type { ModelToolCall } from '../llm/model-provider';
 import { generateToolCallId, isUsableToolCallId } from '../llm/tool-call-accumulator';
 import { MetricsService } from '../metrics/metrics.service';
-import type { ToolCallStatus } from '../persistence/entities/tool-call.entity';
 import { checkAgainst } from '../tools/json-schema';
 import type { ToolErrorCode } from '../tools/tool';
 import { parseToolArguments } from '../tools/tool-arguments';
@@ -12,7 +11,10 @@ import { callKey } from './call-key';
 import type { EarlyReads } from './early-reads';
 import type { RunHandle } from './run-handle';
 import { RunTools } from './run-tools.service';
+import type { PlannedCall } from './step-record';
 import { errorSettlement, resultEvent, toolMessage } from './tool-results';
+
+export type { PlannedCall } from './step-record';
 import {
   ConversationStore,
   type MessageRow,
@@ -24,21 +26,6 @@ import { RunStore } from '../store/run-store.service';
 
 /** The same tool with the same arguments is run at most twice in a run; the third ask is refused. */
 const MAX_IDENTICAL_CALLS = 2;
-
-/** A call the model asked for, decided: run it, wait for someone, or answer it at once with an error. */
-export interface PlannedCall {
-  id: string;
-  callId: string;
-  position: number;
-  name: string;
-  rawArguments: string;
-  /** Parsed arguments, or the raw text when they are not a JSON object. */
-  eventArguments: unknown;
-  executor: 'server' | 'client';
-  status: Extract<ToolCallStatus, 'pending' | 'pending_approval' | 'awaiting_client' | 'error'>;
-  settlement: ToolCallSettlement | null;
-  approvalReason: string | null;
-}
 
 /** A step's calls under way (ToolStepService.execute). */
 export interface Execution {

@@ -4,6 +4,7 @@ import type { AppConfig } from '../config/app-config';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { EventAppendBatcher } from './event-append-batcher';
+import type { EventRecord } from './event-record';
 import * as runLeases from './run-leases';
 import { RUN_COLUMNS, runSets, type RunChanges, type RunRow } from './run-row.mapper';
 import { LeaseLost } from './store-errors';
@@ -16,16 +17,10 @@ export { RUN_CANCEL_CHANNEL, RUN_HANDOVER_CHANNEL, type ClaimedRun } from './run
 export type { RunChanges, RunRow } from './run-row.mapper';
 export { returningRows, type Queryable } from './store-sql';
 export type { RunWrite } from './run-writes';
+export type { EventRecord } from './event-record';
 
 /** Where every write of a run's events says so (payload: the run id and its last seq). */
 export const RUN_EVENTS_CHANNEL = 'lw_run_events';
-
-/** An event as the log stores it: its number, its type and its JSON text (serialised once). */
-export interface EventRecord {
-  seq: number;
-  type: string;
-  data: string;
-}
 
 /**
  * Runs and their event log: a run's state and the events every stream reads, written together.
