@@ -2,7 +2,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { buildCommandEnv } from './command-env';
 import { ConfigError, EnvReader, type Env, type ToolPolicy } from './env-reader';
 import type { McpServerConfig } from './mcp-config';
-import { secretValuesOf } from './secret-variables';
+import { ENDPOINT_NAMES, secretValuesOf, type EndpointName } from './secret-variables';
 import {
   parseBudgets,
   parseModelPrices,
@@ -28,15 +28,16 @@ export interface AppConfig {
   databaseConnectTimeoutMs: number;
   dataDir: string;
   llm: {
-    apiKey: string;
-    baseUrl: string | null;
+    /**
+     * Each model API's key and base URL (`<NAME>_API_KEY`, `<NAME>_BASE_URL`, null when unset), for
+     * every endpoint config/secret-variables.ts declares: the providers' definitions read their own.
+     */
+    endpoints: Readonly<Record<EndpointName, Endpoint>>;
     model: string;
     maxRetries: number;
     idleTimeoutMs: number;
     /** The most answer text (UTF-8 bytes of text deltas) one model call may stream before it is cut. */
     answerMaxBytes: number;
-    /** The `anthropic` provider: configured when the key is set. */
-    anthropic: { apiKey: string | null; baseUrl: string | null };
     /** LLM_HEADERS: extra HTTP headers on every model request of every provider. */
     headers: Readonly<Record<string, string>>;
     /** LLM_FALLBACK_MODELS, in order (names as written; checked by llm/ at start-up). */
@@ -117,8 +118,11 @@ export interface AppConfig {
 
 export { ConfigError };
 
-/** OPENAI_API_KEY when none is set: requests still go out (a local server needs no key) and start-up says so. */
-export const UNSET_API_KEY = 'not-set';
+/** A model API's settings: its key and base URL as set (null when unset). */
+export interface Endpoint {
+  apiKey: string | null;
+  baseUrl: string | null;
+}
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -175,16 +179,19 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     databaseConnectTimeoutMs: read.ms('DATABASE_CONNECT_TIMEOUT_MS', 30_000),
     dataDir: resolve(cwd, read.string('DATA_DIR', './.data')),
     llm: {
-      apiKey: read.string('OPENAI_API_KEY', UNSET_API_KEY),
-      baseUrl: read.optional('OPENAI_BASE_URL', isHttpUrl, 'an http:// or https:// URL'),
+      endpoints: Object.fromEntries(
+        ENDPOINT_NAMES.map((name) => [
+          name,
+          {
+            apiKey: read.optional(`${name}_API_KEY`, () => true, 'any non-empty secret'),
+            baseUrl: read.optional(`${name}_BASE_URL`, isHttpUrl, 'an http:// or https:// URL'),
+          },
+        ]),
+      ) as Record<EndpointName, Endpoint>,
       model: read.string('LLM_MODEL', 'gpt-4.1-mini'),
       maxRetries: read.int('LLM_MAX_RETRIES', 2, 0, 10),
       idleTimeoutMs: read.ms('LLM_IDLE_TIMEOUT_MS', 120_000),
       answerMaxBytes: read.int('ANSWER_MAX_BYTES', 1_048_576, 1, 1024 * 1024 * 1024),
-      anthropic: {
-        apiKey: read.optional('ANTHROPIC_API_KEY', () => true, 'any non-empty secret'),
-        baseUrl: read.optional('ANTHROPIC_BASE_URL', isHttpUrl, 'an http:// or https:// URL'),
-      },
       headers: read.headers('LLM_HEADERS'),
       fallbackModels: read.list('LLM_FALLBACK_MODELS', MODEL_NAME, 'comma-separated provider/model names'),
       models: read.list('LLM_MODELS', MODEL_NAME, 'comma-separated provider/model names or provider/*'),

@@ -1,7 +1,7 @@
 import { loadConfig, type AppConfig } from '../../src/config/app-config';
 import { ModelError, type ModelRequest } from '../../src/llm/model-provider';
 import { ModelProviders } from '../../src/llm/model-providers';
-import { PROVIDERS } from '../../src/llm/providers';
+import { PROVIDERS, providerBaseUrl } from '../../src/llm/providers';
 import { RetryPolicy, retryAfterMs } from '../../src/llm/retry-policy';
 import { anthropicStatus, anthropicText, FakeAnthropic } from '../support/fake-anthropic';
 import { FakeResponses, responsesStatus, responsesText } from '../support/fake-responses';
@@ -51,7 +51,7 @@ describe('the retry policy of every provider', () => {
     return new ModelProviders(
       c,
       PROVIDERS.map((p) => {
-        const baseUrl = p.name === 'openai-responses' ? responses.baseUrl : p.baseUrl(c)!;
+        const baseUrl = p.name === 'openai-responses' ? responses.baseUrl : providerBaseUrl(p, c)!;
         const own = p.name === 'openai-responses' ? config({ ...env, OPENAI_BASE_URL: baseUrl }) : c;
         return { name: p.name, baseUrl, provider: p.create(own) };
       }),
