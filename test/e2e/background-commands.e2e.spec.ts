@@ -241,6 +241,27 @@ describe('background commands (e2e)', () => {
     expect((await api(app.url, 'GET', `/v1/sessions/${sessionId}/commands`)).status).toBe(404);
   });
 
+  it('is bounded by RUN_COMMAND_MAX_TIMEOUT_MS, not TOOL_TIMEOUT_MS, or by a smaller timeout_ms, and then stopped by it', async () => {
+    const sessionId = await session();
+    const long = await call(sessionId, 'run_command', { command: 'sleep 600', background: true });
+    expect(long.content).toContain(`time limit ${app.config.runCommandMaxTimeoutMs / 1000} s`);
+    const longId = /commandId ([0-9a-f-]{36})/.exec(long.content)![1];
+
+    const short = await call(sessionId, 'run_command', {
+      command: 'sleep 600',
+      background: true,
+      timeout_ms: 1000,
+    });
+    const commandId = /commandId ([0-9a-f-]{36})/.exec(short.content)![1];
+    await eventually(async () =>
+      (await commandsOf(sessionId)).some((c) => c.commandId === commandId && c.status === 'stopped'),
+    );
+    const read = await call(sessionId, 'get_command_output', { commandId });
+    expect(read.content).toContain('stopped by its time limit');
+    expect((await commandsOf(sessionId)).find((c) => c.commandId === longId)?.status).toBe('running');
+    await call(sessionId, 'cancel_command', { commandId: longId });
+  });
+
   it('keeps a bounded output: its start, its newest part, and how much was dropped between', async () => {
     const sessionId = await session();
     // About 3.6 MB: far more than is kept.
