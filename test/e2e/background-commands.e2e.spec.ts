@@ -225,6 +225,11 @@ describe('background commands (e2e)', () => {
       expect(result.content).not.toContain('secret-output');
     }
     expect(await commandsOf(other)).toEqual([]);
+    // An id that is not even a uuid is just as unknown.
+    expect(await call(owner, 'get_command_output', { commandId: 'not-a-command' })).toMatchObject({
+      isError: true,
+      errorCode: 'NOT_FOUND',
+    });
     expect((await commandsOf(owner))[0]).toMatchObject({ commandId, status: 'running' });
     await call(owner, 'cancel_command', { commandId });
   });

@@ -40,6 +40,10 @@ export const BACKGROUND_TAIL_BYTES = 448 * 1024;
 /** Ended commands whose output this process keeps for get_command_output, the oldest forgotten first. */
 const ENDED_KEPT = 64;
 const KILL_GRACE_MS = 1000;
+/** A commandId is a uuid: anything else names no command (and never reaches a uuid column). */
+const COMMAND_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** setTimeout's longest delay: a longer RUN_COMMAND_MAX_TIMEOUT_MS would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 interface Running extends LocalCommand {
   stop(reason: StopReason): void;
@@ -102,6 +106,7 @@ export class BackgroundCommands implements BeforeApplicationShutdown {
     sessionId: string,
     commandId: string,
   ): Promise<{ local: LocalCommand | null; record: CommandRecord } | null> {
+    if (!COMMAND_ID.test(commandId)) return null;
     const record = await this.requireRecords().find(sessionId, commandId);
     if (record === null) return null;
     const local = this.running.get(commandId) ?? this.ended.get(commandId) ?? null;
@@ -150,7 +155,7 @@ export class BackgroundCommands implements BeforeApplicationShutdown {
       stopReason = reason;
       abort.abort();
     };
-    const timer = setTimeout(() => stop('timeout'), launch.timeoutMs);
+    const timer = setTimeout(() => stop('timeout'), Math.min(launch.timeoutMs, MAX_TIMER_MS));
     timer.unref();
     const command: Running = {
       commandId,
