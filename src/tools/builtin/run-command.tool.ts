@@ -124,7 +124,6 @@ export class RunCommandTool implements Tool<RunCommandArgs> {
           command: args.command,
           argv: limits?.argv,
           cwd,
-          // Only the start-up snapshot of allowed variables: the server's own environment never reaches a command.
           env: this.envFor(limits),
           signal: ctx.signal,
           killGraceMs: KILL_GRACE_MS,

@@ -85,14 +85,19 @@ export class BackgroundCommands implements BeforeApplicationShutdown {
   async start(launch: BackgroundLaunch): Promise<{ commandId: string } | 'full' | 'no-session'> {
     const records = this.requireRecords();
     const commandId = randomUUID();
-    const opened = await records.open({
-      commandId,
-      sessionId: launch.sessionId,
-      command: launch.command,
-      processId: this.process.id,
-      leaseMs: this.config.runLeaseMs,
-      max: this.config.runCommandMaxBackground,
-    });
+    const opened = await records
+      .open({
+        commandId,
+        sessionId: launch.sessionId,
+        command: launch.command,
+        processId: this.process.id,
+        leaseMs: this.config.runLeaseMs,
+        max: this.config.runCommandMaxBackground,
+      })
+      .catch((err: unknown) => {
+        launch.finishLimits();
+        throw err;
+      });
     if (opened !== 'opened') {
       launch.finishLimits();
       return opened;

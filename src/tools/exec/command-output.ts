@@ -54,7 +54,10 @@ export function viewOutput(kept: KeptOutput, query: OutputQuery, maxBytes: numbe
   const text = lines.join('\n');
   const buf = Buffer.from(text, 'utf8');
   if (buf.length <= maxBytes) return { text, next: kept.total, cut: false };
-  return { text: utf8Tail(buf, maxBytes).toString('utf8'), next: kept.total, cut: true };
+  // The newest lines that fit, from a line's start (a partial first line only when one line is all that fits).
+  const newest = utf8Tail(buf, maxBytes).toString('utf8');
+  const start = newest.indexOf('\n');
+  return { text: start >= 0 ? newest.slice(start + 1) : newest, next: kept.total, cut: true };
 }
 
 /** The bytes from `from` on, in order, as many as fit; `next` is the offset right after the last one shown. */
