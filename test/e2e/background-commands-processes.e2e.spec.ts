@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { startApp, type TestApp } from '../support/app';
 import { isRunning, readPidFile } from '../support/agent-scripts';
 import { connect, createTestDatabase } from '../support/database';
+import { eventually } from '../support/eventually';
 import { api } from '../support/sse-client';
 import { ToolRunner } from '../../src/tools/tool-runner.service';
 import type { ToolResult } from '../../src/tools/tool';
@@ -13,6 +14,8 @@ const ENV = {
   HOME: process.env.HOME ?? '/tmp',
   ENABLE_RUN_COMMAND: 'true',
   TOOL_POLICY: 'run_command=allow',
+  // Leases renewed every ~300 ms: a change made on another process arrives within a second.
+  RUN_LEASE_MS: '1000',
 };
 
 function call(
@@ -75,6 +78,32 @@ describe('background commands and their server process (e2e)', () => {
     expect(read).toMatchObject({ isError: true });
     expect(read.content).toContain('stopped by the end of its server process');
     expect(read.content).toContain('no longer kept');
+  });
+
+  it('is cancelled from another process through its row, and ends there at its next renewal; its output is read only where it runs', async () => {
+    const running = await start();
+    const other = await start();
+    const sessionId = (await api(running.url, 'POST', '/v1/sessions', { mode: 'exec' })).body.id as string;
+    const dir = `elsewhere-${randomUUID().slice(0, 8)}`;
+    mkdirSync(join(running.workspace, dir));
+    const started = await call(running, sessionId, 'run_command', {
+      command: 'echo here; sleep 600 & echo $! > pid.txt; wait',
+      cwd: dir,
+      background: true,
+    });
+    const commandId = /commandId ([0-9a-f-]{36})/.exec(started.content)![1];
+    const pid = await readPidFile(join(running.workspace, dir, 'pid.txt'));
+
+    const read = await call(other, sessionId, 'get_command_output', { commandId });
+    expect(read).toMatchObject({ isError: true });
+    expect(read.content).toContain('running in another server process');
+
+    const cancelled = await call(other, sessionId, 'cancel_command', { commandId });
+    expect(cancelled.content).toContain('stopped by a cancel');
+    await eventually(() => !isRunning(pid));
+    const there = await call(running, sessionId, 'get_command_output', { commandId });
+    expect(there.content).toContain('stopped by a cancel');
+    expect(there.content).toContain('here');
   });
 
   it('marks stopped, at start-up, a command whose process was lost (its lease lapsed)', async () => {
