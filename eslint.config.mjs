@@ -23,16 +23,18 @@ const FEATURES = [
   'usage',
   'models',
   'persistence',
+  'commands',
 ];
 const FORBIDDEN = {
   frontends: ['usage', 'models'],
   runs: ['frontends', 'usage', 'models'],
   agent: ['frontends', 'runs', 'sessions', 'sse', 'usage', 'models'],
-  sessions: ['frontends', 'runs', 'agent', 'events', 'sse', 'usage', 'models'],
+  sessions: ['frontends', 'runs', 'agent', 'events', 'sse', 'usage', 'models', 'commands'],
+  commands: ['frontends', 'runs', 'agent', 'events', 'sse', 'usage', 'models', 'mcp', 'llm'],
   sse: ['frontends', 'runs', 'agent', 'sessions', 'tools', 'mcp', 'llm', 'usage', 'models'],
   usage: ['frontends', 'runs', 'agent', 'sessions', 'events', 'sse', 'tools', 'llm', 'mcp', 'models'],
   models: ['frontends', 'runs', 'agent', 'sessions', 'events', 'sse', 'store', 'tools', 'mcp', 'usage'],
-  events: ['frontends', 'runs', 'agent', 'sessions', 'sse', 'tools', 'mcp', 'usage', 'models'],
+  events: ['frontends', 'runs', 'agent', 'sessions', 'sse', 'tools', 'mcp', 'usage', 'models', 'commands'],
   store: [
     'frontends',
     'runs',
@@ -45,6 +47,7 @@ const FORBIDDEN = {
     'mcp',
     'usage',
     'models',
+    'commands',
   ],
   tools: [
     'frontends',
@@ -58,6 +61,7 @@ const FORBIDDEN = {
     'mcp',
     'usage',
     'models',
+    'commands',
   ],
   mcp: ['frontends', 'runs', 'agent', 'sessions', 'events', 'sse', 'store', 'llm', 'usage', 'models'],
   llm: [
@@ -72,6 +76,7 @@ const FORBIDDEN = {
     'mcp',
     'usage',
     'models',
+    'commands',
   ],
   persistence: FEATURES.filter((f) => f !== 'persistence'),
   ...Object.fromEntries(

@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { CommandsModule } from './commands/commands.module';
 import { DrainingModule } from './common/draining';
 import { FrontendsModule } from './frontends/frontends.module';
 import type { AppConfig } from './config/app-config';
@@ -31,6 +32,7 @@ export class AppModule {
         HealthModule,
         RunsModule,
         SessionsModule,
+        CommandsModule,
         ToolsModule,
         UsageModule,
         ModelsModule,

@@ -61,6 +61,8 @@ export interface AppConfig {
   enableRunCommand: boolean;
   runCommandMaxTimeoutMs: number;
   runCommandMaxConcurrent: number;
+  /** Background commands (`run_command` with `background: true`) one session may have running at once. */
+  runCommandMaxBackground: number;
   /** `auto`: every command in a bubblewrap sandbox (run_command is not offered where none can be made); `off`: none. */
   runCommandSandbox: 'auto' | 'off';
   /** Sandboxed commands may reach the network (the host's, loopback included). */
@@ -208,6 +210,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     enableRunCommand: read.bool('ENABLE_RUN_COMMAND', false),
     runCommandMaxTimeoutMs: read.ms('RUN_COMMAND_MAX_TIMEOUT_MS', 600_000),
     runCommandMaxConcurrent: read.int('RUN_COMMAND_MAX_CONCURRENT', 4, 1, 1000),
+    runCommandMaxBackground: read.int('RUN_COMMAND_MAX_BACKGROUND', 4, 1, 1000),
     runCommandSandbox: read.oneOf('RUN_COMMAND_SANDBOX', ['auto', 'off'] as const, 'auto'),
     runCommandNetwork: read.bool('RUN_COMMAND_NETWORK', false),
     runCommandMemoryMb: read.int('RUN_COMMAND_MEMORY_MB', 1024, 16, 1_048_576),

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
+import { ServerProcess } from '../common/server-process';
 import { MetricsService } from '../metrics/metrics.service';
 import { ToolRegistry } from '../tools/tool-registry.service';
 import { Toolset } from '../tools/toolset';
@@ -23,8 +23,6 @@ import type { SentModelCall } from '../llm/sent-model-call';
  */
 @Injectable()
 export class DrivenRuns {
-  /** Names this process in run leases. */
-  readonly processId = randomUUID();
   private readonly logger = new Logger(DrivenRuns.name);
   private readonly handles = new Map<string, RunHandle>();
 
@@ -35,7 +33,13 @@ export class DrivenRuns {
     private readonly registry: ToolRegistry,
     private readonly metrics: MetricsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly process: ServerProcess,
   ) {}
+
+  /** Names this process in run leases. */
+  get processId(): string {
+    return this.process.id;
+  }
 
   /** The handle of a run this process holds (driven or winding down), if any. */
   get(runId: string): RunHandle | undefined {

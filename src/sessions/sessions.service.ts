@@ -7,6 +7,7 @@ import { ModelProviders } from '../llm/model-providers';
 import type { ClientToolDefinition } from '../persistence/entities/session.entity';
 import { validateJsonSchema } from '../tools/json-schema';
 import { ToolRegistry } from '../tools/tool-registry.service';
+import { BackgroundCommands } from '../tools/exec/background-commands.service';
 import { Workspaces } from '../tools/workspaces';
 import {
   ConversationStore,
@@ -45,6 +46,7 @@ export class Sessions {
     private readonly conversation: ConversationStore,
     private readonly registry: ToolRegistry,
     private readonly workspaces: Workspaces,
+    private readonly background: BackgroundCommands,
     private readonly modelProviders: ModelProviders,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -161,6 +163,8 @@ export class Sessions {
   async delete(owner: string, id: string): Promise<void> {
     const { deleted, activeRunId } = await this.sessions.delete(id, owner);
     if (deleted) {
+      // Its background commands end before its workspace may go (their rows went with the session).
+      await this.background.sessionDeleted(id);
       await this.workspaces.sessionDeleted(owner, id);
       return;
     }
