@@ -6,6 +6,7 @@ import { RunJournal } from './run-journal';
 import { RunStore } from './run-store.service';
 import { SessionStore } from './session-store.service';
 import { UsageStore } from './usage-store.service';
+import { WebhookStore } from './webhook-store.service';
 
 /** Every SQL statement of the durable core: one store per aggregate, nothing else writes SQL. */
 @Module({
@@ -17,6 +18,7 @@ import { UsageStore } from './usage-store.service';
     SessionStore,
     IdempotencyStore,
     UsageStore,
+    WebhookStore,
   ],
   exports: [
     RunStore,
@@ -26,6 +28,7 @@ import { UsageStore } from './usage-store.service';
     SessionStore,
     IdempotencyStore,
     UsageStore,
+    WebhookStore,
   ],
 })
 export class StoreModule {}

@@ -7,6 +7,9 @@ import { RunEntity } from './run.entity';
 import { RunStartEntity } from './run-start.entity';
 import { SessionEntity } from './session.entity';
 import { ToolCallEntity } from './tool-call.entity';
+import { WebhookAttemptEntity } from './webhook-attempt.entity';
+import { WebhookDeliveryEntity } from './webhook-delivery.entity';
+import { WebhookEntity } from './webhook.entity';
 
 export const ENTITIES = [
   SessionEntity,
@@ -18,4 +21,7 @@ export const ENTITIES = [
   IdempotencyKeyEntity,
   ModelCallEntity,
   KeySpendEntity,
+  WebhookEntity,
+  WebhookDeliveryEntity,
+  WebhookAttemptEntity,
 ];
