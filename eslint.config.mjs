@@ -22,6 +22,7 @@ const FEATURES = [
   'sse',
   'usage',
   'models',
+  'webhooks',
   'persistence',
 ];
 const FORBIDDEN = {
@@ -32,6 +33,19 @@ const FORBIDDEN = {
   sse: ['frontends', 'runs', 'agent', 'sessions', 'tools', 'mcp', 'llm', 'usage', 'models'],
   usage: ['frontends', 'runs', 'agent', 'sessions', 'events', 'sse', 'tools', 'llm', 'mcp', 'models'],
   models: ['frontends', 'runs', 'agent', 'sessions', 'events', 'sse', 'store', 'tools', 'mcp', 'usage'],
+  webhooks: [
+    'frontends',
+    'runs',
+    'agent',
+    'sessions',
+    'events',
+    'sse',
+    'tools',
+    'llm',
+    'mcp',
+    'usage',
+    'models',
+  ],
   events: ['frontends', 'runs', 'agent', 'sessions', 'sse', 'tools', 'mcp', 'usage', 'models'],
   store: [
     'frontends',
@@ -45,6 +59,7 @@ const FORBIDDEN = {
     'mcp',
     'usage',
     'models',
+    'webhooks',
   ],
   tools: [
     'frontends',
