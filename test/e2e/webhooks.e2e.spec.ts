@@ -1,6 +1,6 @@
 import type { Client } from 'pg';
 import { Webhook } from 'standardwebhooks';
-import { FakeUpstream, text } from '../support/fake-upstream';
+import { FakeUpstream, text, toolCalls } from '../support/fake-upstream';
 import { startApp, type TestApp } from '../support/app';
 import { connect } from '../support/database';
 import { eventually } from '../support/eventually';
@@ -113,6 +113,37 @@ describe('webhooks (e2e)', () => {
         at: expect.any(String),
       },
     ]);
+  });
+
+  it('a run that waits for an approval, then is cancelled, tells of both: run.requires_action, then run.cancelled', async () => {
+    const hooks = await receiver();
+    const created = await createWebhook(KEYS.alice, {
+      url: hooks.url,
+      events: ['run.requires_action', 'run.cancelled'],
+    });
+    upstream.enqueue(toolCalls([{ name: 'write_file', arguments: { path: 'notes.txt', content: 'hi' } }]));
+    const stream = await openStream(`${app.url}/v1/chat`, {
+      body: { prompt: 'Write it' },
+      headers: auth(KEYS.alice),
+    });
+    const seen = await stream.until('tool_approval_required');
+    stream.close();
+    const runId = seen[0].data.runId as string;
+
+    const [waiting] = await hooks.nth(1);
+    expect(verified(created.secret, waiting)).toMatchObject({
+      type: 'run.requires_action',
+      data: { runId, status: 'requires_action' },
+    });
+    expect((await api(app.url, 'POST', `/v1/runs/${runId}/cancel`, undefined, auth(KEYS.alice))).status).toBe(
+      202,
+    );
+    const [, cancelled] = await hooks.nth(2);
+    expect(cancelled.id).not.toBe(waiting.id);
+    expect(verified(created.secret, cancelled)).toMatchObject({
+      type: 'run.cancelled',
+      data: { runId, status: 'cancelled' },
+    });
   });
 
   it('a given secret is its UTF-8 bytes (or, after whsec_, base64); secrets are shown only at creation', async () => {
