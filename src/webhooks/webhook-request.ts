@@ -24,6 +24,7 @@ export function postWebhook(
     else done(null, pinned.address, pinned.family);
   };
   const send = url.protocol === 'https:' ? https.request : http.request;
+  const timeout = AbortSignal.timeout(WEBHOOK_TIMEOUT_MS);
   return new Promise((resolve, reject) => {
     const req = send(
       url,
@@ -33,14 +34,16 @@ export function postWebhook(
         lookup,
         // A connection of its own: no pooled socket to another address is reused.
         agent: false,
-        signal: AbortSignal.any([signal, AbortSignal.timeout(WEBHOOK_TIMEOUT_MS)]),
+        signal: AbortSignal.any([signal, timeout]),
       },
       (res) => {
         resolve(res.statusCode ?? 0);
         res.destroy();
       },
     );
-    req.on('error', reject);
+    req.on('error', (err) =>
+      reject(timeout.aborted ? new Error(`no answer within ${WEBHOOK_TIMEOUT_MS / 1000} s`) : err),
+    );
     req.end(body);
   });
 }

@@ -12,7 +12,8 @@ import { WebhookReceiver } from '../support/webhook-receiver';
 /**
  * Real server processes (`node dist/main.js`) on one PostgreSQL: an event owed by a process that is
  * killed (SIGKILL) in the middle of its attempt is delivered by the other, once the claim's lease
- * has run out, under the same webhook-id.
+ * has run out, under the same webhook-id. The other starts once the first is dead: started
+ * earlier, it could claim the event first, and which process a request came from is not seen.
  */
 describe('webhook deliveries outlive their process (e2e)', () => {
   let upstream: FakeUpstream;
@@ -34,6 +35,7 @@ describe('webhook deliveries outlive their process (e2e)', () => {
       OPENAI_BASE_URL: upstream.baseUrl,
       WORKSPACE_ROOT: join(mkdtempSync(join(tmpdir(), 'loopwright-webhooks-')), 'workspace'),
       WEBHOOK_ALLOW_PRIVATE: 'true',
+      LOG_LEVEL: 'debug',
     };
   });
   afterAll(async () => {
@@ -54,11 +56,11 @@ describe('webhook deliveries outlive their process (e2e)', () => {
     upstream.enqueue(text('Hello.'));
     const events = await (await openStream(`${a.url}/v1/chat`, { body: { prompt: 'Hi', tools: [] } })).rest();
     const runId = events[0].data.runId as string;
-    // Only A runs: the request under way is A's.
+    // Only A runs: the request under way is A's. It dies before its 10 s are up (nothing recorded).
     const [owed] = await receiver.nth(1);
+    expect(await a.kill('SIGKILL')).toBeNull();
 
     const b = await start();
-    expect(await a.kill('SIGKILL')).toBeNull();
     const [, delivered] = await receiver.nth(2, 60_000);
     expect(delivered.id).toBe(owed.id);
     expect(delivered.body).toBe(owed.body);
@@ -71,6 +73,9 @@ describe('webhook deliveries outlive their process (e2e)', () => {
       listed = (await api(b.url, 'GET', `/v1/webhooks/${created.body.id}/deliveries`)).body.data;
       return listed.length > 0;
     });
+    // The secret was shown once, in the creation's answer: never in either process's log.
+    for (const server of [a, b])
+      expect(server.output()).not.toContain(created.body.secret.slice('whsec_'.length));
     expect(listed).toEqual([
       {
         webhookId: created.body.id,
