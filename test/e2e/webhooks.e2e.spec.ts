@@ -146,6 +146,36 @@ describe('webhooks (e2e)', () => {
     });
   });
 
+  it('a receiver that never answers: the attempt ends after 10 s and the event comes again', async () => {
+    const hooks = await receiver();
+    hooks.answer('hang');
+    const created = await createWebhook(KEYS.alice, { url: hooks.url, events: ['*'] });
+    await runTo(KEYS.alice, 'Hello.');
+    const [first, second] = await hooks.nth(2, 40_000);
+    expect(second.id).toBe(first.id);
+    const listed = (
+      await api(app.url, 'GET', `/v1/webhooks/${created.id}/deliveries`, undefined, auth(KEYS.alice))
+    ).body.data;
+    expect(listed.at(-1)).toMatchObject({ attempt: 1, status: null, error: 'no answer within 10 s' });
+  }, 60_000);
+
+  it('a redirect is not followed: the attempt fails with its status, the place it points to gets nothing', async () => {
+    const hooks = await receiver();
+    const elsewhere = await receiver();
+    hooks.answer({ redirect: elsewhere.url });
+    const created = await createWebhook(KEYS.alice, { url: hooks.url, events: ['*'] });
+    await runTo(KEYS.alice, 'Hello.');
+    let listed: any[] = [];
+    await eventually(async () => {
+      listed = (
+        await api(app.url, 'GET', `/v1/webhooks/${created.id}/deliveries`, undefined, auth(KEYS.alice))
+      ).body.data;
+      return listed.length > 0;
+    });
+    expect(listed[0]).toMatchObject({ attempt: 1, status: 302, error: 'answered 302' });
+    expect(elsewhere.received).toEqual([]);
+  });
+
   it('a given secret is its UTF-8 bytes (or, after whsec_, base64); secrets are shown only at creation', async () => {
     const plain = await receiver();
     const based = await receiver();

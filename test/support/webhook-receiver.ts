@@ -10,8 +10,11 @@ export interface ReceivedWebhook {
   body: string;
 }
 
-/** How the receiver answers one request: a status, or never (the request hangs until the test ends). */
-export type ReceiverAnswer = number | 'hang';
+/**
+ * How the receiver answers one request: a status, a redirect elsewhere (302), or never (the request
+ * hangs until the test ends).
+ */
+export type ReceiverAnswer = number | { redirect: string } | 'hang';
 
 /**
  * A webhook receiver on loopback, as a team's backend would run one: it records every request and
@@ -87,6 +90,10 @@ export class WebhookReceiver {
     const answer = this.answers.shift() ?? 200;
     if (answer === 'hang') {
       this.hung.push(res);
+      return;
+    }
+    if (typeof answer === 'object') {
+      res.writeHead(302, { location: answer.redirect }).end();
       return;
     }
     res.statusCode = answer;
