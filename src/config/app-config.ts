@@ -109,6 +109,8 @@ export interface AppConfig {
   modelPrices: Readonly<Record<string, ModelPrice>>;
   /** ADMIN_KEYS: key names that may read every key's usage. */
   adminKeys: ReadonlySet<string>;
+  /** WEBHOOK_ALLOW_PRIVATE: webhooks may reach loopback, private and link-local addresses. */
+  webhookAllowPrivate: boolean;
   /** OTLP trace export (the OTEL_* variables); null when no endpoint is set. */
   tracing: TracingConfig | null;
   /**
@@ -243,6 +245,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     budgets,
     modelPrices: parseModelPrices(env.MODEL_PRICES),
     adminKeys,
+    webhookAllowPrivate: read.bool('WEBHOOK_ALLOW_PRIVATE', false),
     tracing: parseTracing(env),
     secretValues: secretValuesOf(env, mcpSecrets),
   };

@@ -9,7 +9,7 @@ import * as runLeases from './run-leases';
 import { RUN_COLUMNS, runSets, type RunChanges, type RunRow } from './run-row.mapper';
 import { LeaseLost } from './store-errors';
 import { runBuilt, Params } from './params';
-import { runWriteSql, type RunWrite } from './run-writes';
+import { runWriteSql, writesOfRunChanges, type RunWrite } from './run-writes';
 import { withCtes, type Queryable } from './store-sql';
 
 // A run's types are imported with its store, from here; each is defined beside the SQL it belongs to.
@@ -95,7 +95,7 @@ export class RunStore {
     writes: readonly RunWrite[] = [],
   ): Promise<void> {
     await runBuilt(tx, (p) => {
-      const parts = writes.flatMap((w) => runWriteSql(p, w));
+      const parts = [...writes, ...writesOfRunChanges(runId, fields)].flatMap((w) => runWriteSql(p, w));
       const id = p.add(runId);
       return withCtes(
         parts,
@@ -124,7 +124,7 @@ export class RunStore {
   ): Promise<void> {
     const p = new Params();
     const id = `${p.add(runId)}::uuid`;
-    const parts = writes.flatMap((w) => runWriteSql(p, w));
+    const parts = [...writes, ...writesOfRunChanges(runId, fields)].flatMap((w) => runWriteSql(p, w));
     const sets = runSets(fields, p, this.leaseMs);
     if (events.length > 0) {
       parts.push(

@@ -7,6 +7,7 @@ import { RunJournal } from './run-journal';
 import { RunStore } from './run-store.service';
 import { SessionStore } from './session-store.service';
 import { UsageStore } from './usage-store.service';
+import { WebhookStore } from './webhook-store.service';
 
 /** Every SQL statement of the durable core: one store per aggregate, nothing else writes SQL. */
 @Module({
@@ -19,6 +20,7 @@ import { UsageStore } from './usage-store.service';
     IdempotencyStore,
     UsageStore,
     BackgroundCommandStore,
+    WebhookStore,
   ],
   exports: [
     RunStore,
@@ -29,6 +31,7 @@ import { UsageStore } from './usage-store.service';
     IdempotencyStore,
     UsageStore,
     BackgroundCommandStore,
+    WebhookStore,
   ],
 })
 export class StoreModule {}

@@ -8,6 +8,9 @@ import { RunEntity } from './run.entity';
 import { RunStartEntity } from './run-start.entity';
 import { SessionEntity } from './session.entity';
 import { ToolCallEntity } from './tool-call.entity';
+import { WebhookAttemptEntity } from './webhook-attempt.entity';
+import { WebhookDeliveryEntity } from './webhook-delivery.entity';
+import { WebhookEntity } from './webhook.entity';
 
 export const ENTITIES = [
   SessionEntity,
@@ -20,4 +23,7 @@ export const ENTITIES = [
   ModelCallEntity,
   KeySpendEntity,
   BackgroundCommandEntity,
+  WebhookEntity,
+  WebhookDeliveryEntity,
+  WebhookAttemptEntity,
 ];

@@ -13,6 +13,7 @@ import { SessionModelCalls1795800000000 } from './1795800000000-session-model-ca
 import { SessionCompactionClaims1795900000000 } from './1795900000000-session-compaction-claims';
 import { CountedUsage1796179338219 } from './1796179338219-counted-usage';
 import { BackgroundCommands1797000000000 } from './1797000000000-background-commands';
+import { Webhooks1797600000000 } from './1797600000000-webhooks';
 
 /** Every committed migration, oldest first. Never edit one that has landed; add a new one. */
 export const MIGRATIONS = [
@@ -31,4 +32,5 @@ export const MIGRATIONS = [
   SessionCompactionClaims1795900000000,
   CountedUsage1796179338219,
   BackgroundCommands1797000000000,
+  Webhooks1797600000000,
 ];
