@@ -6,6 +6,7 @@ import type { RunEventType } from './run-events';
 // RunEventType, so the compiler points at this file.
 
 const SCHEMA_NAMES: Readonly<Record<RunEventType, string>> = {
+  queued: 'QueuedEvent',
   run_started: 'RunStartedEvent',
   text: 'TextEvent',
   tool_call_start: 'ToolCallStartEvent',
@@ -74,7 +75,12 @@ export const RUN_EVENT_SCHEMAS: Readonly<Record<string, SchemaObject>> = {
       },
     },
   },
-  RunStartedEvent: event('run_started', 'First event of every run', {
+  QueuedEvent: event(
+    'queued',
+    'First event (seq 1) of a run queued with onActive "enqueue" while its session was busy; run_started follows when it starts',
+    { position: integer('1 is next') },
+  ),
+  RunStartedEvent: event('run_started', 'First event of every run (after queued for a queued one)', {
     sessionId: { type: 'string', format: 'uuid' },
     model: string(),
   }),

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { ConversationStore } from './conversation-store.service';
 import { IdempotencyStore } from './idempotency-store.service';
 import { RunStartStore } from './run-start-store.service';
+import { QueuedRunStore } from './queued-run-store.service';
 import { RunJournal } from './run-journal';
 import { RunStore } from './run-store.service';
 import { SessionStore } from './session-store.service';
@@ -17,6 +18,7 @@ import { UsageStore } from './usage-store.service';
     SessionStore,
     IdempotencyStore,
     UsageStore,
+    QueuedRunStore,
   ],
   exports: [
     RunStore,
@@ -26,6 +28,7 @@ import { UsageStore } from './usage-store.service';
     SessionStore,
     IdempotencyStore,
     UsageStore,
+    QueuedRunStore,
   ],
 })
 export class StoreModule {}

@@ -12,6 +12,8 @@ import { MessageContext1795779164919 } from './1795779164919-message-context';
 import { SessionModelCalls1795800000000 } from './1795800000000-session-model-calls';
 import { SessionCompactionClaims1795900000000 } from './1795900000000-session-compaction-claims';
 import { CountedUsage1796179338219 } from './1796179338219-counted-usage';
+import { QueuedRuns1797500000000 } from './1797500000000-queued-runs';
+import { Schedules1797500000001 } from './1797500000001-schedules';
 
 /** Every committed migration, oldest first. Never edit one that has landed; add a new one. */
 export const MIGRATIONS = [
@@ -29,4 +31,6 @@ export const MIGRATIONS = [
   SessionModelCalls1795800000000,
   SessionCompactionClaims1795900000000,
   CountedUsage1796179338219,
+  QueuedRuns1797500000000,
+  Schedules1797500000001,
 ];
