@@ -22,10 +22,12 @@ const FEATURES = [
   'sse',
   'usage',
   'models',
+  'schedules',
   'persistence',
 ];
 const FORBIDDEN = {
   frontends: ['usage', 'models'],
+  schedules: ['frontends', 'agent', 'sse', 'usage', 'models'],
   runs: ['frontends', 'usage', 'models'],
   agent: ['frontends', 'runs', 'sessions', 'sse', 'usage', 'models'],
   sessions: ['frontends', 'runs', 'agent', 'events', 'sse', 'usage', 'models'],

@@ -6,7 +6,6 @@ import type { RunEventType } from './run-events';
 // RunEventType, so the compiler points at this file.
 
 const SCHEMA_NAMES: Readonly<Record<RunEventType, string>> = {
-  queued: 'QueuedEvent',
   run_started: 'RunStartedEvent',
   text: 'TextEvent',
   tool_call_start: 'ToolCallStartEvent',
@@ -19,6 +18,7 @@ const SCHEMA_NAMES: Readonly<Record<RunEventType, string>> = {
   error: 'ErrorEvent',
   run_resumed: 'RunResumedEvent',
   reasoning: 'ReasoningEvent',
+  queued: 'QueuedEvent',
 };
 
 const ref = (name: string): ReferenceObject => ({ $ref: `#/components/schemas/${name}` });

@@ -4,6 +4,7 @@ import { IdempotencyStore } from './idempotency-store.service';
 import { RunStartStore } from './run-start-store.service';
 import { QueuedRunStore } from './queued-run-store.service';
 import { RunJournal } from './run-journal';
+import { ScheduleStore } from './schedule-store.service';
 import { RunStore } from './run-store.service';
 import { SessionStore } from './session-store.service';
 import { UsageStore } from './usage-store.service';
@@ -19,6 +20,7 @@ import { UsageStore } from './usage-store.service';
     IdempotencyStore,
     UsageStore,
     QueuedRunStore,
+    ScheduleStore,
   ],
   exports: [
     RunStore,
@@ -29,6 +31,7 @@ import { UsageStore } from './usage-store.service';
     IdempotencyStore,
     UsageStore,
     QueuedRunStore,
+    ScheduleStore,
   ],
 })
 export class StoreModule {}
