@@ -11,6 +11,8 @@ import { nextDueTime } from './cron';
 const TICK_MS = 5000;
 /** Due schedules one tick claims at most; the next tick takes the rest. */
 const CLAIM_LIMIT = 20;
+/** A claimed due time still not started after this lost its process between the claim and the start. */
+const ABANDONED_AFTER_MS = 120_000;
 
 /**
  * Starts the runs of due schedules, on every process: each tick claims due schedules (exactly one
@@ -49,6 +51,7 @@ export class ScheduleTicker implements OnApplicationBootstrap, OnApplicationShut
         nextDueTime(s.cron, s.timezone, new Date()),
       );
       for (const due of claimed) await this.start(due);
+      await this.store.skipAbandoned(ABANDONED_AFTER_MS);
     } catch (err) {
       this.logger.warn(`could not start due schedules: ${err instanceof Error ? err.message : String(err)}`);
     } finally {

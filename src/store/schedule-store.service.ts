@@ -181,6 +181,18 @@ export class ScheduleStore {
     });
   }
 
+  /**
+   * Due times claimed more than `olderThanMs` ago and never started: their process died between
+   * the claim and the start. They are recorded `skipped` (at most once, never twice).
+   */
+  async skipAbandoned(olderThanMs: number): Promise<void> {
+    await this.db.query(
+      `UPDATE schedule_runs SET status = 'skipped'
+        WHERE status = 'pending' AND claimed_at < now() - $1::int * interval '1 millisecond'`,
+      [olderThanMs],
+    );
+  }
+
   /** What became of a claimed due time: its run, or skipped. */
   async settleDueTime(
     scheduleRunId: string,

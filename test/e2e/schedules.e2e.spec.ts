@@ -164,6 +164,20 @@ describe('schedules (e2e)', () => {
     expect(new Date(after.nextRunAt).getTime()).toBeGreaterThan(Date.now());
   });
 
+  it('a due time whose process died between its claim and its start is recorded skipped, not started late', async () => {
+    const s = (await create({ cron: '0 0 1 1 *', prompt: 'Lost.' })).body;
+    // What a process killed right after the claim's commit leaves behind.
+    await db.query(
+      `INSERT INTO schedule_runs (id, schedule_id, due_at, claimed_at)
+       VALUES (gen_random_uuid(), $1, now() - interval '3 minutes', now() - interval '3 minutes')`,
+      [s.id],
+    );
+    await eventually(async () => (await dueTimes(s.id))[0].status === 'skipped', 20_000);
+    expect(await dueTimes(s.id)).toEqual([
+      { runId: null, sessionId: null, status: 'skipped', dueAt: expect.any(String), startedAt: null },
+    ]);
+  });
+
   it('a busy session: enqueue by default (the run waits for the active one), reject or a full queue skips the due time', async () => {
     let release: () => void = () => undefined;
     const held = new Promise<void>((done) => (release = done));

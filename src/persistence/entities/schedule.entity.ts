@@ -100,4 +100,8 @@ export class ScheduleRunEntity {
 
   @Column({ name: 'started_at', type: 'timestamptz', nullable: true })
   startedAt!: Date | null;
+
+  /** When a process claimed it: one still `pending` long after lost its process before the start. */
+  @Column({ name: 'claimed_at', type: 'timestamptz', default: () => 'now()' })
+  claimedAt!: Date;
 }

@@ -13,7 +13,7 @@ export class Schedules1797500000001 implements MigrationInterface {
       `CREATE INDEX "idx_schedules_owner_created" ON "schedules"  ("owner", "created_at", "id") `,
     );
     await queryRunner.query(
-      `CREATE TABLE "schedule_runs" ("id" uuid NOT NULL, "schedule_id" uuid NOT NULL, "due_at" TIMESTAMP WITH TIME ZONE NOT NULL, "run_id" uuid, "session_id" uuid, "status" text NOT NULL DEFAULT 'pending', "started_at" TIMESTAMP WITH TIME ZONE, CONSTRAINT "pk_schedule_runs" PRIMARY KEY ("id"))`,
+      `CREATE TABLE "schedule_runs" ("id" uuid NOT NULL, "schedule_id" uuid NOT NULL, "due_at" TIMESTAMP WITH TIME ZONE NOT NULL, "run_id" uuid, "session_id" uuid, "status" text NOT NULL DEFAULT 'pending', "started_at" TIMESTAMP WITH TIME ZONE, "claimed_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(), CONSTRAINT "pk_schedule_runs" PRIMARY KEY ("id"))`,
     );
     await queryRunner.query(
       `CREATE UNIQUE INDEX "uq_schedule_runs_due" ON "schedule_runs"  ("schedule_id", "due_at") `,
