@@ -114,6 +114,12 @@ export class QueuedRunStore {
     messageId: string,
     startedEvent: (runId: string, seq: number, model: string) => EventRecord,
   ): Promise<StartedQueuedRun | null> {
+    // Most sessions have no queue: one read of the partial index, and no transaction, for them.
+    const waiting: unknown[] = await this.db.query(
+      `SELECT 1 FROM runs WHERE session_id = $1 AND status = 'queued' LIMIT 1`,
+      [sessionId],
+    );
+    if (waiting.length === 0) return null;
     try {
       return await this.db.transaction(async (tx) => {
         const locked: unknown[] = await tx.query(
