@@ -50,7 +50,10 @@ export class RunService implements OnModuleInit {
 
   /**
    * Creates the run (and the session when needed), stores the prompt and starts driving it. With an
-   * Idempotency-Key that an earlier request claimed, starts nothing and answers with that run.
+   * Idempotency-Key that an earlier request claimed, starts nothing and answers with that run. A
+   * prompt to a busy session is refused (`onActive` reject), queued behind its run (enqueue: the
+   * run is answered at once, QueuedRuns starts it), or queued first while that run is cancelled
+   * (interrupt). A queued prompt does not claim its Idempotency-Key.
    */
   async start(owner: string, input: StartRun): Promise<StartedRun> {
     const onActive = input.onActive ?? 'reject';
