@@ -25,10 +25,32 @@ describe('a queued prompt across a restart (e2e)', () => {
       RUN_LEASE_MS: '1000',
     };
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await Promise.all(servers.splice(0).map((s) => s.kill('SIGKILL')));
+    upstream.reset();
+  });
+  afterAll(async () => {
     await db.end();
     await upstream.close();
+  });
+
+  it('a prompt queued through one replica runs on the one that ends the active run, streamed by the first', async () => {
+    const slow = text(Array.from({ length: 60 }, (_, i) => `w${i}`).join(' '), { delayMs: 20 });
+    upstream.enqueue(slow, text('Queued answer.'));
+    const a = await spawnServer(env);
+    const b = await spawnServer(env);
+    servers.push(a, b);
+    const active = await openStream(`${a.url}/v1/chat`, { body: { prompt: 'Talk.', tools: [] } });
+    await active.until('text');
+    const sessionId = active.headers.get('x-session-id')!;
+    const queued = await openStream(`${b.url}/v1/sessions/${sessionId}/messages`, {
+      body: { content: 'Then this.', onActive: 'enqueue' },
+    });
+    const log = await queued.rest(30_000);
+    expect(eventKinds(log)).toEqual(['queued', 'run_started', 'text', 'step_finished', 'done']);
+    expect(log.at(-1)!.data).toMatchObject({ status: 'completed' });
+    expect((await active.rest()).at(-1)!.data).toMatchObject({ type: 'done', status: 'completed' });
+    expect(upstream.requests.at(-1)!.body.messages.at(-1)).toEqual({ role: 'user', content: 'Then this.' });
   });
 
   it('kill -9 while a prompt waits: after the restart the active run is taken over, then the queued one runs, its stream going on from queued', async () => {
