@@ -73,6 +73,8 @@ export class ScheduleEntity {
 /** One due time of a schedule, recorded once across every process (its unique key): started or skipped. */
 @Entity({ name: 'schedule_runs' })
 @Index('uq_schedule_runs_due', ['scheduleId', 'dueAt'], { unique: true })
+// The claims not settled yet (a moment each), looked at by every tick for those a dead process left.
+@Index('idx_schedule_runs_pending', ['claimedAt'], { where: "status = 'pending'" })
 export class ScheduleRunEntity {
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'pk_schedule_runs' })
   id!: string;

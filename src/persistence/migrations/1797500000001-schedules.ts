@@ -19,6 +19,9 @@ export class Schedules1797500000001 implements MigrationInterface {
       `CREATE UNIQUE INDEX "uq_schedule_runs_due" ON "schedule_runs"  ("schedule_id", "due_at") `,
     );
     await queryRunner.query(
+      `CREATE INDEX "idx_schedule_runs_pending" ON "schedule_runs"  ("claimed_at") WHERE status = 'pending'`,
+    );
+    await queryRunner.query(
       `ALTER TABLE "schedules" ADD CONSTRAINT "fk_schedules_session" FOREIGN KEY ("session_id") REFERENCES "sessions"("id") ON DELETE CASCADE ON UPDATE NO ACTION`,
     );
     await queryRunner.query(
