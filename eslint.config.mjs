@@ -23,11 +23,13 @@ const FEATURES = [
   'usage',
   'models',
   'webhooks',
+  'schedules',
   'persistence',
   'commands',
 ];
 const FORBIDDEN = {
   frontends: ['usage', 'models'],
+  schedules: ['frontends', 'agent', 'sse', 'usage', 'models'],
   runs: ['frontends', 'usage', 'models'],
   agent: ['frontends', 'runs', 'sessions', 'sse', 'usage', 'models'],
   sessions: ['frontends', 'runs', 'agent', 'events', 'sse', 'usage', 'models', 'commands'],

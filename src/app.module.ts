@@ -13,6 +13,7 @@ import { TracingModule } from './observability/tracing.module';
 import { PersistenceModule } from './persistence/persistence.module';
 import { PlaygroundModule } from './playground/playground.module';
 import { RunsModule } from './runs/runs.module';
+import { SchedulesModule } from './schedules/schedules.module';
 import { SessionsModule } from './sessions/sessions.module';
 import { ToolsModule } from './tools/tools.module';
 import { UsageModule } from './usage/usage.module';
@@ -41,6 +42,7 @@ export class AppModule {
         FrontendsModule,
         PlaygroundModule,
         WebhooksModule,
+        SchedulesModule,
       ],
     };
   }

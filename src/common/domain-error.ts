@@ -10,6 +10,9 @@ export enum ErrorCode {
   IdempotencyKeyReused = 'IDEMPOTENCY_KEY_REUSED',
   RateLimited = 'RATE_LIMITED',
   TooManyActiveRuns = 'TOO_MANY_ACTIVE_RUNS',
+  /** SESSION_MAX_QUEUE prompts already wait for the session's active run. */
+  QueueFull = 'QUEUE_FULL',
+  ScheduleNotFound = 'SCHEDULE_NOT_FOUND',
   BudgetExceeded = 'BUDGET_EXCEEDED',
   ServerBusy = 'SERVER_BUSY',
   ShuttingDown = 'SHUTTING_DOWN',

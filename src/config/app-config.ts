@@ -82,6 +82,8 @@ export interface AppConfig {
   bodyLimitBytes: number;
   rateLimitRunsPerMinute: number;
   maxActiveRunsPerKey: number;
+  /** Prompts that may wait for a session's active run (`onActive: "enqueue"`, SESSION_MAX_QUEUE). */
+  sessionMaxQueue: number;
   maxActiveRuns: number;
   maxOpenStreams: number;
   corsOrigins: readonly string[];
@@ -225,6 +227,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     bodyLimitBytes: read.int('BODY_LIMIT_BYTES', 1_048_576, 1024, 1024 * 1024 * 1024),
     rateLimitRunsPerMinute: read.int('RATE_LIMIT_RUNS_PER_MINUTE', 120, 1, 1_000_000),
     maxActiveRunsPerKey: read.int('MAX_ACTIVE_RUNS_PER_KEY', 16, 1, 1_000_000),
+    sessionMaxQueue: read.int('SESSION_MAX_QUEUE', 8, 0, 10_000),
     maxActiveRuns: read.int('MAX_ACTIVE_RUNS', 512, 1, 1_000_000),
     maxOpenStreams: read.int('MAX_OPEN_STREAMS', 2048, 1, 1_000_000),
     corsOrigins: read.list(

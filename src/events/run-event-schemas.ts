@@ -18,6 +18,7 @@ const SCHEMA_NAMES: Readonly<Record<RunEventType, string>> = {
   error: 'ErrorEvent',
   run_resumed: 'RunResumedEvent',
   reasoning: 'ReasoningEvent',
+  queued: 'QueuedEvent',
 };
 
 const ref = (name: string): ReferenceObject => ({ $ref: `#/components/schemas/${name}` });
@@ -74,7 +75,12 @@ export const RUN_EVENT_SCHEMAS: Readonly<Record<string, SchemaObject>> = {
       },
     },
   },
-  RunStartedEvent: event('run_started', 'First event of every run', {
+  QueuedEvent: event(
+    'queued',
+    'First event (seq 1) of a run queued with onActive "enqueue" while its session was busy; run_started follows when it starts',
+    { position: integer('1 is next') },
+  ),
+  RunStartedEvent: event('run_started', 'First event of every run (after queued for a queued one)', {
     sessionId: { type: 'string', format: 'uuid' },
     model: string(),
   }),

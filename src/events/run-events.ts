@@ -14,6 +14,8 @@ export type PricedUsage = Usage & { costUsd: number | null };
 export type ToolExecutor = 'server' | 'client';
 
 export type RunEventBody =
+  /** The run waits for its session's active run; `position` 1 is next ("Messages while a run is active"). */
+  | { type: 'queued'; position: number }
   | { type: 'run_started'; sessionId: string; model: string }
   | { type: 'text'; delta: string }
   | { type: 'reasoning'; delta: string }

@@ -30,12 +30,12 @@ export class ChatController {
     @Headers('traceparent') traceParent: string | undefined,
     @Res() reply: FastifyReply,
   ) {
-    const { prompt, sessionId, ...options } = body;
+    const { prompt, sessionId, onActive, ...options } = body;
     const idempotency = idempotent(key, 'chat', body);
     const retried = idempotency ? resumePoint(lastEventId, undefined) : 0;
     return this.streams.startAndStream(
       owner,
-      { prompt, sessionId, session: options, idempotency, traceParent },
+      { prompt, sessionId, session: options, idempotency, traceParent, onActive },
       reply,
       retried,
     );
@@ -59,7 +59,7 @@ export class ChatController {
     const retried = idempotency ? resumePoint(lastEventId, undefined) : 0;
     return this.streams.startAndStream(
       owner,
-      { prompt: body.content, sessionId, idempotency, traceParent },
+      { prompt: body.content, sessionId, idempotency, traceParent, onActive: body.onActive },
       reply,
       retried,
     );

@@ -25,6 +25,7 @@ import type { SentModelCall } from '../llm/sent-model-call';
 export class DrivenRuns {
   private readonly logger = new Logger(DrivenRuns.name);
   private readonly handles = new Map<string, RunHandle>();
+  private readonly freed: ((sessionId: string) => void)[] = [];
 
   constructor(
     private readonly store: RunStore,
@@ -97,6 +98,11 @@ export class DrivenRuns {
     });
   }
 
+  /** Calls `listener` with the session of each run this process ends (its session is idle then). */
+  onSessionFreed(listener: (sessionId: string) => void): void {
+    this.freed.push(listener);
+  }
+
   /** Drives `h` in the background; `firstCall`: its first model call, already sent. */
   launch(h: RunHandle, firstCall?: SentModelCall): void {
     this.handles.set(h.run.id, h);
@@ -109,11 +115,13 @@ export class DrivenRuns {
       ...(h.trace.traceId === null ? {} : { trace_id: h.trace.traceId }),
     };
     this.logger.log({ ...ids, model: h.run.model, iteration: h.run.iterations, msg: 'driving run' });
+    let ended = false;
     void this.orchestrator
       .drive(h, firstCall)
       .then(
         (outcome) => {
           h.trace.end(outcome);
+          ended = outcome !== 'released' && outcome !== 'requires_action';
           if (outcome === 'released') {
             this.logger.warn({
               ...ids,
@@ -151,6 +159,7 @@ export class DrivenRuns {
         if (this.handles.get(h.run.id) === h) this.handles.delete(h.run.id);
         this.metrics.activeRuns.dec();
         h.markFinished();
+        if (ended) for (const listener of this.freed) listener(h.session.id);
       });
   }
 

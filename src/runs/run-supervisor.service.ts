@@ -10,6 +10,7 @@ import type { AppConfig } from '../config/app-config';
 import { RunLeases } from './run-leases.service';
 import { LostRuns } from './lost-runs.service';
 import { ToolCallDecisions } from './tool-call-decisions.service';
+import { QueuedRuns } from './queued-runs.service';
 
 const EXPIRY_EVERY_MS = 1000;
 /**
@@ -17,6 +18,13 @@ const EXPIRY_EVERY_MS = 1000;
  * within about this much after its lease ran out (one indexed statement a second per process).
  */
 const TAKEOVER_EVERY_MS = 1000;
+/**
+ * How often idle sessions with queued runs are looked for: a queued run whose session's run ended
+ * on a process that died (or was ended by a take-over, a cancel of a waiting run) starts within
+ * about this much (one indexed statement a second per process). The process that ends a run it
+ * drives starts the next at once.
+ */
+const QUEUE_SWEEP_EVERY_MS = 1000;
 
 /**
  * The clocks of durable runs, on every process: waiting calls past their deadline are settled
@@ -32,6 +40,7 @@ export class RunSupervisor implements OnApplicationBootstrap, OnApplicationShutd
     private readonly leases: RunLeases,
     private readonly decisions: ToolCallDecisions,
     private readonly lostRuns: LostRuns,
+    private readonly queued: QueuedRuns,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -41,6 +50,7 @@ export class RunSupervisor implements OnApplicationBootstrap, OnApplicationShutd
     // Renewed three times a lease, so one slow renewal never loses a live run.
     this.every(Math.floor(lease / 3), 'renew leases', () => this.leases.renew());
     this.every(TAKEOVER_EVERY_MS, 'take runs over', () => this.lostRuns.check(), true);
+    this.every(QUEUE_SWEEP_EVERY_MS, 'start queued runs', () => this.queued.sweep(), true);
   }
 
   onApplicationShutdown(): void {

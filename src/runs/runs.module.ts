@@ -16,6 +16,7 @@ import { ResumedRuns } from './resumed-runs.service';
 import { RunLeases } from './run-leases.service';
 import { RunService } from './run.service';
 import { RunsController } from './runs.controller';
+import { QueuedRuns } from './queued-runs.service';
 import { RunStreams } from './run-streams.service';
 import { RunStarts } from './run-starts.service';
 import { StartLimits } from './start-limits.service';
@@ -46,6 +47,7 @@ import { ToolCallDecisions } from './tool-call-decisions.service';
     RunSupervisor,
     SessionCompactions,
     RunStreams,
+    QueuedRuns,
     {
       provide: StreamTokens,
       inject: [APP_CONFIG],

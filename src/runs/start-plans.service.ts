@@ -7,6 +7,7 @@ import { serializeEvent, type SerializedEvent } from '../events/run-events';
 import { ModelProviders } from '../llm/model-providers';
 import { ToolRegistry } from '../tools/tool-registry.service';
 import { Toolset } from '../tools/toolset';
+import type { QueuedRunDraft } from '../store/queued-run-store.service';
 import type { RunStart } from '../store/run-start-store.service';
 import type { NewSession, SessionRow } from '../store/session-store.service';
 import { Sessions } from '../sessions/sessions.service';
@@ -75,7 +76,7 @@ export class StartPlans {
         prompt: { id: randomUUID(), content: 'prompt' in input ? input.prompt : '' },
       };
     }
-    const model = session.model ?? this.models.defaultModel;
+    const { model, maxIterations } = this.runModel(session);
     const firstEvent = serializeEvent(runId, 1, { type: 'run_started', sessionId: session.id, model });
     return {
       session,
@@ -87,16 +88,29 @@ export class StartPlans {
           sessionId: session.id,
           owner,
           model,
-          maxIterations: Math.min(
-            session.maxIterations ?? this.config.maxIterations,
-            this.config.maxIterations,
-          ),
+          maxIterations,
           leaseOwner: processId,
           traceParent: null,
         },
         firstEvent,
         answers,
       },
+    };
+  }
+
+  /**
+   * A run that waits for the owner's session `sessionId` (404 when it is not the owner's) before it
+   * answers `prompt`: its model and iteration cap as a start would choose them now.
+   */
+  async queued(owner: string, sessionId: string, prompt: string, front: boolean): Promise<QueuedRunDraft> {
+    const { session } = await this.sessions.findWithActiveRun(owner, sessionId);
+    return { id: randomUUID(), sessionId, owner, prompt, front, ...this.runModel(session) };
+  }
+
+  private runModel(session: SessionRow | NewSession): { model: string; maxIterations: number } {
+    return {
+      model: session.model ?? this.models.defaultModel,
+      maxIterations: Math.min(session.maxIterations ?? this.config.maxIterations, this.config.maxIterations),
     };
   }
 }

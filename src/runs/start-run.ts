@@ -15,7 +15,14 @@ export type StartRun = (
   idempotency?: Omit<IdempotencyClaim, 'owner'>;
   /** The request's W3C `traceparent`: the run's trace goes on under it. */
   traceParent?: string;
+  /** What a prompt to a busy session does ("Messages while a run is active"); `reject` by default. */
+  onActive?: OnActive;
 };
+
+/** A prompt to a busy session: refused (409), queued behind its run, or started once that run is cancelled. */
+export type OnActive = 'reject' | 'enqueue' | 'interrupt';
+
+export const ON_ACTIVE_VALUES: readonly OnActive[] = ['reject', 'enqueue', 'interrupt'];
 
 /** The run a start request is answered with: the one it started, or the one its key's first request did. */
 export interface StartedRun {

@@ -3,7 +3,9 @@ import { BackgroundCommandStore } from './background-command-store.service';
 import { ConversationStore } from './conversation-store.service';
 import { IdempotencyStore } from './idempotency-store.service';
 import { RunStartStore } from './run-start-store.service';
+import { QueuedRunStore } from './queued-run-store.service';
 import { RunJournal } from './run-journal';
+import { ScheduleStore } from './schedule-store.service';
 import { RunStore } from './run-store.service';
 import { SessionStore } from './session-store.service';
 import { UsageStore } from './usage-store.service';
@@ -21,6 +23,8 @@ import { WebhookStore } from './webhook-store.service';
     UsageStore,
     BackgroundCommandStore,
     WebhookStore,
+    QueuedRunStore,
+    ScheduleStore,
   ],
   exports: [
     RunStore,
@@ -32,6 +36,8 @@ import { WebhookStore } from './webhook-store.service';
     UsageStore,
     BackgroundCommandStore,
     WebhookStore,
+    QueuedRunStore,
+    ScheduleStore,
   ],
 })
 export class StoreModule {}

@@ -17,6 +17,7 @@ import {
   applyEvent,
   editedArgumentsIn,
   isActive,
+  isPending,
   newRun,
   type RunEvent,
   type RunView,
@@ -163,7 +164,7 @@ export function Chat({
         if (signal.aborted) return;
         response = null;
         const run = runOf(runId);
-        if (run === undefined || !isActive(run)) break;
+        if (run === undefined || !isPending(run)) break;
         setConnectionLost(true);
         await sleep(RECONNECT_MS);
       }
@@ -226,7 +227,9 @@ export function Chat({
   const send = (event: FormEvent) => {
     event.preventDefault();
     const prompt = input.trim();
-    if (prompt === '' || submitting || activeRun !== undefined) return;
+    // A prompt sent while the session's run is active waits for it (queued under it).
+    const enqueue = activeRun !== undefined;
+    if (prompt === '' || submitting || (enqueue && sessionRef.current === undefined)) return;
     setSubmitting(true);
     setError(null);
     setNotice(null);
@@ -236,7 +239,7 @@ export function Chat({
       ...(newSession.model.trim() ? { model: newSession.model.trim() } : {}),
       clientTools: CLIENT_TOOLS,
     };
-    startRun(keyRef.current, sessionRef.current, prompt, options, unmounted.current.signal).then(
+    startRun(keyRef.current, sessionRef.current, prompt, options, unmounted.current.signal, enqueue).then(
       (response) => {
         setSubmitting(false);
         setInput('');
@@ -352,8 +355,8 @@ export function Chat({
             <button type="button" className="danger" onClick={cancel} disabled={activeRun === undefined}>
               Cancel
             </button>
-            <button type="submit" disabled={submitting || activeRun !== undefined || input.trim() === ''}>
-              Send
+            <button type="submit" disabled={submitting || input.trim() === ''}>
+              {activeRun === undefined ? 'Send' : 'Queue'}
             </button>
           </div>
         </form>
@@ -374,6 +377,7 @@ function LiveTurn({
 }) {
   const { run } = turn;
   const waiting = run.status === 'requires_action';
+  const ended = !isPending(run);
   const hasContent = run.segments.some((s) => s.kind === 'tool' || s.text !== '');
   return (
     <>
@@ -382,7 +386,7 @@ function LiveTurn({
           <div className="text">{turn.prompt}</div>
         </article>
       )}
-      {(hasContent || run.error !== null || !isActive(run)) && (
+      {(hasContent || run.error !== null || ended) && (
         <article className="message assistant">
           {run.segments.map((segment, i) =>
             segment.kind === 'text' ? (
@@ -405,7 +409,7 @@ function LiveTurn({
               The run failed: {run.error.message}
             </p>
           )}
-          {!isActive(run) && (
+          {ended && (
             <footer className="run-status">
               run {run.status}
               {run.usage && ` · ${run.usage.promptTokens} + ${run.usage.completionTokens} tokens`}
@@ -417,6 +421,12 @@ function LiveTurn({
         </article>
       )}
       {!hasContent && isActive(run) && <p className="thinking">Thinking…</p>}
+      {run.status === 'queued' && (
+        <p className="thinking queued" data-status="queued">
+          Queued{run.queuedPosition !== null && ` (${run.queuedPosition} in line)`}: starts when the run
+          before it ends.
+        </p>
+      )}
     </>
   );
 }

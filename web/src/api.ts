@@ -166,11 +166,16 @@ export async function startRun(
   prompt: string,
   options: Record<string, unknown>,
   signal: AbortSignal,
+  /** A prompt to a session whose run is active waits for it (onActive "enqueue"). */
+  enqueue = false,
 ): Promise<Response> {
   const [path, body] =
     sessionId === undefined
       ? ['/v1/chat', { ...options, prompt }]
-      : [`/v1/sessions/${encodeURIComponent(sessionId)}/messages`, { content: prompt }];
+      : [
+          `/v1/sessions/${encodeURIComponent(sessionId)}/messages`,
+          { content: prompt, ...(enqueue ? { onActive: 'enqueue' } : {}) },
+        ];
   const response = await fetch(path, {
     method: 'POST',
     headers: { ...authHeaders(key), 'Content-Type': 'application/json' },
@@ -195,4 +200,21 @@ export async function runEvents(
   if (response.status === 204) return null;
   if (!response.ok) throw await apiError(response);
   return response;
+}
+
+/** GET /v1/schedules: a prompt the server sends on a cron. */
+export interface ScheduleSummary {
+  id: string;
+  cron: string;
+  timezone: string;
+  prompt: string;
+  sessionId: string | null;
+  enabled: boolean;
+  nextRunAt: string | null;
+}
+
+/** The key's schedules, newest first (the first page: a read-only panel needs no more). */
+export async function listSchedules(key: string): Promise<ScheduleSummary[]> {
+  const page: { data: ScheduleSummary[] } = await request(key, 'GET', '/v1/schedules?limit=100');
+  return page.data;
 }

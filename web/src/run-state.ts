@@ -17,7 +17,14 @@ export interface ReceivedEvent {
 }
 
 export type RunStatus =
-  'running' | 'requires_action' | 'completed' | 'max_iterations' | 'cancelled' | 'budget_exceeded' | 'failed';
+  | 'queued'
+  | 'running'
+  | 'requires_action'
+  | 'completed'
+  | 'max_iterations'
+  | 'cancelled'
+  | 'budget_exceeded'
+  | 'failed';
 
 export interface ToolCallView {
   id: string;
@@ -61,6 +68,8 @@ export interface RunView {
   events: ReceivedEvent[];
   /** Followed from its start by this page: arrival times measure its model calls. */
   live: boolean;
+  /** While it waits for its session's run (`queued`): its place in the queue, 1 next. */
+  queuedPosition: number | null;
 }
 
 export function newRun(runId: string, live: boolean): RunView {
@@ -75,6 +84,7 @@ export function newRun(runId: string, live: boolean): RunView {
     lastSeq: 0,
     events: [],
     live,
+    queuedPosition: null,
   };
 }
 
@@ -86,8 +96,14 @@ export function applyEvent(view: RunView, event: RunEvent, at: number): RunView 
   const next: RunView = { ...view, lastSeq: event.seq, events: [...view.events, { event, at }] };
   const id = str(event.toolCallId);
   switch (event.type) {
+    case 'queued':
+      next.status = 'queued';
+      next.queuedPosition = typeof event.position === 'number' ? event.position : null;
+      break;
     case 'run_started':
       next.model = str(event.model) || null;
+      if (next.status === 'queued') next.status = 'running';
+      next.queuedPosition = null;
       break;
     case 'text': {
       const last = next.segments.at(-1);
@@ -165,6 +181,11 @@ export function pendingCalls(view: RunView): ToolCallView[] {
 
 export function isActive(view: RunView): boolean {
   return view.status === 'running' || view.status === 'requires_action';
+}
+
+/** Not ended yet: active, or queued behind its session's active run. */
+export function isPending(view: RunView): boolean {
+  return isActive(view) || view.status === 'queued';
 }
 
 export interface StepView {

@@ -55,6 +55,7 @@ export function projectAgUiEvent(s: AgUiProjectionState, e: RunEvent): BaseEvent
   const out: BaseEvent[] = [];
   switch (e.type) {
     // context_compacted: older context made room for the next call; the client's messages are unchanged.
+    case 'queued':
     case 'run_started':
     case 'tool_call_output':
     case 'context_compacted':

@@ -66,6 +66,7 @@ export function projectUiEvent(s: UiProjectionState, e: RunEvent): LoopwrightChu
   s.lastSeq = e.seq;
   switch (e.type) {
     // context_compacted: older context made room for the next call; the client's messages are unchanged.
+    case 'queued':
     case 'run_started':
     case 'tool_call_output':
     case 'context_compacted':

@@ -5,6 +5,7 @@ import { ModelCallEntity } from './model-call.entity';
 import { MessageEntity } from './message.entity';
 import { RunEventEntity } from './run-event.entity';
 import { RunEntity } from './run.entity';
+import { ScheduleEntity, ScheduleRunEntity } from './schedule.entity';
 import { RunStartEntity } from './run-start.entity';
 import { SessionEntity } from './session.entity';
 import { ToolCallEntity } from './tool-call.entity';
@@ -26,4 +27,6 @@ export const ENTITIES = [
   WebhookEntity,
   WebhookDeliveryEntity,
   WebhookAttemptEntity,
+  ScheduleEntity,
+  ScheduleRunEntity,
 ];

@@ -11,7 +11,14 @@ import {
 import { SessionEntity } from './session.entity';
 
 export type RunStatus =
-  'running' | 'requires_action' | 'completed' | 'max_iterations' | 'cancelled' | 'budget_exceeded' | 'failed';
+  | 'queued'
+  | 'running'
+  | 'requires_action'
+  | 'completed'
+  | 'max_iterations'
+  | 'cancelled'
+  | 'budget_exceeded'
+  | 'failed';
 
 export const ACTIVE_RUN_STATUSES: readonly RunStatus[] = ['running', 'requires_action'];
 
@@ -31,6 +38,8 @@ export interface RunError {
 // A key's active runs, counted at every start (MAX_ACTIVE_RUNS_PER_KEY) without reading its history.
 @Index('idx_runs_owner_active', ['owner'], { where: "status IN ('running', 'requires_action')" })
 @Index('idx_runs_active_lease', ['leaseExpiresAt'], { where: "status = 'running'" })
+// A session's queue, oldest first ("Messages while a run is active").
+@Index('idx_runs_queued', ['sessionId', 'queuedAt', 'createdAt'], { where: "status = 'queued'" })
 export class RunEntity {
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'pk_runs' })
   id!: string;
@@ -109,6 +118,14 @@ export class RunEntity {
   /** How often a process took the run over after its own one died or shut down (RUN_MAX_RESUMES). */
   @Column({ type: 'int', default: 0 })
   resumes!: number;
+
+  /** A queued run's prompt, until it starts (then it is a message of the session, and this is null). */
+  @Column({ name: 'queued_prompt', type: 'text', nullable: true })
+  queuedPrompt!: string | null;
+
+  /** Orders a session's queued runs (an interrupt's goes first); null for a run never queued. */
+  @Column({ name: 'queued_at', type: 'timestamptz', nullable: true })
+  queuedAt!: Date | null;
 
   @Column({ name: 'cancel_requested', type: 'boolean', default: false })
   cancelRequested!: boolean;

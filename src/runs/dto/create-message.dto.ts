@@ -1,9 +1,20 @@
-import { ApiProperty } from '@nestjs/swagger';
-import { IsNotEmpty, IsString } from 'class-validator';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsNotEmpty, IsOptional, IsString } from 'class-validator';
+import { ON_ACTIVE_VALUES, type OnActive } from '../start-run';
 
 export class CreateMessageDto {
   @ApiProperty({ example: 'And what does it say about testing?' })
   @IsString()
   @IsNotEmpty()
   content!: string;
+
+  @ApiPropertyOptional({
+    enum: ON_ACTIVE_VALUES,
+    default: 'reject',
+    description:
+      'When the session has an active run: reject (409), enqueue (the stream begins with queued and goes on when the runs before it ended), interrupt (the active run is cancelled, this one starts)',
+  })
+  @IsOptional()
+  @IsIn(ON_ACTIVE_VALUES)
+  onActive?: OnActive;
 }

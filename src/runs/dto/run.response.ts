@@ -81,6 +81,7 @@ export class RunResponse {
 
   @ApiProperty({
     enum: [
+      'queued',
       'running',
       'requires_action',
       'completed',
