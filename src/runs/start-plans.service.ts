@@ -9,6 +9,7 @@ import { ToolRegistry } from '../tools/tool-registry.service';
 import { Toolset } from '../tools/toolset';
 import type { RunStart } from '../store/run-start-store.service';
 import type { NewSession, SessionRow } from '../store/session-store.service';
+import { checkResponseFormat } from '../sessions/response-format';
 import { Sessions } from '../sessions/sessions.service';
 import type { StartRun } from './start-run';
 
@@ -76,6 +77,11 @@ export class StartPlans {
       };
     }
     const model = session.model ?? this.models.defaultModel;
+    // The prompt's own format, else the session's: the run keeps the one it answers against.
+    const responseFormat =
+      input.responseFormat === undefined
+        ? (session.responseFormat ?? null)
+        : checkResponseFormat(input.responseFormat);
     const firstEvent = serializeEvent(runId, 1, { type: 'run_started', sessionId: session.id, model });
     return {
       session,
@@ -93,6 +99,7 @@ export class StartPlans {
           ),
           leaseOwner: processId,
           traceParent: null,
+          responseFormat,
         },
         firstEvent,
         answers,

@@ -1,3 +1,4 @@
+import type { ResponseFormat } from '../../common/response-format';
 import {
   Column,
   CreateDateColumn,
@@ -109,6 +110,14 @@ export class RunEntity {
   /** How often a process took the run over after its own one died or shut down (RUN_MAX_RESUMES). */
   @Column({ type: 'int', default: 0 })
   resumes!: number;
+
+  /** What the final answer must be: the prompt's responseFormat, else the session's; null: free text. */
+  @Column({ name: 'response_format', type: 'jsonb', nullable: true })
+  responseFormat!: ResponseFormat | null;
+
+  /** Answers sent back to the model because they did not match `responseFormat` (at most one). */
+  @Column({ name: 'output_corrections', type: 'int', default: 0 })
+  outputCorrections!: number;
 
   @Column({ name: 'cancel_requested', type: 'boolean', default: false })
   cancelRequested!: boolean;
