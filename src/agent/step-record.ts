@@ -242,12 +242,14 @@ export function buildStepRecord(input: StepInput): StepRecord {
       toolMessage(run.id, { callId: c.callId, messageSeq: seq + c.position + 1 }, c.settlement!.result),
     );
   const stored = empty ? [] : [assistant, ...answered];
+  // The answer's position and one per call, then the corrective turn's when there is one.
+  let nextMessageSeq = empty ? seq : seq + 1 + calls.length;
   // An answer sent back: what is wrong with it, as the next user message.
   if (answer?.kind === 'correct') {
     stored.push({
       ...assistant,
       id: newId(),
-      seq: seq + stored.length,
+      seq: nextMessageSeq++,
       role: 'user',
       content: correctionPrompt(answer.problem),
       toolCalls: null,
@@ -298,7 +300,7 @@ export function buildStepRecord(input: StepInput): StepRecord {
               finished: true,
             }),
     },
-    nextMessageSeq: empty && calls.length === 0 ? seq + stored.length : seq + 1 + calls.length,
+    nextMessageSeq,
     modelCall: turn.modelCall,
     runnable: newCalls
       .filter((c) => c.status === 'running')
