@@ -171,6 +171,17 @@ describe('structured output (e2e)', () => {
     ]);
   });
 
+  it('an invalid answer on the last call the cap allows fails INVALID_OUTPUT at once (no call is left for a correction)', async () => {
+    openai.enqueue(text('not json'));
+    const events = await run(app, '/v1/chat', {
+      prompt: 'Review it.',
+      maxIterations: 1,
+      responseFormat: { type: 'json_schema', schema: REVIEW },
+    });
+    expect(openai.requests).toHaveLength(1);
+    expect(last(events).data).toMatchObject({ type: 'error', code: 'INVALID_OUTPUT', retryable: false });
+  });
+
   it('a corrected answer ends the run with its output', async () => {
     openai.enqueue(text('{"severity":"high"}'), text(valid));
     const events = await run(app, '/v1/chat', {

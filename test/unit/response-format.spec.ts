@@ -1,3 +1,4 @@
+import { toMessageParams } from '../../src/llm/providers/anthropic/anthropic-request.mapper';
 import { checkAnswer } from '../../src/agent/structured-output';
 import { qualifiesForStrict } from '../../src/llm/providers/openai/strict-schema';
 import { checkResponseFormat } from '../../src/sessions/response-format';
@@ -57,5 +58,41 @@ describe('response formats', () => {
     });
     expect(checkAnswer(format, 'Here: {"a":1}')).toMatchObject({ ok: false });
     expect(checkAnswer(format, '{}')).toEqual({ ok: false, problem: 'a: is required' });
+  });
+});
+
+describe('Anthropic structured outputs', () => {
+  const request = (schema: Record<string, unknown>) => ({
+    model: 'claude-test',
+    messages: [
+      { role: 'system' as const, content: 'Be brief.' },
+      { role: 'user' as const, content: 'Rate it.' },
+    ],
+    tools: [],
+    responseFormat: { name: 'output', schema },
+  });
+
+  it('output_config.format with every object closed', () => {
+    const params = toMessageParams(
+      request({ type: 'object', properties: { a: { type: 'object', properties: {} } } }),
+      1024,
+    );
+    expect(params.output_config?.format).toEqual({
+      type: 'json_schema',
+      schema: {
+        type: 'object',
+        properties: { a: { type: 'object', properties: {}, additionalProperties: false } },
+        additionalProperties: false,
+      },
+    });
+  });
+
+  it('a schema the SDK cannot transform is asked for in the system prompt instead', () => {
+    const schema = { type: 'object', properties: { a: {} } };
+    const params = toMessageParams(request(schema), 1024);
+    expect(params.output_config).toBeUndefined();
+    expect(params.system).toEqual([
+      expect.objectContaining({ text: expect.stringContaining(JSON.stringify(schema)) as string }),
+    ]);
   });
 });
