@@ -13,7 +13,7 @@ export class ResponseFormatDto {
   })
   @IsOptional()
   @IsString()
-  @Matches(/^[a-zA-Z0-9_-]{1,64}$/, { message: 'responseFormat.name must be 1–64 letters, digits, _ or -' })
+  @Matches(/^[a-zA-Z0-9_-]{1,64}$/, { message: 'name must be 1–64 letters, digits, _ or -' })
   name?: string;
 
   @ApiProperty({
