@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
+import { DEFAULT_RESPONSE_FORMAT_NAME } from '../common/response-format';
 import { ModelError, type ModelRequest, type ModelStreamEvent } from '../llm/model-provider';
 import { ModelProviders } from '../llm/model-providers';
 import { SentModelCall } from '../llm/sent-model-call';
@@ -16,7 +17,7 @@ import type { ModelTurn } from './step-record';
 
 /** What a model call of a run is made of: the run's model and progress, its conversation and tools. */
 export type ModelCallSource = Pick<RunHandle, 'conversation' | 'toolset'> & {
-  run: Pick<RunRow, 'model' | 'iterations' | 'maxIterations'>;
+  run: Pick<RunRow, 'model' | 'iterations' | 'maxIterations' | 'responseFormat'>;
   session: { reasoning?: SessionRow['reasoning'] };
 };
 
@@ -56,6 +57,10 @@ export class ModelCalls {
       reasoning: r.session.reasoning ?? this.config.llm.reasoning,
       maxOutputTokens: this.config.llm.maxOutputTokens,
     };
+    const format = r.run.responseFormat;
+    if (format) {
+      request.responseFormat = { name: format.name ?? DEFAULT_RESPONSE_FORMAT_NAME, schema: format.schema };
+    }
     // ModelProviders picks the provider (or a fallback) and holds the call to its limits.
     return new SentModelCall(this.models, request, signal);
   }

@@ -16,6 +16,7 @@ import { isRunReleased, isStoreUnavailable } from '../store/store-errors';
 import { ToolStepService, type Execution, type PlannedCall } from './tool-step.service';
 import { RunTools } from './run-tools.service';
 import { RunTakeover } from './run-takeover';
+import { judgeAnswer } from './structured-output';
 import { RunAccounting } from './run-accounting';
 
 /**
@@ -85,6 +86,10 @@ export class RunOrchestrator {
             step.outcome === 'continue' ? this.steps.execute(h, step.runnable, stored, early) : NOTHING_RAN;
           ahead = this.sendNextAhead(h, step, ran);
           await stepEnded(stored, ran);
+          if (step.outcome === 'invalid_output') {
+            h.trace.end('failed', 'INVALID_OUTPUT');
+            return 'failed';
+          }
           if (step.outcome !== 'continue') return step.outcome;
         } finally {
           // The step has what it took: the reads it did not take stop.
@@ -127,10 +132,16 @@ export class RunOrchestrator {
     await h.settleWrites();
     const lastIteration = h.run.iterations + 1 >= h.run.maxIterations;
     const calls = await this.steps.plan(h, turn.toolCalls, lastIteration);
+    const format = h.run.responseFormat;
     const step = buildStepRecord({
       run: h.run,
       turn,
       calls,
+      // A final answer of a run with a responseFormat: checked, sent back once, or the end.
+      answer:
+        format && calls.length === 0
+          ? judgeAnswer(format, turn.text, { outputCorrections: h.run.outputCorrections, lastIteration })
+          : undefined,
       nextMessageSeq: h.nextMessageSeq,
       approvalTimeoutMs: this.config.approvalTimeoutMs,
     });
@@ -155,6 +166,7 @@ export class RunOrchestrator {
       }),
     );
     h.stepStored(step);
+    if (step.run.outputCorrections !== undefined) h.run.outputCorrections = step.run.outputCorrections;
     for (const c of calls) {
       if (c.settlement) this.steps.settledAtPlan(h, { ...c, settlement: c.settlement });
     }
@@ -264,7 +276,12 @@ function afterStep(
 ): ModelCallSource {
   const added = [...step.messages, ...results].sort((a, b) => a.seq - b.seq);
   return {
-    run: { model: h.run.model, iterations: step.iteration, maxIterations: h.run.maxIterations },
+    run: {
+      model: h.run.model,
+      iterations: step.iteration,
+      maxIterations: h.run.maxIterations,
+      responseFormat: h.run.responseFormat,
+    },
     session: h.session,
     conversation: [...before, ...added],
     toolset: h.toolset,

@@ -140,13 +140,19 @@ export const RUN_EVENT_SCHEMAS: Readonly<Record<string, SchemaObject>> = {
       tokensAfter: integer("The request's tokens after"),
     },
   ),
-  DoneEvent: event('done', 'Last event of a run that ended normally', {
-    sessionId: { type: 'string', format: 'uuid' },
-    status: { type: 'string', enum: ['completed', 'max_iterations', 'cancelled', 'budget_exceeded'] },
-    iterations: integer(),
-    usage: ref('Usage'),
-    messageId: { type: 'string', nullable: true, description: 'The stored final assistant message' },
-  }),
+  DoneEvent: event(
+    'done',
+    'Last event of a run that ended normally',
+    {
+      sessionId: { type: 'string', format: 'uuid' },
+      status: { type: 'string', enum: ['completed', 'max_iterations', 'cancelled', 'budget_exceeded'] },
+      iterations: integer(),
+      usage: ref('Usage'),
+      messageId: { type: 'string', nullable: true, description: 'The stored final assistant message' },
+      output: { ...anyJson, description: "The final answer's parsed value, with a responseFormat" },
+    },
+    ['output'],
+  ),
   ErrorEvent: event('error', 'Last event of a run that failed', {
     code: string(),
     message: string(),

@@ -61,6 +61,8 @@ export type RunEventBody =
       iterations: number;
       usage: PricedUsage;
       messageId: string | null;
+      /** The final answer's parsed value, with a responseFormat (Structured output). */
+      output?: unknown;
     }
   | { type: 'error'; code: string; message: string; retryable: boolean }
   /** A process took the run over after its own one died or shut down; `iteration`: the next step's. */

@@ -81,6 +81,11 @@ export interface ModelRequest {
   reasoning?: ReasoningLevel;
   /** LLM_MAX_OUTPUT_TOKENS: what one call may produce (sent where the API requires or takes it). */
   maxOutputTokens?: number;
+  /**
+   * The answer as JSON valid against `schema` (Structured output), sent as each provider's own
+   * structured output; the loop checks the answer itself in every case.
+   */
+  responseFormat?: { name: string; schema: Record<string, unknown> };
 }
 
 /**

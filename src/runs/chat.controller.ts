@@ -30,12 +30,13 @@ export class ChatController {
     @Headers('traceparent') traceParent: string | undefined,
     @Res() reply: FastifyReply,
   ) {
-    const { prompt, sessionId, onActive, ...options } = body;
+    // responseFormat sent with a prompt is that run's, never the session's (also when it creates one).
+    const { prompt, sessionId, onActive, responseFormat, ...options } = body;
     const idempotency = idempotent(key, 'chat', body);
     const retried = idempotency ? resumePoint(lastEventId, undefined) : 0;
     return this.streams.startAndStream(
       owner,
-      { prompt, sessionId, session: options, idempotency, traceParent, onActive },
+      { prompt, sessionId, session: options, responseFormat, idempotency, traceParent, onActive },
       reply,
       retried,
     );
@@ -59,7 +60,14 @@ export class ChatController {
     const retried = idempotency ? resumePoint(lastEventId, undefined) : 0;
     return this.streams.startAndStream(
       owner,
-      { prompt: body.content, sessionId, idempotency, traceParent, onActive: body.onActive },
+      {
+        prompt: body.content,
+        sessionId,
+        responseFormat: body.responseFormat,
+        idempotency,
+        traceParent,
+        onActive: body.onActive,
+      },
       reply,
       retried,
     );

@@ -48,8 +48,14 @@ export class QueuedRuns implements OnModuleInit {
    * an interrupt). Null when the session is idle — the caller starts the run as usual; a 429 when
    * SESSION_MAX_QUEUE prompts wait already (nothing stored).
    */
-  async enqueue(owner: string, sessionId: string, prompt: string, front: boolean): Promise<QueuedRun | null> {
-    const draft = await this.plans.queued(owner, sessionId, prompt, front);
+  async enqueue(
+    owner: string,
+    sessionId: string,
+    prompt: string,
+    front: boolean,
+    responseFormat?: unknown,
+  ): Promise<QueuedRun | null> {
+    const draft = await this.plans.queued(owner, sessionId, prompt, front, responseFormat);
     const outcome = await this.store.enqueue(draft, (position) =>
       serializeEvent(draft.id, 1, { type: 'queued', position }),
     );

@@ -182,6 +182,7 @@ function newRunRow(row: NewRun): RunRow {
     finalMessageId: null,
     leaseExpired: false,
     cancelRequested: false,
+    outputCorrections: 0,
     createdAt: new Date(),
     finishedAt: null,
   };

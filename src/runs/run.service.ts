@@ -62,7 +62,13 @@ export class RunService implements OnModuleInit {
     // Queued when the session is busy, started as usual when it is idle; a run that became active
     // between the two looks sends the prompt to the queue after all (a few times at most).
     for (let attempt = 1; ; attempt++) {
-      const queued = await this.queued.enqueue(owner, sessionId, input.prompt, onActive === 'interrupt');
+      const queued = await this.queued.enqueue(
+        owner,
+        sessionId,
+        input.prompt,
+        onActive === 'interrupt',
+        input.responseFormat,
+      );
       if (queued) {
         if (onActive === 'interrupt') await this.interrupt(owner, sessionId, queued.activeRunId);
         return { runId: queued.runId, sessionId, replayed: false };

@@ -10,6 +10,8 @@ import { Toolset } from '../tools/toolset';
 import type { QueuedRunDraft } from '../store/queued-run-store.service';
 import type { RunStart } from '../store/run-start-store.service';
 import type { NewSession, SessionRow } from '../store/session-store.service';
+import { checkResponseFormat } from '../sessions/response-format';
+import type { ResponseFormat } from '../common/response-format';
 import { Sessions } from '../sessions/sessions.service';
 import type { StartRun } from './start-run';
 
@@ -77,6 +79,7 @@ export class StartPlans {
       };
     }
     const { model, maxIterations } = this.runModel(session);
+    const responseFormat = runResponseFormat(input.responseFormat, session);
     const firstEvent = serializeEvent(runId, 1, { type: 'run_started', sessionId: session.id, model });
     return {
       session,
@@ -91,6 +94,7 @@ export class StartPlans {
           maxIterations,
           leaseOwner: processId,
           traceParent: null,
+          responseFormat,
         },
         firstEvent,
         answers,
@@ -102,9 +106,23 @@ export class StartPlans {
    * A run that waits for the owner's session `sessionId` (404 when it is not the owner's) before it
    * answers `prompt`: its model and iteration cap as a start would choose them now.
    */
-  async queued(owner: string, sessionId: string, prompt: string, front: boolean): Promise<QueuedRunDraft> {
+  async queued(
+    owner: string,
+    sessionId: string,
+    prompt: string,
+    front: boolean,
+    responseFormat: unknown,
+  ): Promise<QueuedRunDraft> {
     const { session } = await this.sessions.findWithActiveRun(owner, sessionId);
-    return { id: randomUUID(), sessionId, owner, prompt, front, ...this.runModel(session) };
+    return {
+      id: randomUUID(),
+      sessionId,
+      owner,
+      prompt,
+      front,
+      ...this.runModel(session),
+      responseFormat: runResponseFormat(responseFormat, session),
+    };
   }
 
   private runModel(session: SessionRow | NewSession): { model: string; maxIterations: number } {
@@ -118,6 +136,14 @@ export class StartPlans {
 /** The 409 of a session that already has an active run (`runId`): one run per session at a time. */
 export function sessionBusy(sessionId: string, runId: string): DomainError {
   return new DomainError(ErrorCode.SessionBusy, `Session ${sessionId} already has an active run`, { runId });
+}
+
+/** The format a run answers against: the prompt's own, else its session's (null: free text). */
+function runResponseFormat(
+  given: unknown,
+  session: Pick<SessionRow, 'responseFormat'> | NewSession,
+): ResponseFormat | null {
+  return given === undefined ? (session.responseFormat ?? null) : checkResponseFormat(given);
 }
 
 function titleFrom(prompt: string): string {

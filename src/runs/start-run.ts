@@ -1,3 +1,4 @@
+import type { ResponseFormat } from '../common/response-format';
 import type { SessionOptions } from '../sessions/sessions.service';
 import type { IdempotencyClaim } from '../store/idempotency-store.service';
 
@@ -8,8 +9,10 @@ export type StartRun = (
       sessionId?: string;
       /** Options of the session to create when there is no sessionId. */
       session?: SessionOptions;
+      /** This run's responseFormat (unchecked yet), over the session's. */
+      responseFormat?: ResponseFormat;
     }
-  | { regenerate: true; sessionId: string; session?: undefined }
+  | { regenerate: true; sessionId: string; session?: undefined; responseFormat?: undefined }
 ) & {
   /** The request's Idempotency-Key: when an earlier request claimed it, its run is the answer. */
   idempotency?: Omit<IdempotencyClaim, 'owner'>;

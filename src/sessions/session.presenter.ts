@@ -18,6 +18,7 @@ export function sessionView(s: SessionRow & { preview?: string | null }): Sessio
     maxTokens: s.maxTokens,
     maxCostUsd: s.maxCostUsd,
     reasoning: s.reasoning,
+    ...(s.responseFormat ? { responseFormat: s.responseFormat } : {}),
     createdAt: s.createdAt,
     updatedAt: s.updatedAt,
   };

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig, ReasoningLevel, SessionMode } from '../config/app-config';
 import { DomainError, ErrorCode } from '../common/domain-error';
+import type { ResponseFormat } from '../common/response-format';
 import { ModelProviders } from '../llm/model-providers';
 import type { ClientToolDefinition } from '../persistence/entities/session.entity';
 import { validateJsonSchema } from '../tools/json-schema';
@@ -16,6 +17,7 @@ import {
 } from '../store/conversation-store.service';
 import { RunStore, type Queryable } from '../store/run-store.service';
 import { SessionStore, type NewSession, type SessionRow } from '../store/session-store.service';
+import { checkResponseFormat } from './response-format';
 import { defaultSystemPrompt } from './system-prompt';
 import { Toolset } from '../tools/toolset';
 
@@ -30,6 +32,8 @@ export interface SessionOptions {
   maxTokens?: number;
   maxCostUsd?: number;
   reasoning?: ReasoningLevel;
+  /** Checked by checkResponseFormat (a 400 naming responseFormat). */
+  responseFormat?: ResponseFormat;
 }
 
 export interface SessionPage {
@@ -223,6 +227,7 @@ export class Sessions {
       maxTokens: o.maxTokens ?? null,
       maxCostUsd: o.maxCostUsd ?? null,
       reasoning: o.reasoning ?? null,
+      responseFormat: o.responseFormat === undefined ? null : checkResponseFormat(o.responseFormat),
     };
   }
 }

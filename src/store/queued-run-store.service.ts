@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
+import type { ResponseFormat } from '../common/response-format';
 import type { EventRecord } from './run-store.service';
 import { RUN_EVENTS_CHANNEL } from './run-store.service';
 import { isUniqueViolation } from './store-errors';
@@ -18,6 +19,8 @@ export interface QueuedRunDraft {
   prompt: string;
   /** An interrupt's run: first in the queue, its log beginning with `run_started` (no `queued`). */
   front: boolean;
+  /** What its final answer must be (Structured output), kept for when it starts. */
+  responseFormat: ResponseFormat | null;
 }
 
 /** What an enqueue did: nothing (the session is idle: start it as usual), or queued at `position`. */
@@ -81,8 +84,8 @@ export class QueuedRunStore {
         : 'clock_timestamp()';
       await tx.query(
         `WITH run AS (
-           INSERT INTO runs (id, session_id, owner, status, model, max_iterations, last_seq, queued_prompt, queued_at)
-           VALUES ($1::uuid, $2::uuid, $3, 'queued', $4, $5::int, $6::int, $7, ${queuedAt})
+           INSERT INTO runs (id, session_id, owner, status, model, max_iterations, last_seq, queued_prompt, queued_at, response_format)
+           VALUES ($1::uuid, $2::uuid, $3, 'queued', $4, $5::int, $6::int, $7, ${queuedAt}, $10::jsonb)
          )
          INSERT INTO run_events (run_id, seq, type, payload)
          SELECT $1::uuid, 1, $8, $9::json WHERE $6::int = 1`,
@@ -96,6 +99,7 @@ export class QueuedRunStore {
           draft.prompt,
           event?.type ?? 'queued',
           event?.data ?? '{}',
+          draft.responseFormat === null ? null : JSON.stringify(draft.responseFormat),
         ],
       );
       return { queued: true, position, activeRunId: state.active };

@@ -1,3 +1,4 @@
+import type { ResponseFormat } from '../common/response-format';
 import type { RunError, RunStatus } from '../persistence/entities/run.entity';
 import type { Params } from './params';
 
@@ -35,6 +36,10 @@ export interface RunRow {
   leaseOwner: string | null;
   leaseExpired: boolean;
   cancelRequested: boolean;
+  /** What the final answer must be (the prompt's, else the session's); null: free text. */
+  responseFormat: ResponseFormat | null;
+  /** Answers sent back to the model because they did not match `responseFormat` (at most one). */
+  outputCorrections: number;
   createdAt: Date;
   finishedAt: Date | null;
 }
@@ -54,6 +59,7 @@ export type RunChanges = Partial<{
   finalMessageId: string | null;
   leaseOwner: string | null;
   traceParent: string | null;
+  outputCorrections: number;
   finished: boolean;
 }>;
 
@@ -64,7 +70,8 @@ export const RUN_COLUMNS = `id, session_id AS "sessionId", owner, status, model,
   cost_usd AS "costUsd", trace_parent AS "traceParent", error,
   last_seq AS "lastSeq", final_message_id AS "finalMessageId", lease_owner AS "leaseOwner",
   (lease_expires_at IS NULL OR lease_expires_at < now()) AS "leaseExpired",
-  cancel_requested AS "cancelRequested", created_at AS "createdAt", finished_at AS "finishedAt"`;
+  cancel_requested AS "cancelRequested", response_format AS "responseFormat",
+  output_corrections AS "outputCorrections", created_at AS "createdAt", finished_at AS "finishedAt"`;
 
 /**
  * SET assignments for `fields`, their values appended to `params`. A lease given to a process
@@ -85,6 +92,7 @@ export function runSets(fields: RunChanges, p: Params, leaseMs: number): string[
   if (fields.error !== undefined) set('error', fields.error === null ? null : JSON.stringify(fields.error));
   if (fields.finalMessageId !== undefined) set('final_message_id', fields.finalMessageId);
   if (fields.traceParent !== undefined) set('trace_parent', fields.traceParent);
+  if (fields.outputCorrections !== undefined) set('output_corrections', fields.outputCorrections);
   if (fields.leaseOwner !== undefined) {
     set('lease_owner', fields.leaseOwner);
     sets.push(

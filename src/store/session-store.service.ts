@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import type { ReasoningLevel, SessionMode } from '../config/app-config';
+import type { ResponseFormat } from '../common/response-format';
 import type { ClientToolDefinition } from '../persistence/entities/session.entity';
 import { returningRows, type Queryable } from './store-sql';
 
@@ -20,29 +21,35 @@ export interface SessionRow {
   maxCostUsd: number | null;
   /** How hard its models are asked to reason; null: LLM_REASONING. */
   reasoning: ReasoningLevel | null;
+  /** What every run's final answer must be (Structured output); null: free text. */
+  responseFormat: ResponseFormat | null;
   /** Where the session's next message goes (internal). */
   nextMessageSeq: number;
   createdAt: Date;
   updatedAt: Date;
 }
 
-export type NewSession = Omit<SessionRow, 'createdAt' | 'updatedAt' | 'nextMessageSeq' | 'reasoning'> & {
+export type NewSession = Omit<
+  SessionRow,
+  'createdAt' | 'updatedAt' | 'nextMessageSeq' | 'reasoning' | 'responseFormat'
+> & {
   reasoning?: ReasoningLevel | null;
+  responseFormat?: ResponseFormat | null;
   /** The frontend protocols' chat or thread id naming the session (unique per owner). */
   chatId?: string | null;
 };
 
 /** The columns of a new session's options, for `INSERT INTO sessions (…, ${SESSION_OPTION_COLUMNS}, …)`. */
 export const SESSION_OPTION_COLUMNS =
-  'title, system_prompt, model, mode, tools, client_tools, max_iterations, max_tokens, max_cost_usd, reasoning';
+  'title, system_prompt, model, mode, tools, client_tools, max_iterations, max_tokens, max_cost_usd, reasoning, response_format';
 
 /** How many parameters SESSION_OPTION_COLUMNS take: the next placeholder after them is `$first + this`. */
-export const SESSION_OPTION_COUNT = 10;
+export const SESSION_OPTION_COUNT = 11;
 
 /** The placeholders of SESSION_OPTION_COLUMNS, from `$first` on, with their casts. */
 export function sessionOptionPlaceholders(first: number): string {
   const $ = (i: number) => `$${first + i}`;
-  return `${$(0)}, ${$(1)}, ${$(2)}, ${$(3)}, ${$(4)}::jsonb, ${$(5)}::jsonb, ${$(6)}::int, ${$(7)}::int, ${$(8)}::float8, ${$(9)}`;
+  return `${$(0)}, ${$(1)}, ${$(2)}, ${$(3)}, ${$(4)}::jsonb, ${$(5)}::jsonb, ${$(6)}::int, ${$(7)}::int, ${$(8)}::float8, ${$(9)}, ${$(10)}::jsonb`;
 }
 
 /** The values of SESSION_OPTION_COLUMNS for `s`, in their order. */
@@ -58,12 +65,14 @@ export function sessionOptionValues(s: NewSession): unknown[] {
     s.maxTokens,
     s.maxCostUsd,
     s.reasoning ?? null,
+    s.responseFormat ? JSON.stringify(s.responseFormat) : null,
   ];
 }
 
 /** A session row's columns, named as SessionRow names them. */
 export const SESSION_COLUMNS = `id, owner, title, system_prompt AS "systemPrompt", model, mode, tools, client_tools AS "clientTools",
-  max_iterations AS "maxIterations", max_tokens AS "maxTokens", max_cost_usd AS "maxCostUsd", reasoning, next_message_seq AS "nextMessageSeq", created_at AS "createdAt", updated_at AS "updatedAt"`;
+  max_iterations AS "maxIterations", max_tokens AS "maxTokens", max_cost_usd AS "maxCostUsd", reasoning,
+  response_format AS "responseFormat", next_message_seq AS "nextMessageSeq", created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /** How much of its first prompt a listed session carries as its `preview`. */
 const PREVIEW_CHARS = 80;

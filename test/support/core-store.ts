@@ -73,6 +73,7 @@ export async function insertRunningRun(
         maxIterations: 5,
         leaseOwner,
         traceParent: null,
+        responseFormat: null,
       },
       firstEvent,
       answers: { kind: 'prompt', prompt: { id: randomUUID(), content: 'hello' } },

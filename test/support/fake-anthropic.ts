@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
+import { anthropicFormatRefusal } from './structured-output-rules';
 
 /**
  * A fake of Anthropic's Messages API (`POST /v1/messages`, streaming) on 127.0.0.1. It streams what
@@ -33,6 +34,7 @@ export interface AnthropicBody {
   tools?: (Record<string, unknown> & { name: string })[];
   tool_choice?: { type: string };
   thinking?: { type: string; budget_tokens?: number };
+  output_config?: { format?: unknown };
   stream?: boolean;
 }
 
@@ -253,6 +255,8 @@ export class FakeAnthropic {
     if (typeof body.max_tokens !== 'number') return 'max_tokens: Field required';
     if (!Array.isArray(body.messages) || body.messages.length === 0)
       return 'messages: at least one message is required';
+    const format = anthropicFormatRefusal(body.output_config?.format);
+    if (format !== undefined) return format;
     if (body.thinking?.type === 'enabled') {
       const budget = body.thinking.budget_tokens ?? 0;
       if (budget < 1024)

@@ -20,6 +20,7 @@ import {
   usageChunk,
   wireUsage,
 } from './sse-chunks';
+import { openAiFormatRefusal } from './structured-output-rules';
 
 /**
  * A fake OpenAI-compatible Chat Completions server on 127.0.0.1 for unit, end-to-end and benchmark
@@ -630,9 +631,19 @@ export function requestTokens(body: ChatCompletionCreateParams): number {
 
 /**
  * What OpenAI refuses of a request's parameters, as it refuses it: its reasoning models (the
- * o-series, gpt-5*, codex*; not the `-chat` variants) take `max_completion_tokens`, not `max_tokens`.
+ * o-series, gpt-5*, codex*; not the `-chat` variants) take `max_completion_tokens`, not `max_tokens`;
+ * a json_schema `response_format` must follow its rules (structured-output-rules.ts).
  */
 function refusedParameter(body: ChatCompletionCreateParams): object | undefined {
+  const format = body.response_format;
+  if (format?.type === 'json_schema') {
+    const refused = openAiFormatRefusal(format.json_schema, 'response_format.json_schema');
+    if (refused !== undefined) {
+      return {
+        error: { message: refused, type: 'invalid_request_error', param: 'response_format', code: null },
+      };
+    }
+  }
   const reasons = /^(o\d|gpt-5|codex)/.test(body.model) && !body.model.includes('-chat');
   if (reasons && body.max_tokens !== undefined && body.max_tokens !== null) {
     return {

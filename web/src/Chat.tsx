@@ -404,6 +404,12 @@ function LiveTurn({
               />
             ),
           )}
+          {run.output !== undefined && (
+            // JSON as text (React escapes it), never as HTML or Markdown.
+            <pre className="run-output" aria-label="Structured output">
+              {JSON.stringify(run.output, null, 2)}
+            </pre>
+          )}
           {run.error !== null && (
             <p className="run-error" role="alert">
               The run failed: {run.error.message}

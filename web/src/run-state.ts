@@ -64,6 +64,8 @@ export interface RunView {
   status: RunStatus;
   error: { code: string; message: string } | null;
   usage: { promptTokens: number; completionTokens: number } | null;
+  /** `done.output`: the final answer's parsed value, with a responseFormat ("Structured output"). */
+  output?: unknown;
   lastSeq: number;
   events: ReceivedEvent[];
   /** Followed from its start by this page: arrival times measure its model calls. */
@@ -163,6 +165,7 @@ export function applyEvent(view: RunView, event: RunEvent, at: number): RunView 
     case 'done':
       next.status = (str(event.status) || 'completed') as RunStatus;
       next.usage = (event.usage as RunView['usage']) ?? null;
+      if (event.output !== undefined) next.output = event.output;
       break;
     case 'error':
       next.status = 'failed';

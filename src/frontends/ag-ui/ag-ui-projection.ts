@@ -119,6 +119,8 @@ export function projectAgUiEvent(s: AgUiProjectionState, e: RunEvent): BaseEvent
     case 'done':
       closeStep(s, out);
       s.ended = true;
+      // A structured answer's value (responseFormat), as the run's state before it finishes.
+      if (e.output !== undefined) out.push(ev(EventType.STATE_SNAPSHOT, { snapshot: { output: e.output } }));
       out.push(finished(s, e.status, []));
       break;
     case 'error':

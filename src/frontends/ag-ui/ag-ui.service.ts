@@ -31,6 +31,7 @@ const SESSION_OPTION_KEYS = [
   'reasoning',
   'maxTokens',
   'maxCostUsd',
+  'responseFormat',
 ] as const;
 
 /** AG-UI's RunAgentInput as Loopwright runs, answered as AG-UI events. */

@@ -131,6 +131,8 @@ export function projectUiEvent(s: UiProjectionState, e: RunEvent): LoopwrightChu
     case 'done':
       closeStep(s, out);
       s.ended = true;
+      // A structured answer's value (responseFormat), before the finish.
+      if (e.output !== undefined) out.push({ type: 'data-output', data: { output: e.output } });
       out.push({
         type: 'finish',
         finishReason:

@@ -1,3 +1,4 @@
+import type { ResponseFormat } from '../../common/response-format';
 import {
   Column,
   CreateDateColumn,
@@ -126,6 +127,14 @@ export class RunEntity {
   /** Orders a session's queued runs (an interrupt's goes first); null for a run never queued. */
   @Column({ name: 'queued_at', type: 'timestamptz', nullable: true })
   queuedAt!: Date | null;
+
+  /** What the final answer must be: the prompt's responseFormat, else the session's; null: free text. */
+  @Column({ name: 'response_format', type: 'jsonb', nullable: true })
+  responseFormat!: ResponseFormat | null;
+
+  /** Answers sent back to the model because they did not match `responseFormat` (at most one). */
+  @Column({ name: 'output_corrections', type: 'int', default: 0 })
+  outputCorrections!: number;
 
   @Column({ name: 'cancel_requested', type: 'boolean', default: false })
   cancelRequested!: boolean;

@@ -1,3 +1,4 @@
+import type { ResponseFormat } from '../../common/response-format';
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 import type { SessionMode } from '../../config/app-config';
 
@@ -53,6 +54,10 @@ export class SessionEntity {
   /** `off`, `low`, `medium`, `high`; null: LLM_REASONING. */
   @Column({ type: 'text', nullable: true })
   reasoning!: string | null;
+
+  /** What every run's final answer must be (Structured output); null: free text. */
+  @Column({ name: 'response_format', type: 'jsonb', nullable: true })
+  responseFormat!: ResponseFormat | null;
 
   /** The next message's position in the session; messages are ordered by it. */
   @Column({ name: 'next_message_seq', type: 'int', default: 1 })

@@ -13,6 +13,7 @@ import { SessionModelCalls1795800000000 } from './1795800000000-session-model-ca
 import { SessionCompactionClaims1795900000000 } from './1795900000000-session-compaction-claims';
 import { CountedUsage1796179338219 } from './1796179338219-counted-usage';
 import { BackgroundCommands1797000000000 } from './1797000000000-background-commands';
+import { ResponseFormat1797300000000 } from './1797300000000-response-format';
 import { QueuedRuns1797500000000 } from './1797500000000-queued-runs';
 import { Schedules1797500000001 } from './1797500000001-schedules';
 import { Webhooks1797600000000 } from './1797600000000-webhooks';
@@ -34,6 +35,7 @@ export const MIGRATIONS = [
   SessionCompactionClaims1795900000000,
   CountedUsage1796179338219,
   BackgroundCommands1797000000000,
+  ResponseFormat1797300000000,
   QueuedRuns1797500000000,
   Schedules1797500000001,
   Webhooks1797600000000,

@@ -1,5 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsNotEmpty, IsOptional, IsString } from 'class-validator';
+import { Type } from 'class-transformer';
+import { IsIn, IsNotEmpty, IsObject, IsOptional, IsString, ValidateNested } from 'class-validator';
+import { ResponseFormatDto } from '../../sessions/dto/response-format.dto';
 import { ON_ACTIVE_VALUES, type OnActive } from '../start-run';
 
 export class CreateMessageDto {
@@ -17,4 +19,15 @@ export class CreateMessageDto {
   @IsOptional()
   @IsIn(ON_ACTIVE_VALUES)
   onActive?: OnActive;
+
+  @ApiPropertyOptional({
+    type: ResponseFormatDto,
+    description:
+      "This run's final answer as JSON valid against a schema, over the session's (Structured output)",
+  })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ResponseFormatDto)
+  @IsObject()
+  responseFormat?: ResponseFormatDto;
 }

@@ -17,6 +17,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import type { ReasoningLevel, SessionMode } from '../../config/app-config';
+import { ResponseFormatDto } from './response-format.dto';
 
 export class ClientFunctionDto {
   @ApiProperty({
@@ -142,4 +143,15 @@ export class SessionOptionsDto {
   @IsOptional()
   @IsIn(['off', 'low', 'medium', 'high'])
   reasoning?: ReasoningLevel;
+
+  @ApiPropertyOptional({
+    type: ResponseFormatDto,
+    description:
+      "The final answer as JSON valid against a schema (Structured output): the session's for every run; sent with a prompt, that run's only",
+  })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ResponseFormatDto)
+  @IsObject()
+  responseFormat?: ResponseFormatDto;
 }

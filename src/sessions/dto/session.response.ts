@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ResponseFormatDto } from './response-format.dto';
 import { ClientToolDto } from './session-options.dto';
 
 /** What the answers of the API are made of, for the OpenAPI document (built by session.presenter.ts). */
@@ -59,6 +60,9 @@ export class SessionResponse {
     description: 'null: LLM_REASONING',
   })
   reasoning!: 'off' | 'low' | 'medium' | 'high' | null;
+
+  @ApiPropertyOptional({ type: ResponseFormatDto, description: 'Present when the session has one' })
+  responseFormat?: ResponseFormatDto;
 
   @ApiProperty({ type: String, format: 'date-time' })
   createdAt!: Date;

@@ -1,5 +1,7 @@
+import { transformJSONSchema } from '@anthropic-ai/sdk/lib/transform-json-schema';
 import type {
   ContentBlockParam,
+  JSONOutputFormat,
   MessageCreateParamsStreaming,
   MessageParam,
   TextBlockParam,
@@ -26,13 +28,15 @@ const CACHE = { type: 'ephemeral' } as const;
  * in the user turn right after their `tool_use` (consecutive tool messages one turn), the thinking
  * blocks of earlier answers sent back unchanged (ProviderData of this provider; another provider's
  * is dropped), and cache breakpoints on the tools, the system prompt and the newest message — so
- * each call reads the prefix the one before it wrote.
+ * each call reads the prefix the one before it wrote. A responseFormat is `output_config.format`.
  */
 export function toMessageParams(request: ModelRequest, maxTokens: number): MessageCreateParamsStreaming {
-  const system = request.messages
-    .filter((m) => m.role === 'system')
-    .map((m) => m.content)
-    .join('\n\n');
+  const format = request.responseFormat && outputFormat(request.responseFormat.schema);
+  const system = [
+    ...request.messages.filter((m) => m.role === 'system').map((m) => m.content),
+    // A schema the API cannot take (outputFormat): asked for in words, checked by the server.
+    ...(request.responseFormat && !format ? [formatInstruction(request.responseFormat.schema)] : []),
+  ].join('\n\n');
   const messages = toMessages(request.messages);
   markNewest(messages);
   const params: MessageCreateParamsStreaming = {
@@ -54,11 +58,31 @@ export function toMessageParams(request: ModelRequest, maxTokens: number): Messa
     params.tools = tools;
     params.tool_choice = { type: request.toolChoice === 'none' ? 'none' : 'auto' };
   }
+  if (format) params.output_config = { format };
   const budget = thinkingBudget(request.reasoning, maxTokens);
   if (budget !== undefined && thinkingMayStart(request.messages)) {
     params.thinking = { type: 'enabled', budget_tokens: budget };
   }
   return params;
+}
+
+/**
+ * A responseFormat as Anthropic's structured outputs (`output_config.format`), through the SDK's
+ * own transformJSONSchema: every object closed (the API requires `additionalProperties: false`),
+ * the constraints it does not take (lengths, ranges, most formats) moved into descriptions — the
+ * server's check of the answer still holds the model to them. Undefined for a schema it cannot
+ * transform (a subschema without a type): then the system prompt asks for the JSON instead.
+ */
+function outputFormat(schema: Record<string, unknown>): JSONOutputFormat | undefined {
+  try {
+    return { type: 'json_schema', schema: transformJSONSchema(schema) };
+  } catch {
+    return undefined;
+  }
+}
+
+function formatInstruction(schema: Record<string, unknown>): string {
+  return `Your final answer must be only a JSON value, with nothing around it, valid against this JSON Schema: ${JSON.stringify(schema)}`;
 }
 
 /**

@@ -5,6 +5,7 @@ import type {
 } from 'openai/resources/responses/responses';
 import type { ModelMessage, ModelRequest } from '../../model-provider';
 import { isReasoningModel } from '../openai/reasoning-models';
+import { qualifiesForStrict } from '../openai/strict-schema';
 
 export const OPENAI_RESPONSES = 'openai-responses';
 
@@ -14,7 +15,7 @@ export const OPENAI_RESPONSES = 'openai-responses';
  * provider's is dropped) before its text and function calls, every call's result as a
  * `function_call_output` right after. Only a model that reasons (isReasoningModel; the API refuses
  * both from any other) is asked for its encrypted reasoning, and for an effort when the level is
- * not off.
+ * not off. A responseFormat is `text.format` `json_schema` (`strict` where the schema qualifies).
  */
 export function toResponseParams(
   request: ModelRequest,
@@ -46,6 +47,12 @@ export function toResponseParams(
   }
   if (reasons && request.reasoning !== undefined && request.reasoning !== 'off') {
     params.reasoning = { effort: request.reasoning, summary: 'auto' };
+  }
+  if (request.responseFormat !== undefined) {
+    const { name, schema } = request.responseFormat;
+    params.text = {
+      format: { type: 'json_schema', name, schema, ...(qualifiesForStrict(schema) ? { strict: true } : {}) },
+    };
   }
   return params;
 }

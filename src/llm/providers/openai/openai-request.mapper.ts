@@ -6,6 +6,7 @@ import type {
 } from 'openai/resources/chat/completions';
 import type { ModelMessage, ModelRequest, ModelToolCall, ModelToolDefinition } from '../../model-provider';
 import { takesMaxCompletionTokens } from './reasoning-models';
+import { qualifiesForStrict } from './strict-schema';
 
 /** A tool call as sent back, with the opaque provider data some upstreams require (Gemini's thought signature). */
 type ToolCallParam = ChatCompletionMessageFunctionToolCall & { extra_content?: Record<string, unknown> };
@@ -16,7 +17,8 @@ type ToolCallParam = ChatCompletionMessageFunctionToolCall & { extra_content?: R
  * the name every OpenAI-compatible server knows (vLLM, Ollama, llama.cpp, LM Studio, Mistral,
  * DeepSeek, OpenRouter …; several ignore the newer `max_completion_tokens`, so their calls would go
  * unbounded), except for OpenAI's reasoning families, which refuse `max_tokens` and take
- * `max_completion_tokens` (reasoning-models.ts; OpenAI's other models take both).
+ * `max_completion_tokens` (reasoning-models.ts; OpenAI's other models take both). A responseFormat
+ * is `response_format` `json_schema`, `strict` only where the schema qualifies (strict-schema.ts).
  */
 export function toChatCompletionParams(
   request: ModelRequest,
@@ -37,6 +39,13 @@ export function toChatCompletionParams(
   // Only when asked: many OpenAI-compatible servers refuse a parameter they do not know.
   if (request.reasoning !== undefined && request.reasoning !== 'off') {
     params.reasoning_effort = request.reasoning;
+  }
+  if (request.responseFormat !== undefined) {
+    const { name, schema } = request.responseFormat;
+    params.response_format = {
+      type: 'json_schema',
+      json_schema: { name, schema, ...(qualifiesForStrict(schema) ? { strict: true } : {}) },
+    };
   }
   return params;
 }
