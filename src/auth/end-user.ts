@@ -4,11 +4,12 @@ import type { FastifyRequest } from 'fastify';
 /** The header an application names the person a request is for with ("Budgets and usage": end users). */
 export const END_USER_HEADER = 'x-end-user';
 
-const END_USER = /^[\x20-\x7e]{1,200}$/;
+/** An acceptable end-user name: 1–200 printable ASCII characters (for a DTO's @Matches too). */
+export const END_USER_PATTERN = /^[\x20-\x7e]{1,200}$/;
 
-/** Whether `value` is an acceptable end-user name: 1–200 printable ASCII characters. */
+/** Whether `value` is an acceptable end-user name. */
 export function isEndUserName(value: string): boolean {
-  return END_USER.test(value);
+  return END_USER_PATTERN.test(value);
 }
 
 /**

@@ -29,6 +29,8 @@ export interface SessionOptions {
   maxTokens?: number;
   maxCostUsd?: number;
   reasoning?: ReasoningLevel;
+  /** The end user the session belongs to besides its key (checked against X-End-User: auth/end-user.ts). */
+  endUser?: string;
 }
 
 export interface SessionPage {
@@ -219,6 +221,7 @@ export class Sessions {
       maxTokens: o.maxTokens ?? null,
       maxCostUsd: o.maxCostUsd ?? null,
       reasoning: o.reasoning ?? null,
+      endUser: o.endUser ?? null,
     };
   }
 }

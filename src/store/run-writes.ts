@@ -7,11 +7,12 @@ import {
   type CallSettlement,
   type NewToolCall,
 } from './tool-call-writes';
-import { spentCallSql, type SpentCall } from './usage-store.service';
+import { releaseRunSql, spentCallSql, type SpentCall } from './usage-store.service';
 
 /**
  * What a run's write may change besides its own row, as typed values: messages, the session's next
- * message position, tool calls and their results, a compaction's marks, a model call's usage.
+ * message position, tool calls and their results, a compaction's marks, a model call's usage, the
+ * budget reservations a run gives back.
  * No kind names the `runs` row — PostgreSQL keeps only one of two updates of a row in one
  * statement, so a run's changes travel apart, as `RunChanges`, into the statement's final
  * `UPDATE runs` (RunStore.writeWithEvents). That rule is this type, not a comment.
@@ -22,7 +23,8 @@ export type RunWrite =
   | { kind: 'tool_calls'; calls: NewToolCall[] }
   | ({ kind: 'settle_call' } & CallSettlement)
   | { kind: 'compaction'; sessionId: string; runId: string | null; compaction: CompactionWrite }
-  | ({ kind: 'spent_call' } & SpentCall);
+  | ({ kind: 'spent_call' } & SpentCall)
+  | { kind: 'release_reservations'; runId: string };
 
 /** The statements of one write, built into `p` (each a CTE of the run's statement). */
 export function runWriteSql(p: Params, w: RunWrite): string[] {
@@ -39,5 +41,7 @@ export function runWriteSql(p: Params, w: RunWrite): string[] {
       return compactionSql(p, w.sessionId, w.runId, w.compaction);
     case 'spent_call':
       return spentCallSql(p, w);
+    case 'release_reservations':
+      return releaseRunSql(p, w.runId);
   }
 }

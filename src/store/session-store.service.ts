@@ -18,6 +18,8 @@ export interface SessionRow {
   /** The most tokens (prompt + completion) and USD each run of the session may use; null = no limit. */
   maxTokens: number | null;
   maxCostUsd: number | null;
+  /** The end user the session belongs to besides its key (X-End-User or `endUser`); null: none. */
+  endUser: string | null;
   /** How hard its models are asked to reason; null: LLM_REASONING. */
   reasoning: ReasoningLevel | null;
   /** Where the session's next message goes (internal). */
@@ -34,15 +36,15 @@ export type NewSession = Omit<SessionRow, 'createdAt' | 'updatedAt' | 'nextMessa
 
 /** The columns of a new session's options, for `INSERT INTO sessions (…, ${SESSION_OPTION_COLUMNS}, …)`. */
 export const SESSION_OPTION_COLUMNS =
-  'title, system_prompt, model, mode, tools, client_tools, max_iterations, max_tokens, max_cost_usd, reasoning';
+  'title, system_prompt, model, mode, tools, client_tools, max_iterations, max_tokens, max_cost_usd, reasoning, end_user';
 
 /** How many parameters SESSION_OPTION_COLUMNS take: the next placeholder after them is `$first + this`. */
-export const SESSION_OPTION_COUNT = 10;
+export const SESSION_OPTION_COUNT = 11;
 
 /** The placeholders of SESSION_OPTION_COLUMNS, from `$first` on, with their casts. */
 export function sessionOptionPlaceholders(first: number): string {
   const $ = (i: number) => `$${first + i}`;
-  return `${$(0)}, ${$(1)}, ${$(2)}, ${$(3)}, ${$(4)}::jsonb, ${$(5)}::jsonb, ${$(6)}::int, ${$(7)}::int, ${$(8)}::float8, ${$(9)}`;
+  return `${$(0)}, ${$(1)}, ${$(2)}, ${$(3)}, ${$(4)}::jsonb, ${$(5)}::jsonb, ${$(6)}::int, ${$(7)}::int, ${$(8)}::float8, ${$(9)}, ${$(10)}`;
 }
 
 /** The values of SESSION_OPTION_COLUMNS for `s`, in their order. */
@@ -58,12 +60,13 @@ export function sessionOptionValues(s: NewSession): unknown[] {
     s.maxTokens,
     s.maxCostUsd,
     s.reasoning ?? null,
+    s.endUser,
   ];
 }
 
 /** A session row's columns, named as SessionRow names them. */
 export const SESSION_COLUMNS = `id, owner, title, system_prompt AS "systemPrompt", model, mode, tools, client_tools AS "clientTools",
-  max_iterations AS "maxIterations", max_tokens AS "maxTokens", max_cost_usd AS "maxCostUsd", reasoning, next_message_seq AS "nextMessageSeq", created_at AS "createdAt", updated_at AS "updatedAt"`;
+  max_iterations AS "maxIterations", max_tokens AS "maxTokens", max_cost_usd AS "maxCostUsd", end_user AS "endUser", reasoning, next_message_seq AS "nextMessageSeq", created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /** How much of its first prompt a listed session carries as its `preview`. */
 const PREVIEW_CHARS = 80;

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { BudgetStore } from './budget-store.service';
 import { ConversationStore } from './conversation-store.service';
 import { IdempotencyStore } from './idempotency-store.service';
 import { RunStartStore } from './run-start-store.service';
@@ -17,6 +18,7 @@ import { UsageStore } from './usage-store.service';
     SessionStore,
     IdempotencyStore,
     UsageStore,
+    BudgetStore,
   ],
   exports: [
     RunStore,
@@ -26,6 +28,7 @@ import { UsageStore } from './usage-store.service';
     SessionStore,
     IdempotencyStore,
     UsageStore,
+    BudgetStore,
   ],
 })
 export class StoreModule {}

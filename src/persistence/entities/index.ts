@@ -1,3 +1,4 @@
+import { BudgetReservationEntity } from './budget-reservation.entity';
 import { IdempotencyKeyEntity } from './idempotency-key.entity';
 import { KeySpendEntity } from './key-spend.entity';
 import { ModelCallEntity } from './model-call.entity';
@@ -18,4 +19,5 @@ export const ENTITIES = [
   IdempotencyKeyEntity,
   ModelCallEntity,
   KeySpendEntity,
+  BudgetReservationEntity,
 ];
