@@ -29,3 +29,14 @@ export function requestEndUser(request: FastifyRequest): string | null {
 export const EndUser = createParamDecorator((_data: unknown, ctx: ExecutionContext): string | null =>
   requestEndUser(ctx.switchToHttp().getRequest<FastifyRequest>()),
 );
+
+/**
+ * The end user a new session belongs to: the request's (`X-End-User`) and the body's `endUser`
+ * agree, either names it alone, or neither does (null). Disagreeing is a 400.
+ */
+export function sessionEndUser(header: string | null, body: string | undefined): string | null {
+  if (body !== undefined && header !== null && body !== header) {
+    throw new BadRequestException('endUser must be the end user X-End-User names');
+  }
+  return body ?? header;
+}

@@ -94,6 +94,7 @@ export class RunStarts {
           runId: plan.start.run.id,
           sessionId: plan.start.run.sessionId,
           ...splitModelName(plan.start.run.model),
+          endUser: plan.session.endUser,
         },
         input.traceParent,
       );

@@ -15,6 +15,11 @@ export type StartRun = (
   idempotency?: Omit<IdempotencyClaim, 'owner'>;
   /** The request's W3C `traceparent`: the run's trace goes on under it. */
   traceParent?: string;
+  /**
+   * The request's end user (X-End-User; null: none): a session it names must be that end user's
+   * (else a 404), and a session it creates is (the body's `endUser` may only agree).
+   */
+  endUser?: string | null;
 };
 
 /** The run a start request is answered with: the one it started, or the one its key's first request did. */

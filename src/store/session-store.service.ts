@@ -147,19 +147,48 @@ export class SessionStore {
   /** Newest first; the cursor is the last row's (created_at, id). */
   async list(
     owner: string,
+    endUser: string | null,
     limit: number,
     cursor: { createdAt: string; id: string } | null,
   ): Promise<(SessionRow & { cursorAt: string; preview: string | null })[]> {
+    const params: unknown[] = [owner, limit];
+    const where = ['owner = $1'];
+    if (endUser !== null) where.push(`end_user = $${params.push(endUser)}`);
+    if (cursor)
+      where.push(
+        `(created_at, id) < ($${params.push(cursor.createdAt)}::timestamptz, $${params.push(cursor.id)}::uuid)`,
+      );
     // The start of the first prompt names a session without a title in a list (one index probe each).
     return this.db.query(
       `SELECT ${SESSION_COLUMNS}, created_at::text AS "cursorAt",
               (SELECT left(m.content, ${PREVIEW_CHARS}) FROM messages m
                 WHERE m.session_id = sessions.id AND m.role = 'user' ORDER BY m.seq LIMIT 1) AS preview
-         FROM sessions WHERE owner = $1
-         ${cursor ? 'AND (created_at, id) < ($3::timestamptz, $4::uuid)' : ''}
+         FROM sessions WHERE ${where.join(' AND ')}
        ORDER BY created_at DESC, id DESC LIMIT $2`,
-      cursor ? [owner, limit, cursor.createdAt, cursor.id] : [owner, limit],
+      params,
     );
+  }
+
+  /**
+   * The end user of the owner's session `id`, or of the session of its run `runId`: null when it has
+   * none, undefined when the owner has no such session or run.
+   */
+  async endUserOf(
+    of: { sessionId: string } | { runId: string },
+    owner: string,
+  ): Promise<string | null | undefined> {
+    const rows: { endUser: string | null }[] =
+      'sessionId' in of
+        ? await this.db.query(`SELECT end_user AS "endUser" FROM sessions WHERE id = $1 AND owner = $2`, [
+            of.sessionId,
+            owner,
+          ])
+        : await this.db.query(
+            `SELECT s.end_user AS "endUser" FROM runs r JOIN sessions s ON s.id = r.session_id
+              WHERE r.id = $1 AND r.owner = $2`,
+            [of.runId, owner],
+          );
+    return rows.length === 0 ? undefined : rows[0].endUser;
   }
 
   /**
