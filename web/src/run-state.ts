@@ -56,7 +56,8 @@ export interface RunView {
   calls: Record<string, ToolCallView>;
   status: RunStatus;
   error: { code: string; message: string } | null;
-  usage: { promptTokens: number; completionTokens: number } | null;
+  /** `done`'s usage: tokens, and the run's cost in USD (null for models without a price). */
+  usage: { promptTokens: number; completionTokens: number; costUsd?: number | null } | null;
   lastSeq: number;
   events: ReceivedEvent[];
   /** Followed from its start by this page: arrival times measure its model calls. */
