@@ -19,7 +19,7 @@ import { REQUEST_TOKENS } from './token-count';
 export const MIN_OUTPUT_TOKENS = 16;
 
 /** The smallest call there is: an empty request's tokens and the fewest output a call is sent with. */
-const MIN_CALL_TOKENS = REQUEST_TOKENS + MIN_OUTPUT_TOKENS;
+export const MIN_CALL_TOKENS = REQUEST_TOKENS + MIN_OUTPUT_TOKENS;
 
 /** The limit a start would begin over, and when it lifts (its window rolling over). */
 export interface BudgetExceeded {

@@ -8,7 +8,7 @@ import { ModelPrices } from '../llm/model-prices';
 import { BudgetStore } from '../store/budget-store.service';
 import { RunJournal } from '../store/run-journal';
 import { UsageStore, type NewModelCall, type SpentCall } from '../store/usage-store.service';
-import { BudgetGuard, MIN_OUTPUT_TOKENS } from './budget-guard';
+import { BudgetGuard, MIN_CALL_TOKENS, MIN_OUTPUT_TOKENS } from './budget-guard';
 import type { RunHandle } from './run-handle';
 import { runUsage } from './step-record';
 
@@ -65,6 +65,16 @@ export class RunAccounting {
       h.session.maxTokens !== null ||
       h.session.maxCostUsd !== null ||
       this.budgets.limitsOf({ owner: h.run.owner, endUser: h.session.endUser }).length > 0
+    );
+  }
+
+  /** Whether the session's per-run limits leave the run no room for even the smallest call. */
+  runSpent(h: RunHandle): boolean {
+    const { session, run } = h;
+    return (
+      (session.maxTokens !== null &&
+        session.maxTokens - run.promptTokens - run.completionTokens < MIN_CALL_TOKENS) ||
+      (session.maxCostUsd !== null && (run.costUsd ?? 0) >= session.maxCostUsd)
     );
   }
 

@@ -99,13 +99,15 @@ export class RunOrchestrator {
 
   /**
    * Readies the loop's own model call: room made in the context window (which may take a summary,
-   * a model call of its own), then, under a limit, the call reserved on every limit (RunAccounting):
-   * the output tokens it may ask for (undefined: no limit, LLM_MAX_OUTPUT_TOKENS), or null when a
-   * limit leaves it no room.
+   * a model call of its own — not for a run whose own limits have no room left for any call), then,
+   * under a limit, the call reserved on every limit (RunAccounting): the output tokens it may ask
+   * for (undefined: no limit, LLM_MAX_OUTPUT_TOKENS), or null when a limit leaves it no room.
    */
   private async readyToCall(h: RunHandle): Promise<number | null | undefined> {
+    const limited = this.accounting.limited(h);
+    if (limited && this.accounting.runSpent(h)) return null;
     await this.calls.makeRoom(h);
-    if (!this.accounting.limited(h)) return undefined;
+    if (!limited) return undefined;
     return this.accounting.reserve(h, await this.calls.promptTokens(h));
   }
 
