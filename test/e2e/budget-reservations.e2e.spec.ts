@@ -52,6 +52,7 @@ describe('budgets by reservation across two processes (e2e)', () => {
       LLM_MODEL: 'test-model',
       LLM_MAX_OUTPUT_TOKENS: String(MAX_OUTPUT),
       ANSWER_MAX_BYTES: '2048',
+      RUN_LEASE_MS: '1000',
       WORKSPACE_ROOT: join(mkdtempSync(join(tmpdir(), 'loopwright-reservations-')), 'workspace'),
       API_KEYS: Object.entries(KEYS)
         .map(([name, secret]) => `${name}:${secret}`)
@@ -243,6 +244,32 @@ describe('budgets by reservation across two processes (e2e)', () => {
         used: tokens(cutUsage) + tokens(done.usage),
         left: 8 * limit - tokens(cutUsage) - tokens(done.usage),
       },
+    ]);
+  }, 60_000);
+
+  it("gives a dead process's reservation back when its run is taken over (kill -9 mid-answer)", async () => {
+    const words = Array.from({ length: 200 }, (_, i) => `w${i}`).join(' ');
+    upstream.enqueue(text(words, { usage: { promptTokens: 0, completionTokens: 0 }, delayMs: 20 }));
+    const stream = await openStream(`${a.url}/v1/chat`, {
+      body: { prompt: 'cut-3', tools: [] },
+      headers: auth(KEYS.cut),
+    });
+    const seen = await stream.until('text');
+    const runId = seen[0].data.runId as string;
+    // The call holds its reservation when its process dies.
+    const during = (await usage(b, KEYS.cut, 'groupBy=day')).limits[0];
+    expect(during.left).toBeLessThan(8 * limit - during.used);
+    await a.kill('SIGKILL');
+    const rest = await (
+      await openStream(`${b.url}/v1/runs/${runId}/events`, { headers: auth(KEYS.cut) })
+    ).rest(30_000);
+    expect(ofType(rest, 'done')[0]).toMatchObject({ status: 'completed' });
+
+    // Taken over: the interrupted call counted, its reservation given back — nothing stays reserved.
+    const day = await usage(b, KEYS.cut, 'groupBy=day');
+    const used = Number(day.data[0].promptTokens) + Number(day.data[0].completionTokens);
+    expect(day.limits).toEqual([
+      { limit: expect.stringContaining('cut'), window: 'day', used, left: 8 * limit - used },
     ]);
   }, 60_000);
 });
