@@ -96,13 +96,17 @@ export class RunAccounting {
     if (session.maxTokens !== null) {
       fits = Math.min(fits, session.maxTokens - run.promptTokens - run.completionTokens - promptTokens);
     }
-    if (session.maxCostUsd !== null && price.output > 0) {
-      fits = Math.min(fits, Math.floor((session.maxCostUsd - (run.costUsd ?? 0) - promptUsd) / price.output));
+    const priced = price.input > 0 || price.output > 0;
+    if (session.maxCostUsd !== null && priced) {
+      const left = session.maxCostUsd - (run.costUsd ?? 0) - promptUsd;
+      // Output without a price costs nothing: then only the prompt must fit.
+      fits = price.output > 0 ? Math.min(fits, Math.floor(left / price.output)) : left < 0 ? -1 : fits;
     }
     if (fits < minOutput) return null;
+    // A model without a price spends nothing against a usd limit.
     const limits = this.budgets
       .limitsOf({ owner: run.owner, endUser: session.endUser })
-      .filter((l) => l.unit === 'tokens' || price.output > 0);
+      .filter((l) => l.unit === 'tokens' || priced);
     if (limits.length === 0) return fits;
     for (let wait = WAIT_FIRST_MS; ; wait = Math.min(wait * 2, WAIT_MAX_MS)) {
       const reservation = await h.sink.retrying(() =>
