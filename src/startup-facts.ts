@@ -50,6 +50,12 @@ export function startupFacts(app: NestFastifyApplication, config: AppConfig, url
       ...(config.budgets.fallback.length === 0
         ? []
         : [`* (every other key): ${config.budgets.fallback.map(limitText).join(', ')}`]),
+      ...[...config.budgets.byEndUser].map(
+        ([name, limits]) => `${name}: ${limits.map(limitText).join(', ')}`,
+      ),
+      ...[...config.budgets.endUserFallback].map(
+        ([key, limits]) => `${key}/* (each end user): ${limits.map(limitText).join(', ')}`,
+      ),
     ],
     adminKeys: [...config.adminKeys],
     traces:

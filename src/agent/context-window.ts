@@ -85,6 +85,11 @@ export class ContextWindow {
     return this.tokens.withinNow(call, this.target(call.model));
   }
 
+  /** The tokens of the run's next request as it stands: the conversation the model gets, and the tools. */
+  requestTokens(h: RunHandle): Promise<number> {
+    return this.tokens.count({ model: h.run.model, rows: h.conversation, tools: h.toolset.definitions });
+  }
+
   /**
    * Makes room before the run's next model call: nothing while it is under COMPACT_AT; otherwise
    * prunes, then summarizes, stores that (with `context_compacted`, and the summary call's usage as
@@ -101,7 +106,7 @@ export class ContextWindow {
     const before = await this.tokens.count(shape);
     if (!tooLong && before <= this.target(shape.model)) return false;
     const compaction = await this.compact(shape, tooLong ? 0 : this.target(shape.model), before, {
-      of: { runId: h.run.id, sessionId: h.run.sessionId, owner: h.run.owner },
+      of: { runId: h.run.id, sessionId: h.run.sessionId, owner: h.run.owner, endUser: h.run.endUser },
       iteration: h.run.iterations + 1,
       trace: h.trace,
       signal: h.signal,

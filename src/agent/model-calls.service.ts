@@ -46,7 +46,7 @@ export class ModelCalls {
    * it), the session's tools (none allowed on the last call the cap leaves, so the person still
    * gets an answer).
    */
-  private send(r: ModelCallSource, signal: AbortSignal): SentModelCall {
+  private send(r: ModelCallSource, signal: AbortSignal, maxOutputTokens?: number): SentModelCall {
     const tools = r.toolset.definitions;
     const lastCall = r.run.iterations + 1 >= r.run.maxIterations;
     const request: ModelRequest = {
@@ -55,7 +55,7 @@ export class ModelCalls {
       tools,
       toolChoice: tools.length > 0 && lastCall ? 'none' : undefined,
       reasoning: r.session.reasoning ?? this.config.llm.reasoning,
-      maxOutputTokens: this.config.llm.maxOutputTokens,
+      maxOutputTokens: maxOutputTokens ?? this.config.llm.maxOutputTokens,
     };
     const format = r.run.responseFormat;
     if (format) {
@@ -89,14 +89,24 @@ export class ModelCalls {
     return this.window.fit(h);
   }
 
+  /** The tokens of the run's next request as it stands (an upper bound of the prompt: RequestTokens). */
+  promptTokens(h: RunHandle): Promise<number> {
+    return this.window.requestTokens(h);
+  }
+
   /**
-   * Reads a model call (`sent`, or one sent now — room made first, `makeRoom`) to its end,
+   * Reads a model call (`sent`, or one sent now — room made first, `makeRoom` — asking for at most
+   * `maxOutputTokens`, as reserved) to its end,
    * streaming its text; the reads it asks for start as soon as their arguments are whole (`early`,
    * for the step to take). A call the upstream refuses as longer than the window is sent once more
    * after compacting as far as the rules allow.
    */
-  async read(h: RunHandle, sent?: SentModelCall): Promise<{ turn: ModelTurn; early: EarlyReads }> {
-    let call = sent ?? this.send(h, h.signal);
+  async read(
+    h: RunHandle,
+    sent?: SentModelCall,
+    maxOutputTokens?: number,
+  ): Promise<{ turn: ModelTurn; early: EarlyReads }> {
+    let call = sent ?? this.send(h, h.signal, maxOutputTokens);
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.readToEnd(h, call);
@@ -108,7 +118,8 @@ export class ModelCalls {
             `The model refused the request as too long after compaction: ${(err as Error).message}`,
           );
         await this.window.fit(h, true);
-        call = this.send(h, h.signal);
+        // Under the same reservation: compacting only made the prompt smaller.
+        call = this.send(h, h.signal, maxOutputTokens);
       }
     }
   }
@@ -125,7 +136,7 @@ export class ModelCalls {
     const early = new EarlyReads((call, signal) => this.tools.startEarly(h, call, signal), h.signal);
     let firstTokenMs: number | null = null;
     const ended = (): EndedCall => ({
-      of: { runId: h.run.id, sessionId: h.run.sessionId, owner: h.run.owner },
+      of: { runId: h.run.id, sessionId: h.run.sessionId, owner: h.run.owner, endUser: h.run.endUser },
       iteration: h.run.iterations + 1,
       request: stream.request,
       streamed: h.streamingText + reasoning + argumentsStreamed,

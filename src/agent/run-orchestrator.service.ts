@@ -72,13 +72,14 @@ export class RunOrchestrator {
       for (;;) {
         h.signal.throwIfAborted();
         const sent = await ahead;
-        // A call sent ahead went out after a check (the start's, or none applied) and surely fits.
-        if (!sent && !(await this.readyToCall(h))) {
+        // A call is sent ahead only when no limit applies: nothing to reserve.
+        const maxOutputTokens = sent ? undefined : await this.readyToCall(h);
+        if (maxOutputTokens === null) {
           await this.accounting.endOverBudget(h);
           return 'budget_exceeded';
         }
         // The model answers; the reads it asks for may start while it streams (`early`).
-        const { turn, early } = await this.calls.read(h, sent);
+        const { turn, early } = await this.calls.read(h, sent, maxOutputTokens);
         try {
           const { step, calls } = await this.planStep(h, turn);
           const stored = this.commitStep(h, step, calls);
@@ -102,14 +103,17 @@ export class RunOrchestrator {
   }
 
   /**
-   * Readies the loop's own model call: the limits checked, then room made in the context window —
-   * which may take a summary, a model call of its own, after which the limits are checked again.
-   * False when a limit is reached.
+   * Readies the loop's own model call: room made in the context window (which may take a summary,
+   * a model call of its own — not for a run whose own limits have no room left for any call), then,
+   * under a limit, the call reserved on every limit (RunAccounting): the output tokens it may ask
+   * for (undefined: no limit, LLM_MAX_OUTPUT_TOKENS), or null when a limit leaves it no room.
    */
-  private async readyToCall(h: RunHandle): Promise<boolean> {
-    if (await this.accounting.exceeded(h)) return false;
-    const summarized = await this.calls.makeRoom(h);
-    return !summarized || (await this.accounting.exceeded(h)) === null;
+  private async readyToCall(h: RunHandle): Promise<number | null | undefined> {
+    const limited = this.accounting.limited(h);
+    if (limited && this.accounting.runSpent(h)) return null;
+    await this.calls.makeRoom(h);
+    if (!limited) return undefined;
+    return this.accounting.reserve(h, await this.calls.promptTokens(h));
   }
 
   /** The approved (or still unfinished) calls of the step a taken-up run was waiting in. */

@@ -137,14 +137,14 @@ export class RunTakeover {
    * Also for a run ended without being taken over (a cancel while no process drives it).
    */
   async interruptedCall(
-    run: Pick<RunRow, 'id' | 'sessionId' | 'owner' | 'model' | 'iterations'> & RunUsageColumns,
+    run: Pick<RunRow, 'id' | 'sessionId' | 'owner' | 'endUser' | 'model' | 'iterations'> & RunUsageColumns,
     conversation: readonly MessageRow[],
     tools: ModelToolDefinition[],
     partialText: string,
     trace: RunTrace = NO_TRACE,
   ): Promise<LostCall & { call: RecordedCall }> {
     const call = await this.recorder.record({
-      of: { runId: run.id, sessionId: run.sessionId, owner: run.owner },
+      of: { runId: run.id, sessionId: run.sessionId, owner: run.owner, endUser: run.endUser },
       iteration: run.iterations + 1,
       request: { model: run.model, messages: modelMessages(conversation), tools },
       streamed: partialText,

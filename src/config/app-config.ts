@@ -151,7 +151,11 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
   // A key name that names no key of API_KEYS is a typo that would silently limit or allow nobody.
   // Without API_KEYS everything belongs to the one key `local` (auth/request-owner's LOCAL_OWNER).
   const keyNames = new Set(apiKeys?.values() ?? ['local']);
-  const unknownBudget = [...budgets.byKey.keys()].find((k) => !keyNames.has(k));
+  const unknownBudget = [
+    ...budgets.byKey.keys(),
+    ...budgets.endUserFallback.keys(),
+    ...[...budgets.byEndUser.keys()].map((k) => k.slice(0, k.indexOf('/'))),
+  ].find((k) => !keyNames.has(k));
   if (unknownBudget !== undefined) {
     throw new ConfigError(
       'BUDGETS',

@@ -1,6 +1,7 @@
 import { applyDecorators, Body, Controller, Headers, Param, Post, Res } from '@nestjs/common';
 import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
+import { EndUser } from '../auth/end-user';
 import { Owner } from '../auth/owner.decorator';
 import { ApiErrors } from '../http/api-errors.decorator';
 import { ApiEventStream } from '../sse/api-event-stream.decorator';
@@ -24,6 +25,7 @@ export class ChatController {
   @ApiErrors(404, 409, 422, 429, 503)
   chat(
     @Owner() owner: string,
+    @EndUser() endUser: string | null,
     @Body() body: CreateChatDto,
     @Headers('idempotency-key') key: string | undefined,
     @Headers('last-event-id') lastEventId: string | undefined,
@@ -32,11 +34,11 @@ export class ChatController {
   ) {
     // responseFormat sent with a prompt is that run's, never the session's (also when it creates one).
     const { prompt, sessionId, onActive, responseFormat, ...options } = body;
-    const idempotency = idempotent(key, 'chat', body);
+    const idempotency = idempotent(key, scoped('chat', endUser), body);
     const retried = idempotency ? resumePoint(lastEventId, undefined) : 0;
     return this.streams.startAndStream(
       owner,
-      { prompt, sessionId, session: options, responseFormat, idempotency, traceParent, onActive },
+      { prompt, sessionId, session: options, responseFormat, idempotency, traceParent, onActive, endUser },
       reply,
       retried,
     );
@@ -49,6 +51,7 @@ export class ChatController {
   @ApiErrors(404, 409, 422, 429, 503)
   message(
     @Owner() owner: string,
+    @EndUser() endUser: string | null,
     @Param('id', SessionIdPipe) sessionId: string,
     @Body() body: CreateMessageDto,
     @Headers('idempotency-key') key: string | undefined,
@@ -56,7 +59,7 @@ export class ChatController {
     @Headers('traceparent') traceParent: string | undefined,
     @Res() reply: FastifyReply,
   ) {
-    const idempotency = idempotent(key, `messages:${sessionId}`, body);
+    const idempotency = idempotent(key, scoped(`messages:${sessionId}`, endUser), body);
     const retried = idempotency ? resumePoint(lastEventId, undefined) : 0;
     return this.streams.startAndStream(
       owner,
@@ -67,11 +70,20 @@ export class ChatController {
         idempotency,
         traceParent,
         onActive: body.onActive,
+        endUser,
       },
       reply,
       retried,
     );
   }
+}
+
+/**
+ * An Idempotency-Key's endpoint, with the end user it was sent for: the same key sent for another
+ * end user (or without one) is another key, and never answers with this end user's run.
+ */
+function scoped(endpoint: string, endUser: string | null): string {
+  return endUser === null ? endpoint : `${endpoint} for ${endUser}`;
 }
 
 function idempotent(header: string | undefined, scope: string, body: object) {

@@ -12,7 +12,8 @@ import type { RunStart } from '../store/run-start-store.service';
 import type { NewSession, SessionRow } from '../store/session-store.service';
 import { checkResponseFormat } from '../sessions/response-format';
 import type { ResponseFormat } from '../common/response-format';
-import { Sessions } from '../sessions/sessions.service';
+import { sessionEndUser } from '../auth/end-user';
+import { sessionNotFound, Sessions } from '../sessions/sessions.service';
 import type { StartRun } from './start-run';
 
 /** A start decided: what it writes, and the session it writes to (or creates). */
@@ -55,8 +56,10 @@ export class StartPlans {
     let session: SessionRow | NewSession;
     let toolset: Toolset;
     let answers: RunStart['answers'];
+    const endUser = input.endUser ?? null;
     if (input.sessionId) {
       const found = await this.sessions.findWithActiveRun(owner, input.sessionId);
+      if (endUser !== null && found.session.endUser !== endUser) throw sessionNotFound(input.sessionId);
       if (found.activeRunId) throw sessionBusy(input.sessionId, found.activeRunId);
       session = found.session;
       toolset = new Toolset(this.registry, this.config, session);
@@ -68,6 +71,7 @@ export class StartPlans {
       const draft = this.sessions.draft(owner, {
         title: 'prompt' in input ? titleFrom(input.prompt) : '',
         ...input.session,
+        endUser: sessionEndUser(endUser, input.session?.endUser) ?? undefined,
       });
       session = draft.session;
       toolset = draft.toolset;

@@ -20,6 +20,11 @@ export type StartRun = (
   traceParent?: string;
   /** What a prompt to a busy session does ("Messages while a run is active"); `reject` by default. */
   onActive?: OnActive;
+  /**
+   * The request's end user (X-End-User; null: none): a session it names must be that end user's
+   * (else a 404), and a session it creates is (the body's `endUser` may only agree).
+   */
+  endUser?: string | null;
 };
 
 /** A prompt to a busy session: refused (409), queued behind its run, or started once that run is cancelled. */

@@ -17,6 +17,7 @@ export function sessionView(s: SessionRow & { preview?: string | null }): Sessio
     maxIterations: s.maxIterations,
     maxTokens: s.maxTokens,
     maxCostUsd: s.maxCostUsd,
+    endUser: s.endUser,
     reasoning: s.reasoning,
     ...(s.responseFormat ? { responseFormat: s.responseFormat } : {}),
     createdAt: s.createdAt,

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig, ReasoningLevel, SessionMode } from '../config/app-config';
+import { sessionEndUser } from '../auth/end-user';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import type { ResponseFormat } from '../common/response-format';
 import { ModelProviders } from '../llm/model-providers';
@@ -34,6 +35,8 @@ export interface SessionOptions {
   reasoning?: ReasoningLevel;
   /** Checked by checkResponseFormat (a 400 naming responseFormat). */
   responseFormat?: ResponseFormat;
+  /** The end user the session belongs to besides its key (checked against X-End-User: auth/end-user.ts). */
+  endUser?: string;
 }
 
 export interface SessionPage {
@@ -80,27 +83,37 @@ export class Sessions {
 
   /**
    * The owner's session named by a frontend chat (or thread) id: created with `options` by the first
-   * request, found by later ones (whose options are ignored).
+   * request (for `endUser`, the request's X-End-User), found by later ones (whose options are
+   * ignored). With an end user, another end user's chat is a 404.
    */
-  async openChat(owner: string, chatId: string, options: SessionOptions): Promise<SessionRow> {
+  async openChat(
+    owner: string,
+    chatId: string,
+    options: SessionOptions,
+    endUser: string | null,
+  ): Promise<SessionRow> {
     assertChatId(chatId);
     const existing = await this.sessions.findByChatId(owner, chatId);
-    if (existing) return existing;
-    const { session, systemMessage } = this.draft(owner, options);
+    if (existing) return ofEndUser(existing, endUser, chatId);
+    const { session, systemMessage } = this.draft(owner, {
+      ...options,
+      endUser: sessionEndUser(endUser, options.endUser) ?? undefined,
+    });
     try {
       return await this.sessions.insert(this.runs.queryable, { ...session, chatId }, systemMessage);
     } catch (err) {
       // Another request of the same chat created it first.
       const raced = await this.sessions.findByChatId(owner, chatId);
-      if (raced) return raced;
+      if (raced) return ofEndUser(raced, endUser, chatId);
       throw err;
     }
   }
 
-  /** The owner's session of a frontend chat or thread id, if there is one. */
-  findChat(owner: string, chatId: string): Promise<SessionRow | null> {
+  /** The owner's session of a frontend chat or thread id, if there is one (of `endUser`, when given). */
+  async findChat(owner: string, chatId: string, endUser: string | null): Promise<SessionRow | null> {
     assertChatId(chatId);
-    return this.sessions.findByChatId(owner, chatId);
+    const session = await this.sessions.findByChatId(owner, chatId);
+    return session && (endUser === null || session.endUser === endUser) ? session : null;
   }
 
   /** Replaces the client tools of a session (AG-UI sends its tools with every input); checked as at creation. */
@@ -154,8 +167,14 @@ export class Sessions {
     return found;
   }
 
-  async list(owner: string, limit: number, cursor: string | undefined): Promise<SessionPage> {
-    const rows = await this.sessions.list(owner, limit + 1, cursor ? decodeCursor(cursor) : null);
+  /** The owner's sessions (only `endUser`'s when not null), newest first. */
+  async list(
+    owner: string,
+    endUser: string | null,
+    limit: number,
+    cursor: string | undefined,
+  ): Promise<SessionPage> {
+    const rows = await this.sessions.list(owner, endUser, limit + 1, cursor ? decodeCursor(cursor) : null);
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return {
@@ -228,8 +247,17 @@ export class Sessions {
       maxCostUsd: o.maxCostUsd ?? null,
       reasoning: o.reasoning ?? null,
       responseFormat: o.responseFormat === undefined ? null : checkResponseFormat(o.responseFormat),
+      endUser: o.endUser ?? null,
     };
   }
+}
+
+/** `session` when the request's end user (if any) may see it; else the 404 of a chat id it does not have. */
+function ofEndUser(session: SessionRow, endUser: string | null, chatId: string): SessionRow {
+  if (endUser !== null && session.endUser !== endUser) {
+    throw new DomainError(ErrorCode.SessionNotFound, `Chat ${chatId} not found`);
+  }
+  return session;
 }
 
 export function sessionNotFound(id: string): DomainError {

@@ -12,6 +12,8 @@ export interface RunRow {
   id: string;
   sessionId: string;
   owner: string;
+  /** The end user of its session (null: none); whose budget it spends besides its key's. */
+  endUser: string | null;
   status: RunStatus;
   model: string;
   maxIterations: number;
@@ -63,7 +65,8 @@ export type RunChanges = Partial<{
   finished: boolean;
 }>;
 
-export const RUN_COLUMNS = `id, session_id AS "sessionId", owner, status, model, max_iterations AS "maxIterations",
+export const RUN_COLUMNS = `id, session_id AS "sessionId", owner,
+  (SELECT s.end_user FROM sessions s WHERE s.id = runs.session_id) AS "endUser", status, model, max_iterations AS "maxIterations",
   iterations, prompt_tokens AS "promptTokens", completion_tokens AS "completionTokens",
   cache_read_tokens AS "cacheReadTokens", cache_write_tokens AS "cacheWriteTokens",
   reasoning_tokens AS "reasoningTokens", usage_estimated AS "usageEstimated",

@@ -8,13 +8,13 @@ import {
   type NewToolCall,
 } from './tool-call-writes';
 import type { RunChanges } from './run-row.mapper';
-import { spentCallSql, type SpentCall } from './usage-store.service';
+import { releaseRunSql, spentCallSql, type SpentCall } from './usage-store.service';
 import { webhookEventOf, webhookOutboxSql, type WebhookEventType } from './webhook-outbox';
 
 /**
  * What a run's write may change besides its own row, as typed values: messages, the session's next
  * message position, tool calls and their results, a compaction's marks, a model call's usage, the
- * webhook events a new status owes.
+ * webhook events a new status owes, the budget reservations a run gives back.
  * No kind names the `runs` row — PostgreSQL keeps only one of two updates of a row in one
  * statement, so a run's changes travel apart, as `RunChanges`, into the statement's final
  * `UPDATE runs` (RunStore.writeWithEvents). That rule is this type, not a comment.
@@ -26,7 +26,8 @@ export type RunWrite =
   | ({ kind: 'settle_call' } & CallSettlement)
   | { kind: 'compaction'; sessionId: string; runId: string | null; compaction: CompactionWrite }
   | ({ kind: 'spent_call' } & SpentCall)
-  | { kind: 'webhook_events'; runId: string; run: RunChanges; type: WebhookEventType };
+  | { kind: 'webhook_events'; runId: string; run: RunChanges; type: WebhookEventType }
+  | { kind: 'release_reservations'; runId: string };
 
 /**
  * The writes a change of the run's own row brings with it, whoever makes the change: a status
@@ -55,5 +56,7 @@ export function runWriteSql(p: Params, w: RunWrite): string[] {
       return spentCallSql(p, w);
     case 'webhook_events':
       return [webhookOutboxSql(p, w.runId, w.run, w.type)];
+    case 'release_reservations':
+      return releaseRunSql(p, w.runId);
   }
 }

@@ -19,6 +19,8 @@ export interface SessionRow {
   /** The most tokens (prompt + completion) and USD each run of the session may use; null = no limit. */
   maxTokens: number | null;
   maxCostUsd: number | null;
+  /** The end user the session belongs to besides its key (X-End-User or `endUser`); null: none. */
+  endUser: string | null;
   /** How hard its models are asked to reason; null: LLM_REASONING. */
   reasoning: ReasoningLevel | null;
   /** What every run's final answer must be (Structured output); null: free text. */
@@ -41,15 +43,15 @@ export type NewSession = Omit<
 
 /** The columns of a new session's options, for `INSERT INTO sessions (…, ${SESSION_OPTION_COLUMNS}, …)`. */
 export const SESSION_OPTION_COLUMNS =
-  'title, system_prompt, model, mode, tools, client_tools, max_iterations, max_tokens, max_cost_usd, reasoning, response_format';
+  'title, system_prompt, model, mode, tools, client_tools, max_iterations, max_tokens, max_cost_usd, reasoning, response_format, end_user';
 
 /** How many parameters SESSION_OPTION_COLUMNS take: the next placeholder after them is `$first + this`. */
-export const SESSION_OPTION_COUNT = 11;
+export const SESSION_OPTION_COUNT = 12;
 
 /** The placeholders of SESSION_OPTION_COLUMNS, from `$first` on, with their casts. */
 export function sessionOptionPlaceholders(first: number): string {
   const $ = (i: number) => `$${first + i}`;
-  return `${$(0)}, ${$(1)}, ${$(2)}, ${$(3)}, ${$(4)}::jsonb, ${$(5)}::jsonb, ${$(6)}::int, ${$(7)}::int, ${$(8)}::float8, ${$(9)}, ${$(10)}::jsonb`;
+  return `${$(0)}, ${$(1)}, ${$(2)}, ${$(3)}, ${$(4)}::jsonb, ${$(5)}::jsonb, ${$(6)}::int, ${$(7)}::int, ${$(8)}::float8, ${$(9)}, ${$(10)}::jsonb, ${$(11)}`;
 }
 
 /** The values of SESSION_OPTION_COLUMNS for `s`, in their order. */
@@ -66,12 +68,13 @@ export function sessionOptionValues(s: NewSession): unknown[] {
     s.maxCostUsd,
     s.reasoning ?? null,
     s.responseFormat ? JSON.stringify(s.responseFormat) : null,
+    s.endUser,
   ];
 }
 
 /** A session row's columns, named as SessionRow names them. */
 export const SESSION_COLUMNS = `id, owner, title, system_prompt AS "systemPrompt", model, mode, tools, client_tools AS "clientTools",
-  max_iterations AS "maxIterations", max_tokens AS "maxTokens", max_cost_usd AS "maxCostUsd", reasoning,
+  max_iterations AS "maxIterations", max_tokens AS "maxTokens", max_cost_usd AS "maxCostUsd", end_user AS "endUser", reasoning,
   response_format AS "responseFormat", next_message_seq AS "nextMessageSeq", created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /** How much of its first prompt a listed session carries as its `preview`. */
@@ -153,19 +156,48 @@ export class SessionStore {
   /** Newest first; the cursor is the last row's (created_at, id). */
   async list(
     owner: string,
+    endUser: string | null,
     limit: number,
     cursor: { createdAt: string; id: string } | null,
   ): Promise<(SessionRow & { cursorAt: string; preview: string | null })[]> {
+    const params: unknown[] = [owner, limit];
+    const where = ['owner = $1'];
+    if (endUser !== null) where.push(`end_user = $${params.push(endUser)}`);
+    if (cursor)
+      where.push(
+        `(created_at, id) < ($${params.push(cursor.createdAt)}::timestamptz, $${params.push(cursor.id)}::uuid)`,
+      );
     // The start of the first prompt names a session without a title in a list (one index probe each).
     return this.db.query(
       `SELECT ${SESSION_COLUMNS}, created_at::text AS "cursorAt",
               (SELECT left(m.content, ${PREVIEW_CHARS}) FROM messages m
                 WHERE m.session_id = sessions.id AND m.role = 'user' ORDER BY m.seq LIMIT 1) AS preview
-         FROM sessions WHERE owner = $1
-         ${cursor ? 'AND (created_at, id) < ($3::timestamptz, $4::uuid)' : ''}
+         FROM sessions WHERE ${where.join(' AND ')}
        ORDER BY created_at DESC, id DESC LIMIT $2`,
-      cursor ? [owner, limit, cursor.createdAt, cursor.id] : [owner, limit],
+      params,
     );
+  }
+
+  /**
+   * The end user of the owner's session `id`, or of the session of its run `runId`: null when it has
+   * none, undefined when the owner has no such session or run.
+   */
+  async endUserOf(
+    of: { sessionId: string } | { runId: string },
+    owner: string,
+  ): Promise<string | null | undefined> {
+    const rows: { endUser: string | null }[] =
+      'sessionId' in of
+        ? await this.db.query(`SELECT end_user AS "endUser" FROM sessions WHERE id = $1 AND owner = $2`, [
+            of.sessionId,
+            owner,
+          ])
+        : await this.db.query(
+            `SELECT s.end_user AS "endUser" FROM runs r JOIN sessions s ON s.id = r.session_id
+              WHERE r.id = $1 AND r.owner = $2`,
+            [of.runId, owner],
+          );
+    return rows.length === 0 ? undefined : rows[0].endUser;
   }
 
   /**

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { BackgroundCommandStore } from './background-command-store.service';
+import { BudgetStore } from './budget-store.service';
 import { ConversationStore } from './conversation-store.service';
 import { IdempotencyStore } from './idempotency-store.service';
 import { RunStartStore } from './run-start-store.service';
@@ -25,6 +26,7 @@ import { WebhookStore } from './webhook-store.service';
     WebhookStore,
     QueuedRunStore,
     ScheduleStore,
+    BudgetStore,
   ],
   exports: [
     RunStore,
@@ -38,6 +40,7 @@ import { WebhookStore } from './webhook-store.service';
     WebhookStore,
     QueuedRunStore,
     ScheduleStore,
+    BudgetStore,
   ],
 })
 export class StoreModule {}

@@ -58,6 +58,7 @@ export async function insertRunningRun(
       maxIterations: null,
       maxTokens: null,
       maxCostUsd: null,
+      endUser: null,
     },
     'You are a test.',
   );

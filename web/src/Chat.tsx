@@ -419,6 +419,7 @@ function LiveTurn({
             <footer className="run-status">
               run {run.status}
               {run.usage && ` · ${run.usage.promptTokens} + ${run.usage.completionTokens} tokens`}
+              {typeof run.usage?.costUsd === 'number' && ` · ${dollars(run.usage.costUsd)}`}
               <button type="button" className="link" onClick={onInspect}>
                 Inspect run
               </button>
@@ -536,4 +537,14 @@ function parseStored(value: unknown): unknown {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A run's cost as people read dollars: `$0.42`, and a small one to its first significant digits (`$0.000123`). */
+function dollars(usd: number): string {
+  return new Intl.NumberFormat('en-US', {
+    style: 'currency',
+    currency: 'USD',
+    minimumFractionDigits: 2,
+    maximumFractionDigits: usd >= 0.01 || usd === 0 ? 2 : 6,
+  }).format(usd);
 }

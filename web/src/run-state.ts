@@ -63,7 +63,8 @@ export interface RunView {
   calls: Record<string, ToolCallView>;
   status: RunStatus;
   error: { code: string; message: string } | null;
-  usage: { promptTokens: number; completionTokens: number } | null;
+  /** `done`'s usage: tokens, and the run's cost in USD (null for models without a price). */
+  usage: { promptTokens: number; completionTokens: number; costUsd?: number | null } | null;
   /** `done.output`: the final answer's parsed value, with a responseFormat ("Structured output"). */
   output?: unknown;
   lastSeq: number;

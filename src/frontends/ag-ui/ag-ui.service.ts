@@ -46,8 +46,17 @@ export class AgUiService {
     private readonly continuation: AgUiContinuation,
   ) {}
 
-  /** `traceParent`: the request's W3C traceparent, under which a run it starts is traced. */
-  async run(owner: string, body: unknown, reply: FastifyReply, traceParent?: string): Promise<void> {
+  /**
+   * `traceParent`: the request's W3C traceparent, under which a run it starts is traced; `endUser`:
+   * the request's X-End-User (the thread id names a session of the key and this end user).
+   */
+  async run(
+    owner: string,
+    endUser: string | null,
+    body: unknown,
+    reply: FastifyReply,
+    traceParent?: string,
+  ): Promise<void> {
     this.streams.assertCapacity();
     const parsed = RunAgentInputSchema.safeParse(body);
     if (!parsed.success) {
@@ -67,7 +76,7 @@ export class AgUiService {
     const options = await sessionOptions(input.forwardedProps);
     // Checked as POST /v1/sessions checks clientTools, before the thread's session is opened.
     const { clientTools = [] } = await checkedOptions({ clientTools: clientToolsOf(input) }, 'tools');
-    const session = await this.sessions.openChat(owner, input.threadId, options);
+    const session = await this.sessions.openChat(owner, input.threadId, options, endUser);
     // The input's tools are the thread's client tools from now on.
     await this.sessions.setClientTools(owner, session, clientTools);
     const ids = { threadId: input.threadId, inputRunId: input.runId, sessionId: session.id };
@@ -77,6 +86,7 @@ export class AgUiService {
         prompt: turn.text,
         sessionId: session.id,
         traceParent,
+        endUser,
       });
       return this.stream(reply, newAgUiProjection({ ...ids, runId }));
     }

@@ -1,4 +1,5 @@
 import { BackgroundCommandEntity } from './background-command.entity';
+import { BudgetReservationEntity } from './budget-reservation.entity';
 import { IdempotencyKeyEntity } from './idempotency-key.entity';
 import { KeySpendEntity } from './key-spend.entity';
 import { ModelCallEntity } from './model-call.entity';
@@ -29,4 +30,5 @@ export const ENTITIES = [
   WebhookAttemptEntity,
   ScheduleEntity,
   ScheduleRunEntity,
+  BudgetReservationEntity,
 ];

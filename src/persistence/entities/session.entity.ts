@@ -51,6 +51,10 @@ export class SessionEntity {
   @Column({ name: 'max_cost_usd', type: 'double precision', nullable: true })
   maxCostUsd!: number | null;
 
+  /** The end user (X-End-User or `endUser`) the session belongs to besides its key; null: the key's alone. */
+  @Column({ name: 'end_user', type: 'text', nullable: true })
+  endUser!: string | null;
+
   /** `off`, `low`, `medium`, `high`; null: LLM_REASONING. */
   @Column({ type: 'text', nullable: true })
   reasoning!: string | null;

@@ -14,6 +14,7 @@ import { SessionCompactionClaims1795900000000 } from './1795900000000-session-co
 import { CountedUsage1796179338219 } from './1796179338219-counted-usage';
 import { BackgroundCommands1797000000000 } from './1797000000000-background-commands';
 import { ResponseFormat1797300000000 } from './1797300000000-response-format';
+import { BudgetReservations1797400000000 } from './1797400000000-budget-reservations';
 import { QueuedRuns1797500000000 } from './1797500000000-queued-runs';
 import { Schedules1797500000001 } from './1797500000001-schedules';
 import { Webhooks1797600000000 } from './1797600000000-webhooks';
@@ -36,6 +37,7 @@ export const MIGRATIONS = [
   CountedUsage1796179338219,
   BackgroundCommands1797000000000,
   ResponseFormat1797300000000,
+  BudgetReservations1797400000000,
   QueuedRuns1797500000000,
   Schedules1797500000001,
   Webhooks1797600000000,

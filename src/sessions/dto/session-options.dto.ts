@@ -16,6 +16,7 @@ import {
   MinLength,
   ValidateNested,
 } from 'class-validator';
+import { END_USER_PATTERN } from '../../auth/end-user';
 import type { ReasoningLevel, SessionMode } from '../../config/app-config';
 import { ResponseFormatDto } from './response-format.dto';
 
@@ -154,4 +155,15 @@ export class SessionOptionsDto {
   @Type(() => ResponseFormatDto)
   @IsObject()
   responseFormat?: ResponseFormatDto;
+
+  @ApiPropertyOptional({
+    minLength: 1,
+    maxLength: 200,
+    description:
+      'The end user the session belongs to besides the key (1–200 printable ASCII characters); as X-End-User, which it must not disagree with',
+  })
+  @IsOptional()
+  @IsString()
+  @Matches(END_USER_PATTERN, { message: 'endUser must be 1–200 printable ASCII characters' })
+  endUser?: string;
 }

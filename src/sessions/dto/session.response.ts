@@ -55,6 +55,13 @@ export class SessionResponse {
 
   @ApiProperty({
     type: String,
+    nullable: true,
+    description: 'The end user it belongs to besides the key (X-End-User or endUser); null: none',
+  })
+  endUser!: string | null;
+
+  @ApiProperty({
+    type: String,
     enum: ['off', 'low', 'medium', 'high'],
     nullable: true,
     description: 'null: LLM_REASONING',
