@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { DrainingModule } from './common/draining';
+import { ForksModule } from './forks/forks.module';
 import { FrontendsModule } from './frontends/frontends.module';
 import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
@@ -36,6 +37,7 @@ export class AppModule {
         ModelsModule,
         McpModule,
         FrontendsModule,
+        ForksModule,
         PlaygroundModule,
       ],
     };

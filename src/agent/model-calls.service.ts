@@ -11,12 +11,14 @@ import { modelMessages } from './conversation';
 import { EarlyReads } from './early-reads';
 import { ModelCallRecorder, type EndedCall, type RecordedCall } from './model-call-recorder';
 import type { RunHandle } from './run-handle';
+import { RecordedRuns } from './recorded-runs';
 import { RunTools } from './run-tools.service';
 import type { ModelTurn } from './step-record';
 
 /** What a model call of a run is made of: the run's model and progress, its conversation and tools. */
 export type ModelCallSource = Pick<RunHandle, 'conversation' | 'toolset'> & {
-  run: Pick<RunRow, 'model' | 'iterations' | 'maxIterations'>;
+  /** `replay`: a replay's recorded steps are answered from the record (RecordedRuns), the rest live. */
+  run: Pick<RunRow, 'model' | 'iterations' | 'maxIterations' | 'replay'>;
   session: { reasoning?: SessionRow['reasoning'] };
 };
 
@@ -38,6 +40,7 @@ export class ModelCalls {
     private readonly recorder: ModelCallRecorder,
     private readonly window: ContextWindow,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly recorded: RecordedRuns,
   ) {}
 
   /**
@@ -56,8 +59,10 @@ export class ModelCalls {
       reasoning: r.session.reasoning ?? this.config.llm.reasoning,
       maxOutputTokens: this.config.llm.maxOutputTokens,
     };
-    // ModelProviders picks the provider (or a fallback) and holds the call to its limits.
-    return new SentModelCall(this.models, request, signal);
+    // A replay's recorded step is answered from the record; otherwise ModelProviders picks the
+    // provider (or a fallback) and holds the call to its limits.
+    const provider = this.recorded.model(r.run, r.run.iterations + 1) ?? this.models;
+    return new SentModelCall(provider, request, signal);
   }
 
   /**

@@ -17,6 +17,7 @@ import { ToolStepService, type Execution, type PlannedCall } from './tool-step.s
 import { RunTools } from './run-tools.service';
 import { RunTakeover } from './run-takeover';
 import { RunAccounting } from './run-accounting';
+import { RecordedFailure } from './recorded-runs';
 
 /**
  * How a stretch of driving a run ended. `released`: this process let the run go without ending it
@@ -247,6 +248,7 @@ async function stepEnded(stored: Promise<void>, ran: Execution): Promise<void> {
 }
 
 function toRunError(err: unknown): RunError {
+  if (err instanceof RecordedFailure) return err.error;
   if (err instanceof ContextTooLong) return { code: err.code, message: err.message, retryable: false };
   if (err instanceof ModelError) return { code: err.code, message: err.message, retryable: err.retryable };
   return { code: 'INTERNAL_ERROR', message: 'The run failed on an internal error.', retryable: false };
@@ -264,7 +266,12 @@ function afterStep(
 ): ModelCallSource {
   const added = [...step.messages, ...results].sort((a, b) => a.seq - b.seq);
   return {
-    run: { model: h.run.model, iterations: step.iteration, maxIterations: h.run.maxIterations },
+    run: {
+      model: h.run.model,
+      iterations: step.iteration,
+      maxIterations: h.run.maxIterations,
+      replay: h.run.replay,
+    },
     session: h.session,
     conversation: [...before, ...added],
     toolset: h.toolset,

@@ -11,6 +11,7 @@ import { ToolRegistry } from '../tools/tool-registry.service';
 import { callKey } from './call-key';
 import type { EarlyReads } from './early-reads';
 import type { RunHandle } from './run-handle';
+import { RecordedRuns } from './recorded-runs';
 import { RunTools } from './run-tools.service';
 import { errorSettlement, resultEvent, toolMessage } from './tool-results';
 import {
@@ -21,6 +22,7 @@ import {
 } from '../store/conversation-store.service';
 import { RunJournal } from '../store/run-journal';
 import { RunStore } from '../store/run-store.service';
+import type { RecordedCall } from '../store/recorded-run-store.service';
 
 /** The same tool with the same arguments is run at most twice in a run; the third ask is refused. */
 const MAX_IDENTICAL_CALLS = 2;
@@ -52,6 +54,30 @@ export interface Execution {
   settled: Promise<void>;
 }
 
+/**
+ * A replayed call decided as the original was: one answered when its step was planned (refused,
+ * invalid…) gets the same answer now; any other runs — answered from the record when it is run, so
+ * its result follows the step as the original's did, with nobody asked to approve and no client
+ * waited for.
+ */
+function fromRecord(
+  base: Omit<PlannedCall, 'executor' | 'status' | 'settlement'>,
+  original: RecordedCall | undefined,
+): PlannedCall {
+  if (original?.atPlan && original.result !== null) {
+    return {
+      ...base,
+      executor: 'server',
+      status: 'error',
+      settlement: errorSettlement(
+        (original.errorCode ?? 'EXECUTION_ERROR') as ToolErrorCode,
+        original.result,
+      ),
+    };
+  }
+  return { ...base, executor: original?.executor ?? 'server', status: 'pending', settlement: null };
+}
+
 /** A call that ran, its result not stored yet. */
 interface RanCall {
   message: MessageRow;
@@ -71,10 +97,15 @@ export class ToolStepService {
     private readonly conversation: ConversationStore,
     private readonly metrics: MetricsService,
     private readonly journal: RunJournal,
+    private readonly recorded: RecordedRuns,
   ) {}
 
-  /** Decides every call in the order the model asked; `lastIteration` answers them all with an error. */
+  /**
+   * Decides every call in the order the model asked; `lastIteration` answers them all with an error.
+   * A replay's recorded step decides each as the original did (`fromRecord`).
+   */
   async plan(h: RunHandle, calls: readonly ModelToolCall[], lastIteration: boolean): Promise<PlannedCall[]> {
+    const recorded = await this.recorded.calls(h.run, h.run.iterations + 1);
     const planned: PlannedCall[] = [];
     for (const [position, call] of calls.entries()) {
       const callId = this.uniqueCallId(h, call.id);
@@ -100,7 +131,9 @@ export class ToolStepService {
         settlement: errorSettlement(code, message),
       });
 
-      if (lastIteration) {
+      if (recorded !== null) {
+        planned.push(fromRecord(base, recorded[position]));
+      } else if (lastIteration) {
         planned.push(
           refuse(
             'MAX_ITERATIONS',
@@ -201,8 +234,10 @@ export class ToolStepService {
     const lookup = h.toolset.lookup(call.name);
     // Only a speculative tool may run before its call is stored (Tool.speculative).
     if (lookup.kind !== 'server' || lookup.tool.speculative !== true) await recorded;
-    const { result, durationMs } = await (early?.take(call.name, call.rawArguments) ??
-      this.tools.run(h, call, lookup));
+    // A replay's recorded call is answered as the original's was (RecordedRuns), never run.
+    const { result, durationMs } =
+      (await this.recorded.result(h.run, call)) ??
+      (await (early?.take(call.name, call.rawArguments) ?? this.tools.run(h, call, lookup)));
     const edited = call.approval?.editedArguments;
     const content =
       edited === undefined || edited === null

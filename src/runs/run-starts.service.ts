@@ -168,6 +168,7 @@ export class RunStarts {
 function newRunRow(row: NewRun): RunRow {
   return {
     ...row,
+    replay: row.replay ?? null,
     status: 'running',
     iterations: 0,
     promptTokens: 0,

@@ -75,7 +75,7 @@ export class StartPlans {
         prompt: { id: randomUUID(), content: 'prompt' in input ? input.prompt : '' },
       };
     }
-    const model = session.model ?? this.models.defaultModel;
+    const model = input.replay?.model ?? session.model ?? this.models.defaultModel;
     const firstEvent = serializeEvent(runId, 1, { type: 'run_started', sessionId: session.id, model });
     return {
       session,
@@ -93,6 +93,7 @@ export class StartPlans {
           ),
           leaseOwner: processId,
           traceParent: null,
+          replay: input.replay ? { of: input.replay.of, steps: input.replay.steps } : null,
         },
         firstEvent,
         answers,

@@ -1,3 +1,4 @@
+import type { RunReplay } from '../persistence/entities/run.entity';
 import type { SessionOptions } from '../sessions/sessions.service';
 import type { IdempotencyClaim } from '../store/idempotency-store.service';
 
@@ -15,6 +16,11 @@ export type StartRun = (
   idempotency?: Omit<IdempotencyClaim, 'owner'>;
   /** The request's W3C `traceparent`: the run's trace goes on under it. */
   traceParent?: string;
+  /**
+   * A replay ("Fork and replay"): the run answers from `of`'s record for its first `steps` steps
+   * (null: all), on `model` (the replayed run's, or the one its live steps take).
+   */
+  replay?: RunReplay & { model: string };
 };
 
 /** The run a start request is answered with: the one it started, or the one its key's first request did. */

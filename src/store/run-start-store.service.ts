@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
+import type { RunReplay } from '../persistence/entities/run.entity';
 import type { EventRecord } from './run-store.service';
 import {
   SESSION_COLUMNS,
@@ -24,6 +25,8 @@ export interface NewRun {
   leaseOwner: string;
   /** The `traceparent` of the run's first span (RunTracing); null without tracing. */
   traceParent: string | null;
+  /** A replay's record (RunReplay); absent or null for any other run. */
+  replay?: RunReplay | null;
 }
 
 /** A message a start stores, its id chosen by the caller. */
@@ -86,9 +89,9 @@ const ADMISSION_CTES = `counts AS (
  * What every start writes besides what it answers, once for each row of `gate` (one, or none): the
  * run (leased), its first event, and the key's start in run_starts (the minute's older ones pruned).
  */
-const newRunCtes = (gate: string, traceParent: string) => `run AS (
-         INSERT INTO runs (id, session_id, owner, status, model, max_iterations, lease_owner, lease_expires_at, last_seq, trace_parent)
-         SELECT $1::uuid, $2::uuid, $3, 'running', $4, $5::int, $6, now() + $7::int * interval '1 millisecond', $9::int, ${traceParent}
+const newRunCtes = (gate: string, traceParent: string, replay: string) => `run AS (
+         INSERT INTO runs (id, session_id, owner, status, model, max_iterations, lease_owner, lease_expires_at, last_seq, trace_parent, replay)
+         SELECT $1::uuid, $2::uuid, $3, 'running', $4, $5::int, $6, now() + $7::int * interval '1 millisecond', $9::int, ${traceParent}, ${replay}
            FROM ${gate}
        ), ev AS (
          INSERT INTO run_events (run_id, seq, type, payload) SELECT $1::uuid, $9::int, $10, $8::json FROM ${gate}
@@ -126,7 +129,12 @@ export class RunStartStore {
     const { sql, params } = this.statement(start);
     let rows: (KeyRunCounts & Partial<SessionRow> & { seq: number | null; stored: boolean })[];
     try {
-      rows = await q.query(sql, [...this.params(start, margin), ...params, start.run.traceParent]);
+      rows = await q.query(sql, [
+        ...this.params(start, margin),
+        ...params,
+        start.run.traceParent,
+        start.run.replay ? JSON.stringify(start.run.replay) : null,
+      ]);
     } catch (err) {
       // Another start opened a run on this session between the caller's look and this insert.
       if (isUniqueViolation(err)) throw new SessionHasActiveRun(start.run.sessionId);
@@ -157,8 +165,9 @@ export class RunStartStore {
     const answers = start.answers;
     // The parameters after the new session's options.
     const after = 14 + SESSION_OPTION_COUNT;
-    // The run's traceparent is the statement's last parameter.
+    // The run's traceparent and replay are the statement's last two parameters.
     const trace = (count: number) => `$${14 + count}::text`;
+    const replay = (count: number) => `$${15 + count}::jsonb`;
     switch (answers.kind) {
       case 'new-session':
         return {
@@ -172,7 +181,7 @@ export class RunStartStore {
                 ), msg AS (
                   INSERT INTO messages (id, session_id, run_id, seq, role, content)
                   SELECT $${after + 2}::uuid, $2::uuid, $1::uuid, 2, 'user', $${after + 3} FROM s
-                ), ${newRunCtes('s', trace(SESSION_OPTION_COUNT + 4))}
+                ), ${newRunCtes('s', trace(SESSION_OPTION_COUNT + 4), replay(SESSION_OPTION_COUNT + 4))}
                 SELECT ${COUNTS}, s.id IS NOT NULL AS stored, 2 AS seq, s.* FROM counts c LEFT JOIN s ON true`,
           params: [
             ...sessionOptionValues(answers.session),
@@ -190,7 +199,7 @@ export class RunStartStore {
                 ), msg AS (
                   INSERT INTO messages (id, session_id, run_id, seq, role, content)
                   SELECT $14::uuid, $2::uuid, $1::uuid, pos.seq, 'user', $15 FROM pos
-                ), ${newRunCtes('pos', trace(2))}
+                ), ${newRunCtes('pos', trace(2), replay(2))}
                 SELECT ${COUNTS}, EXISTS (SELECT 1 FROM admitted) AS stored, (SELECT seq FROM pos) AS seq FROM counts c`,
           params: [answers.prompt.id, answers.prompt.content],
         };
@@ -206,7 +215,7 @@ export class RunStartStore {
                 ), superseded AS (
                   UPDATE runs SET superseded_by = $1::uuid, updated_at = now()
                    WHERE session_id = $2::uuid AND superseded_by IS NULL AND created_at >= (SELECT created_at FROM go)
-                ), ${newRunCtes('go', trace(0))}
+                ), ${newRunCtes('go', trace(0), replay(0))}
                 SELECT ${COUNTS}, EXISTS (SELECT 1 FROM admitted) AS stored, (SELECT seq FROM go) AS seq FROM counts c`,
           params: [],
         };

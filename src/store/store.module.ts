@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ConversationStore } from './conversation-store.service';
+import { ForkStore } from './fork-store.service';
+import { RecordedRunStore } from './recorded-run-store.service';
 import { IdempotencyStore } from './idempotency-store.service';
 import { RunStartStore } from './run-start-store.service';
 import { RunJournal } from './run-journal';
@@ -17,6 +19,8 @@ import { UsageStore } from './usage-store.service';
     SessionStore,
     IdempotencyStore,
     UsageStore,
+    ForkStore,
+    RecordedRunStore,
   ],
   exports: [
     RunStore,
@@ -26,6 +30,8 @@ import { UsageStore } from './usage-store.service';
     SessionStore,
     IdempotencyStore,
     UsageStore,
+    ForkStore,
+    RecordedRunStore,
   ],
 })
 export class StoreModule {}

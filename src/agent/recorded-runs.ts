@@ -1,0 +1,124 @@
+import { Injectable } from '@nestjs/common';
+import type { ModelProvider, ModelStreamEvent } from '../llm/model-provider';
+import type { RunError } from '../persistence/entities/run.entity';
+import type { ToolCallRow } from '../store/conversation-store.service';
+import { RecordedRunStore, type RecordedCall } from '../store/recorded-run-store.service';
+import type { RunRow } from '../store/run-store.service';
+import type { ToolErrorCode } from '../tools/tool';
+import type { TimedResult } from './early-reads';
+
+/** The part of a run that says whether (and up to which step) it is a replay. */
+export type ReplayedRun = Pick<RunRow, 'replay'>;
+
+/**
+ * The replayed run's model call failed as the original's did: the run fails with the original's
+ * error (a step the original never finished has nothing to answer with).
+ */
+export class RecordedFailure extends Error {
+  constructor(readonly error: RunError) {
+    super(error.message);
+    this.name = 'RecordedFailure';
+  }
+}
+
+/**
+ * A replayed run's record ("Fork and replay"): a model that answers each recorded step with what the
+ * original run's model answered, and the calls' results as the original's tools (or its people, or
+ * its client) gave them. The loop uses them like any model and any tool — so a replay is a run like
+ * any other, written by the journal — for the steps its run row names (`replay.steps`, null: all);
+ * after those it goes on live.
+ */
+@Injectable()
+export class RecordedRuns {
+  constructor(private readonly store: RecordedRunStore) {}
+
+  /** The replay's run id when step `iteration` of `run` comes from the record; null when it is live. */
+  private recordedOf(run: ReplayedRun, iteration: number): string | null {
+    const replay = run.replay;
+    if (!replay) return null;
+    return replay.steps === null || iteration <= replay.steps ? replay.of : null;
+  }
+
+  /** The model that answers step `iteration` of `run` from the record; undefined when it is live. */
+  model(run: ReplayedRun, iteration: number): ModelProvider | undefined {
+    const of = this.recordedOf(run, iteration);
+    return of === null ? undefined : { stream: () => this.answer(of, iteration) };
+  }
+
+  /**
+   * The original's answer to step `iteration`: its reasoning and its text, each as one delta (the
+   * original's deltas are not kept), then its finish — the tool calls, usage and model it had. No
+   * `tool_call_delta`: nothing starts early, nothing runs. A step the original never finished fails
+   * as the original did.
+   */
+  private async *answer(runId: string, iteration: number): AsyncGenerator<ModelStreamEvent, void, undefined> {
+    const answer = await this.store.answer(runId, iteration);
+    if (answer === null) {
+      const error = await this.store.error(runId);
+      throw new RecordedFailure(
+        error ?? {
+          code: 'REPLAY_ENDED',
+          message: `The replayed run has no step ${iteration}: it ended before it.`,
+          retryable: false,
+        },
+      );
+    }
+    if (answer.reasoning) yield { type: 'reasoning', delta: answer.reasoning };
+    if (answer.text !== '') yield { type: 'text', delta: answer.text };
+    const { costUsd: _cost, ...usage } = answer.usage;
+    yield {
+      type: 'finish',
+      finishReason: answer.finishReason,
+      usage,
+      toolCalls: answer.toolCalls.map((c) => ({
+        id: c.id,
+        name: c.name,
+        arguments: c.arguments,
+        ...(c.extraContent ? { extraContent: c.extraContent } : {}),
+      })),
+      ...(answer.providerData ? { providerData: answer.providerData } : {}),
+      ...(answer.model ? { model: answer.model } : {}),
+    };
+  }
+
+  /** The calls of step `iteration` as the original stored them; null when the step is live. */
+  async calls(run: ReplayedRun, iteration: number): Promise<RecordedCall[] | null> {
+    const of = this.recordedOf(run, iteration);
+    return of === null ? null : this.store.calls(of, iteration);
+  }
+
+  /**
+   * A recorded call's result as the original's tool, person or client gave it, in place of running
+   * it; null when its step is live. A call the original never answered is answered as cancelled.
+   */
+  async result(
+    run: ReplayedRun,
+    call: Pick<ToolCallRow, 'iteration' | 'position'>,
+  ): Promise<TimedResult | null> {
+    const recorded = await this.calls(run, call.iteration);
+    if (recorded === null) return null;
+    const original = recorded.find((c) => c.position === call.position);
+    if (!original || original.result === null) {
+      return {
+        result: {
+          content: 'Not run: the replayed run never answered this call.',
+          isError: true,
+          errorCode: 'CANCELLED',
+        },
+        durationMs: 0,
+      };
+    }
+    return {
+      result: {
+        content: original.result,
+        isError: original.isError,
+        ...(original.isError
+          ? { errorCode: (original.errorCode ?? 'EXECUTION_ERROR') as ToolErrorCode }
+          : {}),
+        ...(original.truncated ? { truncated: true } : {}),
+        ...(original.changes ? { changes: original.changes } : {}),
+      },
+      durationMs: original.durationMs ?? 0,
+    };
+  }
+}
