@@ -3,6 +3,7 @@ import {
   ApiError,
   cancelRun,
   decide,
+  forkSession,
   getRun,
   getSession,
   postToolResult,
@@ -227,6 +228,11 @@ export function Chat({
     event.preventDefault();
     const prompt = input.trim();
     if (prompt === '' || submitting || activeRun !== undefined) return;
+    sendPrompt(prompt);
+  };
+
+  /** Sends `prompt` to the open session (a new one when none is open yet) and follows its run. */
+  const sendPrompt = (prompt: string) => {
     setSubmitting(true);
     setError(null);
     setNotice(null);
@@ -263,6 +269,37 @@ export function Chat({
       },
     );
   };
+
+  /**
+   * "Edit" on a past prompt, and "Regenerate" on an answer (its own prompt again): the session is
+   * forked at the message before that prompt, the page switches to the fork, and `prompt` is sent
+   * there. The source session stays as it was (it is still in the list).
+   */
+  const sendInstead = (promptId: string, prompt: string) => {
+    const source = sessionRef.current;
+    const at = history.findIndex((m) => m.id === promptId);
+    if (source === undefined || at < 1 || submitting || activeRun !== undefined) return;
+    setSubmitting(true);
+    setError(null);
+    setNotice(null);
+    forkSession(keyRef.current, source, history[at - 1].id)
+      .then(async (fork) => {
+        const forked = await getSession(keyRef.current, fork.id);
+        sessionRef.current = fork.id;
+        setInfo({ title: forked.title, model: forked.model, mode: forked.mode });
+        setHistory(forked.messages);
+        setFailures({});
+        turnsRef.current = [];
+        setTurns([]);
+        onSessionStarted(fork.id);
+        sendPrompt(prompt);
+      })
+      .catch((err: unknown) => {
+        setSubmitting(false);
+        setError(err instanceof Error ? err.message : String(err));
+      });
+  };
+  const canRewrite = !submitting && activeRun === undefined;
 
   const cancel = () => {
     if (activeRun === undefined) return;
@@ -312,7 +349,12 @@ export function Chat({
               {loadError}
             </p>
           )}
-          <StoredConversation messages={history} failures={failures} onInspect={setInspected} />
+          <StoredConversation
+            messages={history}
+            failures={failures}
+            onInspect={setInspected}
+            onRewrite={canRewrite ? sendInstead : undefined}
+          />
           {history.length === 0 && turns.length === 0 && openedId === undefined && (
             <p className="empty">
               Send a message to start a run. Tool calls appear as cards; in safe mode, writes wait for your
@@ -426,11 +468,16 @@ function StoredConversation({
   messages,
   failures,
   onInspect,
+  onRewrite,
 }: {
   messages: readonly StoredMessage[];
   failures: Readonly<Record<string, string>>;
   onInspect: (runId: string) => void;
+  /** Sends a prompt instead of a stored one, in a fork (undefined while a run is active). */
+  onRewrite: ((promptId: string, prompt: string) => void) | undefined;
 }) {
+  const [editing, setEditing] = useState<string | null>(null);
+  const [draft, setDraft] = useState('');
   const results = new Map(
     messages.filter((m) => m.role === 'tool').map((m) => [m.toolCallId, m.content ?? '']),
   );
@@ -451,7 +498,49 @@ function StoredConversation({
           return (
             <Fragment key={m.id}>
               <article className="message user stored">
-                <div className="text">{m.content}</div>
+                {editing === m.id ? (
+                  <form
+                    className="edit-prompt"
+                    onSubmit={(event) => {
+                      event.preventDefault();
+                      if (draft.trim() === '' || onRewrite === undefined) return;
+                      setEditing(null);
+                      onRewrite(m.id, draft.trim());
+                    }}
+                  >
+                    <textarea
+                      aria-label="Edited prompt"
+                      value={draft}
+                      autoFocus
+                      onChange={(event) => setDraft(event.target.value)}
+                    />
+                    <div className="actions">
+                      <button type="button" className="quiet" onClick={() => setEditing(null)}>
+                        Discard
+                      </button>
+                      <button type="submit" disabled={draft.trim() === '' || onRewrite === undefined}>
+                        Send in a fork
+                      </button>
+                    </div>
+                  </form>
+                ) : (
+                  <>
+                    <div className="text">{m.content}</div>
+                    {onRewrite !== undefined && (
+                      <button
+                        type="button"
+                        className="link"
+                        title="Fork the session before this prompt and send an edited one"
+                        onClick={() => {
+                          setDraft(m.content ?? '');
+                          setEditing(m.id);
+                        }}
+                      >
+                        Edit
+                      </button>
+                    )}
+                  </>
+                )}
               </article>
               {failed}
             </Fragment>
@@ -484,6 +573,19 @@ function StoredConversation({
                   <button type="button" className="link" onClick={() => onInspect(m.runId!)}>
                     Inspect run
                   </button>
+                  {onRewrite !== undefined && promptOf(messages, m) !== undefined && (
+                    <button
+                      type="button"
+                      className="link"
+                      title="Fork the session before this answer's prompt and answer it again"
+                      onClick={() => {
+                        const prompt = promptOf(messages, m)!;
+                        onRewrite(prompt.id, prompt.content ?? '');
+                      }}
+                    >
+                      Regenerate
+                    </button>
+                  )}
                 </footer>
               )}
             </article>
@@ -493,6 +595,12 @@ function StoredConversation({
       })}
     </>
   );
+}
+
+/** The prompt an answer answers: the last user message before it. */
+function promptOf(messages: readonly StoredMessage[], answer: StoredMessage): StoredMessage | undefined {
+  const at = messages.indexOf(answer);
+  return messages.slice(0, at).findLast((m) => m.role === 'user');
 }
 
 /**

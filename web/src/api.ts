@@ -117,6 +117,11 @@ export function renameSession(key: string, id: string, title: string): Promise<S
   return request(key, 'PATCH', `/v1/sessions/${encodeURIComponent(id)}`, { title });
 }
 
+/** A new session with the conversation of `id` up to and including `atMessageId` ("Fork and replay"). */
+export function forkSession(key: string, id: string, atMessageId: string): Promise<SessionSummary> {
+  return request(key, 'POST', `/v1/sessions/${encodeURIComponent(id)}/fork`, { atMessageId });
+}
+
 export function deleteSession(key: string, id: string): Promise<void> {
   return request(key, 'DELETE', `/v1/sessions/${encodeURIComponent(id)}`);
 }
