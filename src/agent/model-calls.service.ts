@@ -83,9 +83,11 @@ export class ModelCalls {
 
   /**
    * Makes room for the loop's own model call (ContextWindow.fit), before `read` sends it; true when
-   * that took a model call of its own (a summary), which the limits must then see.
+   * that took a model call of its own (a summary), which the limits must then see. A replay's
+   * recorded step needs none: its answer is read from the record, and a summary would be a model call.
    */
-  makeRoom(h: RunHandle): Promise<boolean> {
+  async makeRoom(h: RunHandle): Promise<boolean> {
+    if (this.recorded.model(h.run, h.run.iterations + 1) !== undefined) return false;
     return this.window.fit(h);
   }
 
