@@ -88,6 +88,27 @@ export class RecordedRuns {
   }
 
   /**
+   * Where each of a recorded step's `calls` came in the original, by the order of their results
+   * (0 first); null when the step is live.
+   */
+  async ranks(
+    run: ReplayedRun,
+    calls: readonly Pick<ToolCallRow, 'iteration' | 'position'>[],
+  ): Promise<number[] | null> {
+    if (calls.length === 0) return null;
+    const recorded = await this.calls(run, calls[0].iteration);
+    if (recorded === null) return null;
+    const seqOf = (c: Pick<ToolCallRow, 'position'>) =>
+      recorded.find((r) => r.position === c.position)?.resultSeq ?? Number.MAX_SAFE_INTEGER;
+    const order = calls
+      .map((c, i) => ({ i, seq: seqOf(c), position: c.position }))
+      .sort((a, b) => a.seq - b.seq || a.position - b.position);
+    const ranks = new Array<number>(calls.length);
+    order.forEach((o, rank) => (ranks[o.i] = rank));
+    return ranks;
+  }
+
+  /**
    * A recorded call's result as the original's tool, person or client gave it, in place of running
    * it; null when its step is live. A call the original never answered is answered as cancelled.
    */

@@ -97,7 +97,7 @@ export class ToolStepService {
     private readonly conversation: ConversationStore,
     private readonly metrics: MetricsService,
     private readonly journal: RunJournal,
-    private readonly recorded: RecordedRuns,
+    private readonly recordedRuns: RecordedRuns,
   ) {}
 
   /**
@@ -105,7 +105,7 @@ export class ToolStepService {
    * A replay's recorded step decides each as the original did (`fromRecord`).
    */
   async plan(h: RunHandle, calls: readonly ModelToolCall[], lastIteration: boolean): Promise<PlannedCall[]> {
-    const recorded = await this.recorded.calls(h.run, h.run.iterations + 1);
+    const recorded = await this.recordedRuns.calls(h.run, h.run.iterations + 1);
     const planned: PlannedCall[] = [];
     for (const [position, call] of calls.entries()) {
       const callId = this.uniqueCallId(h, call.id);
@@ -210,9 +210,21 @@ export class ToolStepService {
               this.conversation.markToolCalls(this.store.queryable, toMark, 'running', true),
             ),
           );
-    const each = runnable.map((call) => {
-      const ran = marked.then(() => this.runOne(h, call, recorded, early));
-      return { ran, settled: ran.then((r) => this.settleOne(h, call, r, recorded)) };
+    // A replay's recorded calls settle in the order the original's did (one after the other).
+    const ranks = this.recordedRuns.ranks(h.run, runnable);
+    const done = runnable.map(() => {
+      let resolve = (): void => undefined;
+      const promise = new Promise<void>((r) => (resolve = r));
+      return { promise, resolve: () => resolve() };
+    });
+    const each = runnable.map((call, i) => {
+      const turn = marked
+        .then(() => ranks)
+        .then((r) => (r === null || r[i] === 0 ? undefined : done[r.indexOf(r[i] - 1)].promise));
+      const ran = turn.then(() => this.runOne(h, call, recorded, early));
+      const settled = ran.then((r) => this.settleOne(h, call, r, recorded));
+      settled.then(done[i].resolve, done[i].resolve);
+      return { ran, settled };
     });
     const results = Promise.all(each.map((e) => e.ran.then((r) => r.message))).then(
       (messages) => messages,
@@ -236,7 +248,7 @@ export class ToolStepService {
     if (lookup.kind !== 'server' || lookup.tool.speculative !== true) await recorded;
     // A replay's recorded call is answered as the original's was (RecordedRuns), never run.
     const { result, durationMs } =
-      (await this.recorded.result(h.run, call)) ??
+      (await this.recordedRuns.result(h.run, call)) ??
       (await (early?.take(call.name, call.rawArguments) ?? this.tools.run(h, call, lookup)));
     const edited = call.approval?.editedArguments;
     const content =

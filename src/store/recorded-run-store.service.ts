@@ -38,6 +38,8 @@ export interface RecordedCall {
   errorCode: string | null;
   truncated: boolean;
   durationMs: number | null;
+  /** The `seq` of its `tool_call_result` event in the original's log: the order the results came in. */
+  resultSeq: number | null;
   changes: FileChange[] | null;
 }
 
@@ -117,8 +119,10 @@ export class RecordedRunStore {
     return this.db.query(
       `SELECT position, executor, status, result, is_error AS "isError", error_code AS "errorCode", truncated,
               duration_ms AS "durationMs", changes,
-              (executor = 'server' AND approval IS NULL AND started_at IS NULL) AS "atPlan"
-         FROM tool_calls WHERE run_id = $1 AND iteration = $2 ORDER BY position`,
+              (executor = 'server' AND approval IS NULL AND started_at IS NULL) AS "atPlan",
+              (SELECT min(e.seq) FROM run_events e WHERE e.run_id = tc.run_id AND e.type = 'tool_call_result'
+                  AND e.payload->>'toolCallId' = tc.call_id) AS "resultSeq"
+         FROM tool_calls tc WHERE run_id = $1 AND iteration = $2 ORDER BY position`,
       [runId, iteration],
     );
   }
