@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { anthropicText, FakeAnthropic } from '../support/fake-anthropic';
-import { FakeUpstream, text, toolCalls } from '../support/fake-upstream';
+import { FakeUpstream, status, text, toolCalls } from '../support/fake-upstream';
 import { startApp, type TestApp } from '../support/app';
 import { answerOf, api, openStream, type StreamEvent } from '../support/sse-client';
 
@@ -123,6 +123,31 @@ describe('POST /v1/runs/:id/replay (e2e)', () => {
     const shape = (m: Record<string, unknown>) => [m.role, m.content, m.toolCallId ?? null];
     expect(fork.body.messages.map(shape)).toEqual(source.body.messages.map(shape));
     expect(fork.body.clientTools).toEqual([CLIENT_TOOL]);
+  });
+
+  it('replays a run that failed on the model: the recorded steps, then the same failure, without a request', async () => {
+    openai.enqueue(
+      toolCalls([{ name: 'read_file', arguments: { path: 'README.md' } }]),
+      status(400, { error: { message: 'model "nope" does not exist', type: 'invalid_request_error' } }),
+    );
+    const stream = await openStream(`${app.url}/v1/chat`, { body: { prompt: 'Read, then fail.' } });
+    const runId = (await stream.rest())[0].data.runId as string;
+    const original = await allEvents(app, runId);
+    expect((await api(app.url, 'GET', `/v1/runs/${runId}`)).body.status).toBe('failed');
+    expect(openai.requests).toHaveLength(2);
+
+    const replay = await api(app.url, 'POST', `/v1/runs/${runId}/replay`);
+    expect(replay.status).toBe(201);
+    const replayed = await allEvents(app, replay.body.runId);
+
+    expect(comparable(replayed)).toEqual(comparable(original));
+    expect(openai.requests).toHaveLength(2);
+    const [run, originalRun] = await Promise.all([
+      api(app.url, 'GET', `/v1/runs/${replay.body.runId}`),
+      api(app.url, 'GET', `/v1/runs/${runId}`),
+    ]);
+    expect(run.body.status).toBe('failed');
+    expect(run.body.error).toEqual(originalRun.body.error);
   });
 
   it('replays from step 2 on another provider: the model is called only from step 3', async () => {
