@@ -5,7 +5,7 @@ import { PLAYGROUND_DIR } from '../../src/playground/playground-files';
 import { startApp, type TestApp } from '../support/app';
 import { CHROMIUM_PATH, launchChromium, type TestBrowser } from '../support/browser';
 import { eventually } from '../support/eventually';
-import { FakeUpstream, text } from '../support/fake-upstream';
+import { FakeUpstream, text, toolCalls } from '../support/fake-upstream';
 import { api, openStream } from '../support/sse-client';
 
 const KEY = 'secret-of-fay';
@@ -118,5 +118,33 @@ describeInBrowser('the playground edits a past prompt and regenerates an answer 
     expect(forked.slice(0, 20).map(shape)).toEqual(before.slice(0, 20).map(shape));
     expect(forked[20]).toMatchObject({ role: 'assistant', content: 'Another tenth answer.' });
     expect(await messages(sourceId)).toEqual(before);
+  });
+
+  it('replays a run from the run panel: the fork opens with the same answer, and the model is not called', async () => {
+    upstream.enqueue(
+      toolCalls([{ name: 'list_files', arguments: { path: '.' } }]),
+      text('Listed the workspace.'),
+    );
+    const stream = await openStream(`${app.url}/v1/chat`, {
+      body: { prompt: 'What is in the workspace?' },
+      headers: AUTH,
+    });
+    const sourceId = (await stream.rest())[0].data.sessionId as string;
+    const requests = upstream.requests.length;
+    page = await browser.context.newPage();
+    page.setDefaultTimeout(15_000);
+    await page.goto(`${app.url}/?session=${sourceId}`);
+    await page.getByLabel('API key').fill(KEY);
+    await page.getByText('Listed the workspace.').waitFor();
+
+    const panel = page.getByRole('complementary', { name: 'Run details' });
+    await panel.getByRole('button', { name: 'Replay' }).click();
+    await eventually(() => sessionInAddress() !== sourceId);
+    const forkId = sessionInAddress()!;
+    await eventually(async () => (await messages(forkId)).length === 5);
+    await page.reload();
+    await page.getByText('Listed the workspace.').waitFor();
+    expect((await messages(forkId)).map(shape)).toEqual((await messages(sourceId)).map(shape));
+    expect(upstream.requests).toHaveLength(requests);
   });
 });

@@ -63,6 +63,8 @@ interface Props {
   listedTitle: string | null | undefined;
   onSessionStarted: (sessionId: string) => void;
   onRunSettled: () => void;
+  /** Opens another session (a replay's fork). */
+  onOpenSession: (sessionId: string) => void;
 }
 
 /** One session: its stored conversation, the runs started here (streamed), the composer, and the run panel. */
@@ -74,6 +76,7 @@ export function Chat({
   listedTitle,
   onSessionStarted,
   onRunSettled,
+  onOpenSession,
 }: Props) {
   const keyRef = useRef(apiKey);
   keyRef.current = apiKey;
@@ -400,7 +403,13 @@ export function Chat({
           </div>
         </form>
       </div>
-      <RunPanel apiKey={apiKey} runId={inspected} live={panelRun} onModel={setRunModel} />
+      <RunPanel
+        apiKey={apiKey}
+        runId={inspected}
+        live={panelRun}
+        onModel={setRunModel}
+        onReplayed={onOpenSession}
+      />
     </div>
   );
 }

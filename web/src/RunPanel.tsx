@@ -1,6 +1,14 @@
 import { useEffect, useState } from 'react';
-import { runEvents } from './api';
-import { applyEvent, formatDuration, newRun, stepsOf, type RunEvent, type RunView } from './run-state';
+import { replayRun, runEvents } from './api';
+import {
+  applyEvent,
+  formatDuration,
+  isActive,
+  newRun,
+  stepsOf,
+  type RunEvent,
+  type RunView,
+} from './run-state';
 import { readSse } from './sse';
 
 interface Props {
@@ -10,10 +18,12 @@ interface Props {
   live: RunView | undefined;
   /** The model a loaded run used (run_started), for a session that names none. */
   onModel: (model: string) => void;
+  /** Opens the session a replay of the run runs in. */
+  onReplayed: (sessionId: string) => void;
 }
 
 /** A run's timeline (each model call and the tool calls it asked for) and its raw events. */
-export function RunPanel({ apiKey, runId, live, onModel }: Props) {
+export function RunPanel({ apiKey, runId, live, onModel, onReplayed }: Props) {
   const [tab, setTab] = useState<'timeline' | 'events'>('timeline');
   const [loaded, setLoaded] = useState<RunView | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -71,6 +81,21 @@ export function RunPanel({ apiKey, runId, live, onModel }: Props) {
                 {' '}
                 · <span className="model-name">{run.model}</span>
               </>
+            )}
+            {!isActive(run) && (
+              <button
+                type="button"
+                className="link replay"
+                title="Run it again from what it stored, in a fork of its session: no model call, no tool"
+                onClick={() => {
+                  replayRun(apiKey, run.runId).then(
+                    (replay) => onReplayed(replay.sessionId),
+                    (err: unknown) => setError(err instanceof Error ? err.message : String(err)),
+                  );
+                }}
+              >
+                Replay
+              </button>
             )}
           </p>
           {tab === 'timeline' ? <Timeline run={run} /> : <Events run={run} />}

@@ -122,6 +122,11 @@ export function forkSession(key: string, id: string, atMessageId: string): Promi
   return request(key, 'POST', `/v1/sessions/${encodeURIComponent(id)}/fork`, { atMessageId });
 }
 
+/** A finished run run again from its record, in a fork of its session ("Fork and replay"). */
+export function replayRun(key: string, runId: string): Promise<{ runId: string; sessionId: string }> {
+  return request(key, 'POST', `/v1/runs/${encodeURIComponent(runId)}/replay`, {});
+}
+
 export function deleteSession(key: string, id: string): Promise<void> {
   return request(key, 'DELETE', `/v1/sessions/${encodeURIComponent(id)}`);
 }
