@@ -1,11 +1,30 @@
 import { Injectable } from '@nestjs/common';
 import type { ModelProvider, ModelStreamEvent } from '../llm/model-provider';
 import type { RunError } from '../persistence/entities/run.entity';
-import type { ToolCallRow } from '../store/conversation-store.service';
+import type { ToolCallRow, ToolCallSettlement } from '../store/conversation-store.service';
 import { RecordedRunStore, type RecordedCall } from '../store/recorded-run-store.service';
 import type { RunRow } from '../store/run-store.service';
 import type { ToolErrorCode } from '../tools/tool';
 import type { TimedResult } from './early-reads';
+import { errorSettlement } from './tool-results';
+
+/**
+ * A replayed call decided as the original was: one answered when its step was planned (refused,
+ * invalid…) gets the same answer now; any other runs — answered from the record when it is run, so
+ * its result follows the step as the original's did, with nobody asked to approve and no client
+ * waited for.
+ */
+export function recordedDecision(original: RecordedCall | undefined): {
+  executor: 'server' | 'client';
+  status: 'pending' | 'error';
+  settlement: ToolCallSettlement | null;
+} {
+  if (original?.atPlan && original.result !== null) {
+    const code = (original.errorCode ?? 'EXECUTION_ERROR') as ToolErrorCode;
+    return { executor: 'server', status: 'error', settlement: errorSettlement(code, original.result) };
+  }
+  return { executor: original?.executor ?? 'server', status: 'pending', settlement: null };
+}
 
 /** The part of a run that says whether (and up to which step) it is a replay. */
 export type ReplayedRun = Pick<RunRow, 'replay'>;

@@ -11,7 +11,7 @@ import { ToolRegistry } from '../tools/tool-registry.service';
 import { callKey } from './call-key';
 import type { EarlyReads } from './early-reads';
 import type { RunHandle } from './run-handle';
-import { RecordedRuns } from './recorded-runs';
+import { RecordedRuns, recordedDecision } from './recorded-runs';
 import { RunTools } from './run-tools.service';
 import { errorSettlement, resultEvent, toolMessage } from './tool-results';
 import {
@@ -22,7 +22,6 @@ import {
 } from '../store/conversation-store.service';
 import { RunJournal } from '../store/run-journal';
 import { RunStore } from '../store/run-store.service';
-import type { RecordedCall } from '../store/recorded-run-store.service';
 
 /** The same tool with the same arguments is run at most twice in a run; the third ask is refused. */
 const MAX_IDENTICAL_CALLS = 2;
@@ -54,30 +53,6 @@ export interface Execution {
   settled: Promise<void>;
 }
 
-/**
- * A replayed call decided as the original was: one answered when its step was planned (refused,
- * invalid…) gets the same answer now; any other runs — answered from the record when it is run, so
- * its result follows the step as the original's did, with nobody asked to approve and no client
- * waited for.
- */
-function fromRecord(
-  base: Omit<PlannedCall, 'executor' | 'status' | 'settlement'>,
-  original: RecordedCall | undefined,
-): PlannedCall {
-  if (original?.atPlan && original.result !== null) {
-    return {
-      ...base,
-      executor: 'server',
-      status: 'error',
-      settlement: errorSettlement(
-        (original.errorCode ?? 'EXECUTION_ERROR') as ToolErrorCode,
-        original.result,
-      ),
-    };
-  }
-  return { ...base, executor: original?.executor ?? 'server', status: 'pending', settlement: null };
-}
-
 /** A call that ran, its result not stored yet. */
 interface RanCall {
   message: MessageRow;
@@ -102,7 +77,7 @@ export class ToolStepService {
 
   /**
    * Decides every call in the order the model asked; `lastIteration` answers them all with an error.
-   * A replay's recorded step decides each as the original did (`fromRecord`).
+   * A replay's recorded step decides each as the original did (recordedDecision).
    */
   async plan(h: RunHandle, calls: readonly ModelToolCall[], lastIteration: boolean): Promise<PlannedCall[]> {
     const recorded = await this.recordedRuns.calls(h.run, h.run.iterations + 1);
@@ -132,7 +107,7 @@ export class ToolStepService {
       });
 
       if (recorded !== null) {
-        planned.push(fromRecord(base, recorded[position]));
+        planned.push({ ...base, ...recordedDecision(recorded[position]) });
       } else if (lastIteration) {
         planned.push(
           refuse(
