@@ -204,5 +204,15 @@ describe('POST /v1/sessions/:id/fork (e2e)', () => {
     expect(early.status).toBe(201);
     const earlyMessages = await messages(early.body.id);
     expect(earlyMessages.some((m) => m.kind === 'summary' || m.context === 'summarized')).toBe(false);
+
+    // A fork goes on and compacts like any session, and its source does not see it.
+    const sourceNow = await messages(sourceId);
+    upstream.enqueue(text('An answer in the fork.'));
+    await answered('A prompt in the fork.', whole.body.id);
+    upstream.enqueue(text('A summary of the fork.'));
+    const forkCompacted = await call('POST', `/v1/sessions/${whole.body.id}/compact`);
+    expect(forkCompacted.status).toBe(200);
+    expect((await messages(whole.body.id)).filter((m) => m.kind === 'summary')).toHaveLength(2);
+    expect(await messages(sourceId)).toEqual(sourceNow);
   });
 });
