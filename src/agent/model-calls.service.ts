@@ -11,7 +11,7 @@ import { modelMessages } from './conversation';
 import { EarlyReads } from './early-reads';
 import { ModelCallRecorder, type EndedCall, type RecordedCall } from './model-call-recorder';
 import type { RunHandle } from './run-handle';
-import { RecordedRuns } from './recorded-runs';
+import { RecordedFailure, RecordedRuns } from './recorded-runs';
 import { RunTools } from './run-tools.service';
 import type { ModelTurn } from './step-record';
 
@@ -170,6 +170,8 @@ export class ModelCalls {
       throw new ModelError('UPSTREAM_CONNECTION', 'The model stream ended without finishing.', true);
     } catch (err) {
       early.stop();
+      // A replayed call the original never made (it ended before) counts nothing.
+      if (err instanceof RecordedFailure && !err.called) throw err;
       // A call cancelled, or failed after it streamed, counts all the same: the run stores it as it ends.
       h.unstoredCall = await this.recorder.record({
         ...ended(),

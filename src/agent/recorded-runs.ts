@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { ModelProvider, ModelStreamEvent } from '../llm/model-provider';
-import type { RunError } from '../persistence/entities/run.entity';
 import type { ToolCallRow, ToolCallSettlement } from '../store/conversation-store.service';
 import { RecordedRunStore, type RecordedCall } from '../store/recorded-run-store.service';
 import type { RunRow } from '../store/run-store.service';
 import type { ToolErrorCode } from '../tools/tool';
 import type { TimedResult } from './early-reads';
+import type { FinalOutcome } from './run-finalization';
 import { errorSettlement } from './tool-results';
 
 /**
@@ -30,12 +30,16 @@ export function recordedDecision(original: RecordedCall | undefined): {
 export type ReplayedRun = Pick<RunRow, 'replay'>;
 
 /**
- * The replayed run's model call failed as the original's did: the run fails with the original's
- * error (a step the original never finished has nothing to answer with).
+ * A replayed run's model call where the original's ended the run: it failed as the original's did
+ * (`called`: the original made this call, and it is counted again as it was), or the original
+ * ended before it — cancelled, or never finished — and made no call to count.
  */
 export class RecordedFailure extends Error {
-  constructor(readonly error: RunError) {
-    super(error.message);
+  constructor(
+    readonly outcome: FinalOutcome,
+    readonly called: boolean,
+  ) {
+    super(outcome.status === 'failed' ? outcome.error.message : outcome.why);
     this.name = 'RecordedFailure';
   }
 }
@@ -67,20 +71,28 @@ export class RecordedRuns {
   /**
    * The original's answer to step `iteration`: its reasoning and its text, each as one delta (the
    * original's deltas are not kept), then its finish — the tool calls, usage and model it had. No
-   * `tool_call_delta`: nothing starts early, nothing runs. A step the original never finished fails
-   * as the original did.
+   * `tool_call_delta`: nothing starts early, nothing runs. A step the original never finished ends
+   * the replay as the original ended (RecordedFailure).
    */
   private async *answer(runId: string, iteration: number): AsyncGenerator<ModelStreamEvent, void, undefined> {
     const answer = await this.store.answer(runId, iteration);
     if (answer === null) {
-      const error = await this.store.error(runId);
-      throw new RecordedFailure(
-        error ?? {
-          code: 'REPLAY_ENDED',
-          message: `The replayed run has no step ${iteration}: it ended before it.`,
-          retryable: false,
-        },
-      );
+      const ending = await this.store.ending(runId);
+      if (ending?.status === 'failed' && ending.error !== null) {
+        throw new RecordedFailure({ status: 'failed', error: ending.error }, true);
+      }
+      if (ending?.status === 'cancelled') {
+        throw new RecordedFailure(
+          { status: 'cancelled', why: 'The replayed run was cancelled here.' },
+          false,
+        );
+      }
+      const error = {
+        code: 'REPLAY_ENDED',
+        message: `The replayed run has no step ${iteration}: it ended before it.`,
+        retryable: false,
+      };
+      throw new RecordedFailure({ status: 'failed', error }, false);
     }
     if (answer.reasoning) yield { type: 'reasoning', delta: answer.reasoning };
     if (answer.text !== '') yield { type: 'text', delta: answer.text };

@@ -191,8 +191,10 @@ export class RunOrchestrator {
     const outcome: FinalOutcome =
       stopped === 'cancelled' || stopped === 'disconnected'
         ? { status: 'cancelled', why: new RunStopped(stopped).message }
-        : { status: 'failed', error: toRunError(err) };
-    if (outcome.status === 'failed' && stopped === null) {
+        : err instanceof RecordedFailure
+          ? err.outcome
+          : { status: 'failed', error: toRunError(err) };
+    if (outcome.status === 'failed' && stopped === null && !(err instanceof RecordedFailure)) {
       const cause = err instanceof Error ? err.message : String(err);
       this.logger.warn({
         runId: h.run.id,
@@ -248,7 +250,6 @@ async function stepEnded(stored: Promise<void>, ran: Execution): Promise<void> {
 }
 
 function toRunError(err: unknown): RunError {
-  if (err instanceof RecordedFailure) return err.error;
   if (err instanceof ContextTooLong) return { code: err.code, message: err.message, retryable: false };
   if (err instanceof ModelError) return { code: err.code, message: err.message, retryable: err.retryable };
   return { code: 'INTERNAL_ERROR', message: 'The run failed on an internal error.', retryable: false };

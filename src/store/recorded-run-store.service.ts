@@ -31,7 +31,10 @@ export interface RecordedCall {
   position: number;
   executor: 'server' | 'client';
   status: string;
-  /** Answered when its step was planned (refused, invalid…), not by running it or by someone later. */
+  /**
+   * Answered when its step was planned (refused, invalid…): its result came before its step's
+   * `step_finished`, not after — by running it, or from someone later.
+   */
   atPlan: boolean;
   result: string | null;
   isError: boolean;
@@ -117,21 +120,26 @@ export class RecordedRunStore {
   /** The calls of step `iteration` of run `runId`, in the model's order, with their stored results. */
   calls(runId: string, iteration: number): Promise<RecordedCall[]> {
     return this.db.query(
-      `SELECT position, executor, status, result, is_error AS "isError", error_code AS "errorCode", truncated,
-              duration_ms AS "durationMs", changes,
-              (executor = 'server' AND approval IS NULL AND started_at IS NULL) AS "atPlan",
-              (SELECT min(e.seq) FROM run_events e WHERE e.run_id = tc.run_id AND e.type = 'tool_call_result'
-                  AND e.payload->>'toolCallId' = tc.call_id) AS "resultSeq"
-         FROM tool_calls tc WHERE run_id = $1 AND iteration = $2 ORDER BY position`,
+      `SELECT tc.position, tc.executor, tc.status, tc.result, tc.is_error AS "isError", tc.error_code AS "errorCode",
+              tc.truncated, tc.duration_ms AS "durationMs", tc.changes,
+              coalesce(r.seq < (SELECT min(e.seq) FROM run_events e WHERE e.run_id = tc.run_id AND e.type = 'step_finished'
+                                  AND (e.payload->>'iteration')::int = tc.iteration), false) AS "atPlan",
+              r.seq AS "resultSeq"
+         FROM tool_calls tc
+         LEFT JOIN LATERAL (
+           SELECT min(e.seq) AS seq FROM run_events e
+            WHERE e.run_id = tc.run_id AND e.type = 'tool_call_result' AND e.payload->>'toolCallId' = tc.call_id) r ON true
+        WHERE tc.run_id = $1 AND tc.iteration = $2 ORDER BY tc.position`,
       [runId, iteration],
     );
   }
 
-  /** How run `runId` ended when it failed; null otherwise. */
-  async error(runId: string): Promise<RunError | null> {
-    const rows: { error: RunError | null }[] = await this.db.query(`SELECT error FROM runs WHERE id = $1`, [
-      runId,
-    ]);
-    return rows[0]?.error ?? null;
+  /** How run `runId` ended: its status, and its error when it failed. */
+  async ending(runId: string): Promise<{ status: RunStatus; error: RunError | null } | null> {
+    const rows: { status: RunStatus; error: RunError | null }[] = await this.db.query(
+      `SELECT status, error FROM runs WHERE id = $1`,
+      [runId],
+    );
+    return rows[0] ?? null;
   }
 }

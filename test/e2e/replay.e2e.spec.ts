@@ -150,6 +150,30 @@ describe('POST /v1/runs/:id/replay (e2e)', () => {
     expect(run.body.error).toEqual(originalRun.body.error);
   });
 
+  it('replays a run cancelled while a write waited: the same events, ending cancelled, without a request', async () => {
+    openai.enqueue(
+      toolCalls([
+        { name: 'read_file', arguments: { path: 'README.md' } },
+        { name: 'write_file', arguments: { path: 'never.txt', content: 'x' } },
+      ]),
+    );
+    const stream = await openStream(`${app.url}/v1/chat`, { body: { prompt: 'Read, then write.' } });
+    const runId = (await stream.until('tool_approval_required'))[0].data.runId as string;
+    expect((await api(app.url, 'POST', `/v1/runs/${runId}/cancel`)).status).toBe(202);
+    await stream.rest();
+    const original = await allEvents(app, runId);
+    expect(original.at(-1)!.data).toMatchObject({ type: 'done', status: 'cancelled' });
+
+    const replay = await api(app.url, 'POST', `/v1/runs/${runId}/replay`);
+    expect(replay.status).toBe(201);
+    const replayed = await allEvents(app, replay.body.runId);
+
+    expect(comparable(replayed)).toEqual(
+      comparable(original.filter((e) => e.event !== 'tool_approval_required')),
+    );
+    expect(openai.requests).toHaveLength(1);
+  });
+
   it('replays from step 2 on another provider: the model is called only from step 3', async () => {
     writeFileSync(join(app.workspace, 'a.txt'), 'alpha\n');
     writeFileSync(join(app.workspace, 'b.txt'), 'beta\n');
