@@ -17,6 +17,7 @@ interface Message {
   kind?: string;
   context?: string;
   summarizes?: { fromId: string; toId: string };
+  runId?: string;
 }
 
 describe('POST /v1/sessions/:id/fork (e2e)', () => {
@@ -114,6 +115,9 @@ describe('POST /v1/sessions/:id/fork (e2e)', () => {
     expect((await messages(whole.body.id)).map(shape)).toEqual(source.map(shape));
     // The fork is the caller's, listed with its sessions; another key does not see it.
     expect((await call('GET', `/v1/sessions/${whole.body.id}`, undefined, BOB)).status).toBe(404);
+    // Nor may it replay the caller's runs.
+    const runId = source.find((m) => m.runId !== undefined)!.runId!;
+    expect((await call('POST', `/v1/runs/${runId}/replay`, {}, BOB)).status).toBe(404);
   });
 
   it('is independent of its source both ways, also once the source is deleted', async () => {
