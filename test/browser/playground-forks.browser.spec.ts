@@ -138,7 +138,7 @@ describeInBrowser('the playground edits a past prompt and regenerates an answer 
     await page.getByText('Listed the workspace.').waitFor();
 
     const panel = page.getByRole('complementary', { name: 'Run details' });
-    await panel.getByRole('button', { name: 'Replay' }).click();
+    await panel.getByRole('button', { name: 'Replay', exact: true }).click();
     await eventually(() => sessionInAddress() !== sourceId);
     const forkId = sessionInAddress()!;
     await eventually(async () => (await messages(forkId)).length === 5);
@@ -146,5 +146,44 @@ describeInBrowser('the playground edits a past prompt and regenerates an answer 
     await page.getByText('Listed the workspace.').waitFor();
     expect((await messages(forkId)).map(shape)).toEqual((await messages(sourceId)).map(shape));
     expect(upstream.requests).toHaveLength(requests);
+  });
+
+  it('replays a run from a step of its timeline: the steps before from the record, the rest live', async () => {
+    upstream.enqueue(
+      toolCalls([{ name: 'list_files', arguments: { path: '.' } }]),
+      text('Listed it the first time.'),
+    );
+    const stream = await openStream(`${app.url}/v1/chat`, {
+      body: { prompt: 'List the workspace.' },
+      headers: AUTH,
+    });
+    const sourceId = (await stream.rest())[0].data.sessionId as string;
+    const requests = upstream.requests.length;
+    page = await browser.context.newPage();
+    page.setDefaultTimeout(15_000);
+    await page.goto(`${app.url}/?session=${sourceId}`);
+    await page.getByLabel('API key').fill(KEY);
+    await page.getByText('Listed it the first time.').waitFor();
+
+    upstream.enqueue(text('Listed it live this time.'));
+    const timeline = page.getByRole('list', { name: 'Timeline' });
+    await timeline
+      .getByRole('listitem')
+      .filter({ hasText: 'Step 1' })
+      .first()
+      .getByRole('button', { name: 'Replay from here' })
+      .click();
+    await eventually(() => sessionInAddress() !== sourceId);
+    await page.getByText('Listed it live this time.').waitFor();
+    // One live model call: step 2; step 1 came from the record.
+    expect(upstream.requests).toHaveLength(requests + 1);
+    const forkId = sessionInAddress()!;
+    expect((await messages(forkId)).map((m) => m.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+    ]);
   });
 });

@@ -122,9 +122,21 @@ export function forkSession(key: string, id: string, atMessageId: string): Promi
   return request(key, 'POST', `/v1/sessions/${encodeURIComponent(id)}/fork`, { atMessageId });
 }
 
-/** A finished run run again from its record, in a fork of its session ("Fork and replay"). */
-export function replayRun(key: string, runId: string): Promise<{ runId: string; sessionId: string }> {
-  return request(key, 'POST', `/v1/runs/${encodeURIComponent(runId)}/replay`, {});
+/**
+ * A finished run run again in a fork of its session ("Fork and replay"): from its record, or — with
+ * `fromStep` — its steps up to that one from the record and the rest live.
+ */
+export function replayRun(
+  key: string,
+  runId: string,
+  fromStep?: number,
+): Promise<{ runId: string; sessionId: string }> {
+  return request(
+    key,
+    'POST',
+    `/v1/runs/${encodeURIComponent(runId)}/replay`,
+    fromStep === undefined ? {} : { fromStep },
+  );
 }
 
 export function deleteSession(key: string, id: string): Promise<void> {
