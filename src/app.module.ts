@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { CommandsModule } from './commands/commands.module';
 import { DrainingModule } from './common/draining';
+import { ForksModule } from './forks/forks.module';
 import { FrontendsModule } from './frontends/frontends.module';
 import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
@@ -40,6 +41,7 @@ export class AppModule {
         ModelsModule,
         McpModule,
         FrontendsModule,
+        ForksModule,
         PlaygroundModule,
         WebhooksModule,
         SchedulesModule,

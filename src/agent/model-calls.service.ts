@@ -12,12 +12,14 @@ import { modelMessages } from './conversation';
 import { EarlyReads } from './early-reads';
 import { ModelCallRecorder, type EndedCall, type RecordedCall } from './model-call-recorder';
 import type { RunHandle } from './run-handle';
+import { RecordedFailure, RecordedRuns } from './recorded-runs';
 import { RunTools } from './run-tools.service';
 import type { ModelTurn } from './step-record';
 
 /** What a model call of a run is made of: the run's model and progress, its conversation and tools. */
 export type ModelCallSource = Pick<RunHandle, 'conversation' | 'toolset'> & {
-  run: Pick<RunRow, 'model' | 'iterations' | 'maxIterations' | 'responseFormat'>;
+  /** `replay`: a replay's recorded steps are answered from the record (RecordedRuns), the rest live. */
+  run: Pick<RunRow, 'model' | 'iterations' | 'maxIterations' | 'responseFormat' | 'replay'>;
   session: { reasoning?: SessionRow['reasoning'] };
 };
 
@@ -39,6 +41,7 @@ export class ModelCalls {
     private readonly recorder: ModelCallRecorder,
     private readonly window: ContextWindow,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly recorded: RecordedRuns,
   ) {}
 
   /**
@@ -61,8 +64,10 @@ export class ModelCalls {
     if (format) {
       request.responseFormat = { name: format.name ?? DEFAULT_RESPONSE_FORMAT_NAME, schema: format.schema };
     }
-    // ModelProviders picks the provider (or a fallback) and holds the call to its limits.
-    return new SentModelCall(this.models, request, signal);
+    // A replay's recorded step is answered from the record; otherwise ModelProviders picks the
+    // provider (or a fallback) and holds the call to its limits.
+    const provider = this.recorded.model(r.run, r.run.iterations + 1) ?? this.models;
+    return new SentModelCall(provider, request, signal);
   }
 
   /**
@@ -83,9 +88,11 @@ export class ModelCalls {
 
   /**
    * Makes room for the loop's own model call (ContextWindow.fit), before `read` sends it; true when
-   * that took a model call of its own (a summary), which the limits must then see.
+   * that took a model call of its own (a summary), which the limits must then see. A replay's
+   * recorded step needs none: its answer is read from the record, and a summary would be a model call.
    */
-  makeRoom(h: RunHandle): Promise<boolean> {
+  async makeRoom(h: RunHandle): Promise<boolean> {
+    if (this.recorded.model(h.run, h.run.iterations + 1) !== undefined) return false;
     return this.window.fit(h);
   }
 
@@ -179,6 +186,8 @@ export class ModelCalls {
       throw new ModelError('UPSTREAM_CONNECTION', 'The model stream ended without finishing.', true);
     } catch (err) {
       early.stop();
+      // A replayed call the original never made (it ended before) counts nothing.
+      if (err instanceof RecordedFailure && !err.called) throw err;
       // A call cancelled, or failed after it streamed, counts all the same: the run stores it as it ends.
       h.unstoredCall = await this.recorder.record({
         ...ended(),

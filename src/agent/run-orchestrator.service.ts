@@ -18,6 +18,7 @@ import { RunTools } from './run-tools.service';
 import { RunTakeover } from './run-takeover';
 import { judgeAnswer } from './structured-output';
 import { RunAccounting } from './run-accounting';
+import { RecordedFailure } from './recorded-runs';
 
 /**
  * How a stretch of driving a run ended. `released`: this process let the run go without ending it
@@ -206,8 +207,10 @@ export class RunOrchestrator {
     const outcome: FinalOutcome =
       stopped === 'cancelled' || stopped === 'disconnected'
         ? { status: 'cancelled', why: new RunStopped(stopped).message }
-        : { status: 'failed', error: toRunError(err) };
-    if (outcome.status === 'failed' && stopped === null) {
+        : err instanceof RecordedFailure
+          ? err.outcome
+          : { status: 'failed', error: toRunError(err) };
+    if (outcome.status === 'failed' && stopped === null && !(err instanceof RecordedFailure)) {
       const cause = err instanceof Error ? err.message : String(err);
       this.logger.warn({
         runId: h.run.id,
@@ -285,6 +288,7 @@ function afterStep(
       iterations: step.iteration,
       maxIterations: h.run.maxIterations,
       responseFormat: h.run.responseFormat,
+      replay: h.run.replay,
     },
     session: h.session,
     conversation: [...before, ...added],

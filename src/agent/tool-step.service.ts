@@ -10,6 +10,7 @@ import { ToolRegistry } from '../tools/tool-registry.service';
 import { callKey } from './call-key';
 import type { EarlyReads } from './early-reads';
 import type { RunHandle } from './run-handle';
+import { RecordedRuns, recordedDecision } from './recorded-runs';
 import { RunTools } from './run-tools.service';
 import type { PlannedCall } from './step-record';
 import { errorSettlement, resultEvent, toolMessage } from './tool-results';
@@ -58,10 +59,15 @@ export class ToolStepService {
     private readonly conversation: ConversationStore,
     private readonly metrics: MetricsService,
     private readonly journal: RunJournal,
+    private readonly recordedRuns: RecordedRuns,
   ) {}
 
-  /** Decides every call in the order the model asked; `lastIteration` answers them all with an error. */
+  /**
+   * Decides every call in the order the model asked; `lastIteration` answers them all with an error.
+   * A replay's recorded step decides each as the original did (recordedDecision).
+   */
   async plan(h: RunHandle, calls: readonly ModelToolCall[], lastIteration: boolean): Promise<PlannedCall[]> {
+    const recorded = await this.recordedRuns.calls(h.run, h.run.iterations + 1);
     const planned: PlannedCall[] = [];
     for (const [position, call] of calls.entries()) {
       const callId = this.uniqueCallId(h, call.id);
@@ -87,7 +93,9 @@ export class ToolStepService {
         settlement: errorSettlement(code, message),
       });
 
-      if (lastIteration) {
+      if (recorded !== null) {
+        planned.push({ ...base, ...recordedDecision(recorded[position]) });
+      } else if (lastIteration) {
         planned.push(
           refuse(
             'MAX_ITERATIONS',
@@ -164,9 +172,21 @@ export class ToolStepService {
               this.conversation.markToolCalls(this.store.queryable, toMark, 'running', true),
             ),
           );
-    const each = runnable.map((call) => {
-      const ran = marked.then(() => this.runOne(h, call, recorded, early));
-      return { ran, settled: ran.then((r) => this.settleOne(h, call, r, recorded)) };
+    // A replay's recorded calls settle in the order the original's did (one after the other).
+    const ranks = this.recordedRuns.ranks(h.run, runnable);
+    const done = runnable.map(() => {
+      let resolve = (): void => undefined;
+      const promise = new Promise<void>((r) => (resolve = r));
+      return { promise, resolve: () => resolve() };
+    });
+    const each = runnable.map((call, i) => {
+      const turn = marked
+        .then(() => ranks)
+        .then((r) => (r === null || r[i] === 0 ? undefined : done[r.indexOf(r[i] - 1)].promise));
+      const ran = turn.then(() => this.runOne(h, call, recorded, early));
+      const settled = ran.then((r) => this.settleOne(h, call, r, recorded));
+      settled.then(done[i].resolve, done[i].resolve);
+      return { ran, settled };
     });
     const results = Promise.all(each.map((e) => e.ran.then((r) => r.message))).then(
       (messages) => messages,
@@ -188,8 +208,10 @@ export class ToolStepService {
     const lookup = h.toolset.lookup(call.name);
     // Only a speculative tool may run before its call is stored (Tool.speculative).
     if (lookup.kind !== 'server' || lookup.tool.speculative !== true) await recorded;
-    const { result, durationMs } = await (early?.take(call.name, call.rawArguments) ??
-      this.tools.run(h, call, lookup));
+    // A replay's recorded call is answered as the original's was (RecordedRuns), never run.
+    const { result, durationMs } =
+      (await this.recordedRuns.result(h.run, call)) ??
+      (await (early?.take(call.name, call.rawArguments) ?? this.tools.run(h, call, lookup)));
     const edited = call.approval?.editedArguments;
     const content =
       edited === undefined || edited === null

@@ -71,6 +71,7 @@ export class FirstCallsAhead {
             iterations: 0,
             maxIterations: run.maxIterations,
             responseFormat: run.responseFormat,
+            replay: run.replay ?? null,
           },
           session,
           conversation,

@@ -171,6 +171,7 @@ function newRunRow(row: NewRun, endUser: string | null): RunRow {
   return {
     ...row,
     endUser,
+    replay: row.replay ?? null,
     status: 'running',
     iterations: 0,
     promptTokens: 0,

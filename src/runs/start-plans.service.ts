@@ -82,7 +82,8 @@ export class StartPlans {
         prompt: { id: randomUUID(), content: 'prompt' in input ? input.prompt : '' },
       };
     }
-    const { model, maxIterations } = this.runModel(session);
+    const { maxIterations } = this.runModel(session);
+    const model = input.replay?.model ?? this.runModel(session).model;
     const responseFormat = runResponseFormat(input.responseFormat, session);
     const firstEvent = serializeEvent(runId, 1, { type: 'run_started', sessionId: session.id, model });
     return {
@@ -99,6 +100,7 @@ export class StartPlans {
           leaseOwner: processId,
           traceParent: null,
           responseFormat,
+          replay: input.replay ? { of: input.replay.of, steps: input.replay.steps } : null,
         },
         firstEvent,
         answers,

@@ -1,4 +1,5 @@
 import type { ResponseFormat } from '../common/response-format';
+import type { RunReplay } from '../persistence/entities/run.entity';
 import type { SessionOptions } from '../sessions/sessions.service';
 import type { IdempotencyClaim } from '../store/idempotency-store.service';
 
@@ -25,6 +26,11 @@ export type StartRun = (
    * (else a 404), and a session it creates is (the body's `endUser` may only agree).
    */
   endUser?: string | null;
+  /**
+   * A replay ("Fork and replay"): the run answers from `of`'s record for its first `steps` steps
+   * (null: all), on `model` (the replayed run's, or the one its live steps take).
+   */
+  replay?: RunReplay & { model: string };
 };
 
 /** A prompt to a busy session: refused (409), queued behind its run, or started once that run is cancelled. */

@@ -1,5 +1,5 @@
 import type { ResponseFormat } from '../common/response-format';
-import type { RunError, RunStatus } from '../persistence/entities/run.entity';
+import type { RunError, RunReplay, RunStatus } from '../persistence/entities/run.entity';
 import type { Params } from './params';
 
 /**
@@ -33,6 +33,8 @@ export interface RunRow {
    */
   traceParent: string | null;
   error: RunError | null;
+  /** A replayed run's record: which run, how many steps (null: not a replay). */
+  replay: RunReplay | null;
   lastSeq: number;
   finalMessageId: string | null;
   leaseOwner: string | null;
@@ -70,7 +72,7 @@ export const RUN_COLUMNS = `id, session_id AS "sessionId", owner,
   iterations, prompt_tokens AS "promptTokens", completion_tokens AS "completionTokens",
   cache_read_tokens AS "cacheReadTokens", cache_write_tokens AS "cacheWriteTokens",
   reasoning_tokens AS "reasoningTokens", usage_estimated AS "usageEstimated",
-  cost_usd AS "costUsd", trace_parent AS "traceParent", error,
+  cost_usd AS "costUsd", trace_parent AS "traceParent", error, replay,
   last_seq AS "lastSeq", final_message_id AS "finalMessageId", lease_owner AS "leaseOwner",
   (lease_expires_at IS NULL OR lease_expires_at < now()) AS "leaseExpired",
   cancel_requested AS "cancelRequested", response_format AS "responseFormat",

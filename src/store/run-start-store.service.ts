@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
+import type { RunReplay } from '../persistence/entities/run.entity';
 import type { EventRecord } from './run-store.service';
 import {
   SESSION_COLUMNS,
@@ -27,6 +28,8 @@ export interface NewRun {
   traceParent: string | null;
   /** What its final answer must be (the prompt's, else the session's); null: free text. */
   responseFormat: ResponseFormat | null;
+  /** A replay's record (RunReplay); absent or null for any other run. */
+  replay?: RunReplay | null;
 }
 
 /** A message a start stores, its id chosen by the caller. */
@@ -89,9 +92,9 @@ const ADMISSION_CTES = `counts AS (
  * What every start writes besides what it answers, once for each row of `gate` (one, or none): the
  * run (leased), its first event, and the key's start in run_starts (the minute's older ones pruned).
  */
-const newRunCtes = (gate: string, traceParent: string, responseFormat: string) => `run AS (
-         INSERT INTO runs (id, session_id, owner, status, model, max_iterations, lease_owner, lease_expires_at, last_seq, trace_parent, response_format)
-         SELECT $1::uuid, $2::uuid, $3, 'running', $4, $5::int, $6, now() + $7::int * interval '1 millisecond', $9::int, ${traceParent}, ${responseFormat}
+const newRunCtes = (gate: string, traceParent: string, responseFormat: string, replay: string) => `run AS (
+         INSERT INTO runs (id, session_id, owner, status, model, max_iterations, lease_owner, lease_expires_at, last_seq, trace_parent, response_format, replay)
+         SELECT $1::uuid, $2::uuid, $3, 'running', $4, $5::int, $6, now() + $7::int * interval '1 millisecond', $9::int, ${traceParent}, ${responseFormat}, ${replay}
            FROM ${gate}
        ), ev AS (
          INSERT INTO run_events (run_id, seq, type, payload) SELECT $1::uuid, $9::int, $10, $8::json FROM ${gate}
@@ -134,6 +137,7 @@ export class RunStartStore {
         ...params,
         start.run.traceParent,
         start.run.responseFormat === null ? null : JSON.stringify(start.run.responseFormat),
+        start.run.replay ? JSON.stringify(start.run.replay) : null,
       ]);
     } catch (err) {
       // Another start opened a run on this session between the caller's look and this insert.
@@ -165,8 +169,12 @@ export class RunStartStore {
     const answers = start.answers;
     // The parameters after the new session's options.
     const after = 14 + SESSION_OPTION_COUNT;
-    // The run's traceparent and response format are the statement's last two parameters.
-    const trace = (count: number): [string, string] => [`$${14 + count}::text`, `$${15 + count}::jsonb`];
+    // The run's traceparent, response format and replay are the statement's last three parameters.
+    const trace = (count: number): [string, string, string] => [
+      `$${14 + count}::text`,
+      `$${15 + count}::jsonb`,
+      `$${16 + count}::jsonb`,
+    ];
     switch (answers.kind) {
       case 'new-session':
         return {

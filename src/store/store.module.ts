@@ -2,6 +2,8 @@ import { Module } from '@nestjs/common';
 import { BackgroundCommandStore } from './background-command-store.service';
 import { BudgetStore } from './budget-store.service';
 import { ConversationStore } from './conversation-store.service';
+import { ForkStore } from './fork-store.service';
+import { RecordedRunStore } from './recorded-run-store.service';
 import { IdempotencyStore } from './idempotency-store.service';
 import { RunStartStore } from './run-start-store.service';
 import { QueuedRunStore } from './queued-run-store.service';
@@ -27,6 +29,8 @@ import { WebhookStore } from './webhook-store.service';
     QueuedRunStore,
     ScheduleStore,
     BudgetStore,
+    ForkStore,
+    RecordedRunStore,
   ],
   exports: [
     RunStore,
@@ -41,6 +45,8 @@ import { WebhookStore } from './webhook-store.service';
     QueuedRunStore,
     ScheduleStore,
     BudgetStore,
+    ForkStore,
+    RecordedRunStore,
   ],
 })
 export class StoreModule {}

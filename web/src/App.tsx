@@ -184,6 +184,10 @@ export function App() {
           listedTitle={titleIn(sessions, selection.sessionId)}
           onSessionStarted={onSessionStarted}
           onRunSettled={refresh}
+          onOpenSession={(sessionId) => {
+            setSelection({ view: sessionId, sessionId });
+            refresh();
+          }}
         />
       </main>
     </div>

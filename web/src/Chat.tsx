@@ -3,6 +3,7 @@ import {
   ApiError,
   cancelRun,
   decide,
+  forkSession,
   getRun,
   getSession,
   postToolResult,
@@ -63,6 +64,8 @@ interface Props {
   listedTitle: string | null | undefined;
   onSessionStarted: (sessionId: string) => void;
   onRunSettled: () => void;
+  /** Opens another session (a replay's fork). */
+  onOpenSession: (sessionId: string) => void;
 }
 
 /** One session: its stored conversation, the runs started here (streamed), the composer, and the run panel. */
@@ -74,6 +77,7 @@ export function Chat({
   listedTitle,
   onSessionStarted,
   onRunSettled,
+  onOpenSession,
 }: Props) {
   const keyRef = useRef(apiKey);
   keyRef.current = apiKey;
@@ -230,6 +234,11 @@ export function Chat({
     // A prompt sent while the session's run is active waits for it (queued under it).
     const enqueue = activeRun !== undefined;
     if (prompt === '' || submitting || (enqueue && sessionRef.current === undefined)) return;
+    sendPrompt(prompt, enqueue);
+  };
+
+  /** Sends `prompt` to the open session (a new one when none is open yet) and follows its run; `enqueue`: behind its active run. */
+  const sendPrompt = (prompt: string, enqueue = false) => {
     setSubmitting(true);
     setError(null);
     setNotice(null);
@@ -266,6 +275,37 @@ export function Chat({
       },
     );
   };
+
+  /**
+   * "Edit" on a past prompt, and "Regenerate" on an answer (its own prompt again): the session is
+   * forked at the message before that prompt, the page switches to the fork, and `prompt` is sent
+   * there. The source session stays as it was (it is still in the list).
+   */
+  const sendInstead = (promptId: string, prompt: string) => {
+    const source = sessionRef.current;
+    const at = history.findIndex((m) => m.id === promptId);
+    if (source === undefined || at < 1 || submitting || activeRun !== undefined) return;
+    setSubmitting(true);
+    setError(null);
+    setNotice(null);
+    forkSession(keyRef.current, source, history[at - 1].id)
+      .then(async (fork) => {
+        const forked = await getSession(keyRef.current, fork.id);
+        sessionRef.current = fork.id;
+        setInfo({ title: forked.title, model: forked.model, mode: forked.mode });
+        setHistory(forked.messages);
+        setFailures({});
+        turnsRef.current = [];
+        setTurns([]);
+        onSessionStarted(fork.id);
+        sendPrompt(prompt);
+      })
+      .catch((err: unknown) => {
+        setSubmitting(false);
+        setError(err instanceof Error ? err.message : String(err));
+      });
+  };
+  const canRewrite = !submitting && activeRun === undefined;
 
   const cancel = () => {
     if (activeRun === undefined) return;
@@ -315,7 +355,12 @@ export function Chat({
               {loadError}
             </p>
           )}
-          <StoredConversation messages={history} failures={failures} onInspect={setInspected} />
+          <StoredConversation
+            messages={history}
+            failures={failures}
+            onInspect={setInspected}
+            onRewrite={canRewrite ? sendInstead : undefined}
+          />
           {history.length === 0 && turns.length === 0 && openedId === undefined && (
             <p className="empty">
               Send a message to start a run. Tool calls appear as cards; in safe mode, writes wait for your
@@ -361,7 +406,13 @@ export function Chat({
           </div>
         </form>
       </div>
-      <RunPanel apiKey={apiKey} runId={inspected} live={panelRun} onModel={setRunModel} />
+      <RunPanel
+        apiKey={apiKey}
+        runId={inspected}
+        live={panelRun}
+        onModel={setRunModel}
+        onReplayed={onOpenSession}
+      />
     </div>
   );
 }
@@ -443,11 +494,16 @@ function StoredConversation({
   messages,
   failures,
   onInspect,
+  onRewrite,
 }: {
   messages: readonly StoredMessage[];
   failures: Readonly<Record<string, string>>;
   onInspect: (runId: string) => void;
+  /** Sends a prompt instead of a stored one, in a fork (undefined while a run is active). */
+  onRewrite: ((promptId: string, prompt: string) => void) | undefined;
 }) {
+  const [editing, setEditing] = useState<string | null>(null);
+  const [draft, setDraft] = useState('');
   const results = new Map(
     messages.filter((m) => m.role === 'tool').map((m) => [m.toolCallId, m.content ?? '']),
   );
@@ -468,7 +524,49 @@ function StoredConversation({
           return (
             <Fragment key={m.id}>
               <article className="message user stored">
-                <div className="text">{m.content}</div>
+                {editing === m.id ? (
+                  <form
+                    className="edit-prompt"
+                    onSubmit={(event) => {
+                      event.preventDefault();
+                      if (draft.trim() === '' || onRewrite === undefined) return;
+                      setEditing(null);
+                      onRewrite(m.id, draft.trim());
+                    }}
+                  >
+                    <textarea
+                      aria-label="Edited prompt"
+                      value={draft}
+                      autoFocus
+                      onChange={(event) => setDraft(event.target.value)}
+                    />
+                    <div className="actions">
+                      <button type="button" className="quiet" onClick={() => setEditing(null)}>
+                        Discard
+                      </button>
+                      <button type="submit" disabled={draft.trim() === '' || onRewrite === undefined}>
+                        Send in a fork
+                      </button>
+                    </div>
+                  </form>
+                ) : (
+                  <>
+                    <div className="text">{m.content}</div>
+                    {onRewrite !== undefined && (
+                      <button
+                        type="button"
+                        className="link"
+                        title="Fork the session before this prompt and send an edited one"
+                        onClick={() => {
+                          setDraft(m.content ?? '');
+                          setEditing(m.id);
+                        }}
+                      >
+                        Edit
+                      </button>
+                    )}
+                  </>
+                )}
               </article>
               {failed}
             </Fragment>
@@ -501,6 +599,19 @@ function StoredConversation({
                   <button type="button" className="link" onClick={() => onInspect(m.runId!)}>
                     Inspect run
                   </button>
+                  {onRewrite !== undefined && promptOf(messages, m) !== undefined && (
+                    <button
+                      type="button"
+                      className="link"
+                      title="Fork the session before this answer's prompt and answer it again"
+                      onClick={() => {
+                        const prompt = promptOf(messages, m)!;
+                        onRewrite(prompt.id, prompt.content ?? '');
+                      }}
+                    >
+                      Regenerate
+                    </button>
+                  )}
                 </footer>
               )}
             </article>
@@ -510,6 +621,12 @@ function StoredConversation({
       })}
     </>
   );
+}
+
+/** The prompt an answer answers: the last user message before it. */
+function promptOf(messages: readonly StoredMessage[], answer: StoredMessage): StoredMessage | undefined {
+  const at = messages.indexOf(answer);
+  return messages.slice(0, at).findLast((m) => m.role === 'user');
 }
 
 /**

@@ -117,6 +117,28 @@ export function renameSession(key: string, id: string, title: string): Promise<S
   return request(key, 'PATCH', `/v1/sessions/${encodeURIComponent(id)}`, { title });
 }
 
+/** A new session with the conversation of `id` up to and including `atMessageId` ("Fork and replay"). */
+export function forkSession(key: string, id: string, atMessageId: string): Promise<SessionSummary> {
+  return request(key, 'POST', `/v1/sessions/${encodeURIComponent(id)}/fork`, { atMessageId });
+}
+
+/**
+ * A finished run run again in a fork of its session ("Fork and replay"): from its record, or — with
+ * `fromStep` — its steps up to that one from the record and the rest live.
+ */
+export function replayRun(
+  key: string,
+  runId: string,
+  fromStep?: number,
+): Promise<{ runId: string; sessionId: string }> {
+  return request(
+    key,
+    'POST',
+    `/v1/runs/${encodeURIComponent(runId)}/replay`,
+    fromStep === undefined ? {} : { fromStep },
+  );
+}
+
 export function deleteSession(key: string, id: string): Promise<void> {
   return request(key, 'DELETE', `/v1/sessions/${encodeURIComponent(id)}`);
 }

@@ -23,6 +23,12 @@ export type RunStatus =
 
 export const ACTIVE_RUN_STATUSES: readonly RunStatus[] = ['running', 'requires_action'];
 
+/** What a replayed run replays ("Fork and replay"): `of` the run, its steps 1…`steps` recorded (null: all). */
+export interface RunReplay {
+  of: string;
+  steps: number | null;
+}
+
 export interface RunError {
   code: string;
   message: string;
@@ -100,6 +106,10 @@ export class RunEntity {
 
   @Column({ type: 'jsonb', nullable: true })
   error!: RunError | null;
+
+  /** A replayed run: the run it replays, and how many of its steps come from the record (null: all). */
+  @Column({ type: 'jsonb', nullable: true })
+  replay!: RunReplay | null;
 
   /** The last event number stored for this run. */
   @Column({ name: 'last_seq', type: 'int', default: 0 })

@@ -18,6 +18,7 @@ import { BudgetReservations1797400000000 } from './1797400000000-budget-reservat
 import { QueuedRuns1797500000000 } from './1797500000000-queued-runs';
 import { Schedules1797500000001 } from './1797500000001-schedules';
 import { Webhooks1797600000000 } from './1797600000000-webhooks';
+import { RunReplays1797700000000 } from './1797700000000-run-replays';
 
 /** Every committed migration, oldest first. Never edit one that has landed; add a new one. */
 export const MIGRATIONS = [
@@ -41,4 +42,5 @@ export const MIGRATIONS = [
   QueuedRuns1797500000000,
   Schedules1797500000001,
   Webhooks1797600000000,
+  RunReplays1797700000000,
 ];
