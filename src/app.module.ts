@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { DrainingModule } from './common/draining';
+import { FilesModule } from './files/files.module';
 import { FrontendsModule } from './frontends/frontends.module';
 import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
@@ -31,6 +32,7 @@ export class AppModule {
         HealthModule,
         RunsModule,
         SessionsModule,
+        FilesModule,
         ToolsModule,
         UsageModule,
         ModelsModule,

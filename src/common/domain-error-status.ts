@@ -7,6 +7,7 @@ export function domainErrorStatus(code: ErrorCode): HttpStatus {
     case ErrorCode.SessionNotFound:
     case ErrorCode.RunNotFound:
     case ErrorCode.ToolCallNotFound:
+    case ErrorCode.FileNotFound:
       return HttpStatus.NOT_FOUND;
     case ErrorCode.SessionBusy:
     case ErrorCode.ToolCallNotWaiting:

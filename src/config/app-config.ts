@@ -77,6 +77,8 @@ export interface AppConfig {
   readMaxBytes: number;
   toolOutputMaxBytes: number;
   bodyLimitBytes: number;
+  /** The largest uploaded file (POST /v1/files, and a data URL in a prompt); BODY_LIMIT_BYTES does not apply there. */
+  fileMaxBytes: number;
   rateLimitRunsPerMinute: number;
   maxActiveRunsPerKey: number;
   maxActiveRuns: number;
@@ -211,6 +213,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     readMaxBytes: read.int('READ_MAX_BYTES', 262_144, 1024, 64 * 1024 * 1024),
     toolOutputMaxBytes: read.int('TOOL_OUTPUT_MAX_BYTES', 262_144, 1024, 64 * 1024 * 1024),
     bodyLimitBytes: read.int('BODY_LIMIT_BYTES', 1_048_576, 1024, 1024 * 1024 * 1024),
+    fileMaxBytes: read.int('FILE_MAX_BYTES', 20_971_520, 1024, 1024 * 1024 * 1024),
     rateLimitRunsPerMinute: read.int('RATE_LIMIT_RUNS_PER_MINUTE', 120, 1, 1_000_000),
     maxActiveRunsPerKey: read.int('MAX_ACTIVE_RUNS_PER_KEY', 16, 1, 1_000_000),
     maxActiveRuns: read.int('MAX_ACTIVE_RUNS', 512, 1, 1_000_000),

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ConversationStore } from './conversation-store.service';
+import { FileStore } from './file-store.service';
 import { IdempotencyStore } from './idempotency-store.service';
 import { RunStartStore } from './run-start-store.service';
 import { RunJournal } from './run-journal';
@@ -17,6 +18,7 @@ import { UsageStore } from './usage-store.service';
     SessionStore,
     IdempotencyStore,
     UsageStore,
+    FileStore,
   ],
   exports: [
     RunStore,
@@ -26,6 +28,7 @@ import { UsageStore } from './usage-store.service';
     SessionStore,
     IdempotencyStore,
     UsageStore,
+    FileStore,
   ],
 })
 export class StoreModule {}

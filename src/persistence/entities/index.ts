@@ -1,3 +1,5 @@
+import { FileBlobEntity, FileBlobPartEntity } from './file-blob.entity';
+import { FileEntity } from './file.entity';
 import { IdempotencyKeyEntity } from './idempotency-key.entity';
 import { KeySpendEntity } from './key-spend.entity';
 import { ModelCallEntity } from './model-call.entity';
@@ -18,4 +20,7 @@ export const ENTITIES = [
   IdempotencyKeyEntity,
   ModelCallEntity,
   KeySpendEntity,
+  FileBlobEntity,
+  FileBlobPartEntity,
+  FileEntity,
 ];
