@@ -1,6 +1,7 @@
 import { applyDecorators, Body, Controller, Headers, Param, Post, Res } from '@nestjs/common';
 import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
+import { EndUser } from '../auth/end-user';
 import { Owner } from '../auth/owner.decorator';
 import { ApiErrors } from '../http/api-errors.decorator';
 import { ApiEventStream } from '../sse/api-event-stream.decorator';
@@ -24,6 +25,7 @@ export class ChatController {
   @ApiErrors(404, 409, 422, 429, 503)
   chat(
     @Owner() owner: string,
+    @EndUser() endUser: string | null,
     @Body() body: CreateChatDto,
     @Headers('idempotency-key') key: string | undefined,
     @Headers('last-event-id') lastEventId: string | undefined,
@@ -35,7 +37,7 @@ export class ChatController {
     const retried = idempotency ? resumePoint(lastEventId, undefined) : 0;
     return this.streams.startAndStream(
       owner,
-      { prompt, sessionId, session: options, idempotency, traceParent },
+      { prompt, sessionId, session: options, idempotency, traceParent, endUser },
       reply,
       retried,
     );
@@ -48,6 +50,7 @@ export class ChatController {
   @ApiErrors(404, 409, 422, 429, 503)
   message(
     @Owner() owner: string,
+    @EndUser() endUser: string | null,
     @Param('id', SessionIdPipe) sessionId: string,
     @Body() body: CreateMessageDto,
     @Headers('idempotency-key') key: string | undefined,
@@ -59,7 +62,7 @@ export class ChatController {
     const retried = idempotency ? resumePoint(lastEventId, undefined) : 0;
     return this.streams.startAndStream(
       owner,
-      { prompt: body.content, sessionId, idempotency, traceParent },
+      { prompt: body.content, sessionId, idempotency, traceParent, endUser },
       reply,
       retried,
     );

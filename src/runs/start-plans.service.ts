@@ -10,6 +10,7 @@ import { Toolset } from '../tools/toolset';
 import type { RunStart } from '../store/run-start-store.service';
 import type { NewSession, SessionRow } from '../store/session-store.service';
 import { Sessions } from '../sessions/sessions.service';
+import { Prompts, type ResolvedPrompt } from '../files/prompts.service';
 import type { StartRun } from './start-run';
 
 /** A start decided: what it writes, and the session it writes to (or creates). */
@@ -32,6 +33,7 @@ export class StartPlans {
     private readonly sessions: Sessions,
     private readonly models: ModelProviders,
     private readonly registry: ToolRegistry,
+    private readonly prompts: Prompts,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -48,6 +50,11 @@ export class StartPlans {
         `${options.map(([k]) => k).join(', ')} can only be set when the chat creates its session (without sessionId)`,
       );
     }
+    // Before anything is read or written: a file that is not the caller's is a 400 naming it.
+    const prompt: ResolvedPrompt | null =
+      'prompt' in input
+        ? await this.prompts.resolve({ owner, endUser: input.endUser ?? null }, input.prompt)
+        : null;
     const runId = randomUUID();
     let session: SessionRow | NewSession;
     let toolset: Toolset;
@@ -57,13 +64,10 @@ export class StartPlans {
       if (found.activeRunId) throw sessionBusy(input.sessionId, found.activeRunId);
       session = found.session;
       toolset = new Toolset(this.registry, this.config, session);
-      answers =
-        'prompt' in input
-          ? { kind: 'prompt', prompt: { id: randomUUID(), content: input.prompt } }
-          : { kind: 'regenerate' };
+      answers = prompt !== null ? { kind: 'prompt', prompt: promptMessage(prompt) } : { kind: 'regenerate' };
     } else {
       const draft = this.sessions.draft(owner, {
-        title: 'prompt' in input ? titleFrom(input.prompt) : '',
+        title: prompt !== null ? titleFrom(prompt) : '',
         ...input.session,
       });
       session = draft.session;
@@ -72,7 +76,7 @@ export class StartPlans {
         kind: 'new-session',
         session: draft.session,
         system: { id: randomUUID(), content: draft.systemMessage },
-        prompt: { id: randomUUID(), content: 'prompt' in input ? input.prompt : '' },
+        prompt: prompt !== null ? promptMessage(prompt) : { id: randomUUID(), content: '' },
       };
     }
     const model = session.model ?? this.models.defaultModel;
@@ -106,7 +110,16 @@ export function sessionBusy(sessionId: string, runId: string): DomainError {
   return new DomainError(ErrorCode.SessionBusy, `Session ${sessionId} already has an active run`, { runId });
 }
 
-function titleFrom(prompt: string): string {
-  const line = prompt.trim().split('\n')[0] ?? '';
+function promptMessage(prompt: ResolvedPrompt): {
+  id: string;
+  content: string;
+  parts: ResolvedPrompt['parts'];
+} {
+  return { id: randomUUID(), content: prompt.content, parts: prompt.parts };
+}
+
+/** A new session's title: the prompt's first line, or its first file's name. */
+function titleFrom(prompt: ResolvedPrompt): string {
+  const line = prompt.content.trim().split('\n')[0] || (prompt.files[0]?.name ?? '');
   return line.length > 80 ? `${line.slice(0, 77)}…` : line;
 }

@@ -1,10 +1,12 @@
+import type { PromptInput } from '../files/prompt-parts';
 import type { SessionOptions } from '../sessions/sessions.service';
 import type { IdempotencyClaim } from '../store/idempotency-store.service';
 
 /** A new prompt (in a new session unless sessionId), or the session's last prompt answered again. */
 export type StartRun = (
   | {
-      prompt: string;
+      /** A string, or parts with files ("Attachments"). */
+      prompt: PromptInput;
       sessionId?: string;
       /** Options of the session to create when there is no sessionId. */
       session?: SessionOptions;
@@ -13,6 +15,8 @@ export type StartRun = (
 ) & {
   /** The request's Idempotency-Key: when an earlier request claimed it, its run is the answer. */
   idempotency?: Omit<IdempotencyClaim, 'owner'>;
+  /** The request's end user (X-End-User): the files its prompt may use are theirs. */
+  endUser?: string | null;
   /** The request's W3C `traceparent`: the run's trace goes on under it. */
   traceParent?: string;
 };

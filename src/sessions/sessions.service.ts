@@ -15,6 +15,7 @@ import {
   type MessageRow,
 } from '../store/conversation-store.service';
 import { RunStore, type Queryable } from '../store/run-store.service';
+import { FileStore } from '../store/file-store.service';
 import { SessionStore, type NewSession, type SessionRow } from '../store/session-store.service';
 import { defaultSystemPrompt } from './system-prompt';
 import { Toolset } from '../tools/toolset';
@@ -47,6 +48,7 @@ export class Sessions {
     private readonly registry: ToolRegistry,
     private readonly workspaces: Workspaces,
     private readonly modelProviders: ModelProviders,
+    private readonly files: FileStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -111,14 +113,27 @@ export class Sessions {
   async get(
     owner: string,
     id: string,
-  ): Promise<SessionRow & { messages: MessageRow[]; activeRunId: string | null }> {
+  ): Promise<SessionRow & { messages: MessageRow[]; activeRunId: string | null; deletedFiles: Set<string> }> {
     const found = await this.sessions.findWithActiveRun(id, owner);
     if (!found) throw sessionNotFound(id);
+    const messages = await this.conversation.sessionMessages(id);
     return {
       ...found.session,
       activeRunId: found.activeRunId,
-      messages: await this.conversation.sessionMessages(id),
+      messages,
+      deletedFiles: await this.deletedFiles(messages),
     };
+  }
+
+  /** The files the messages' parts name that no longer exist ("Attachments": their parts say deleted). */
+  private async deletedFiles(messages: readonly MessageRow[]): Promise<Set<string>> {
+    const ids = [
+      ...new Set(
+        messages.flatMap((m) => (m.parts ?? []).flatMap((p) => (p.type === 'file' ? [p.fileId] : []))),
+      ),
+    ];
+    const existing = await this.files.findByIds(ids);
+    return new Set(ids.filter((fileId) => !existing.has(fileId)));
   }
 
   async rename(owner: string, id: string, title: string): Promise<SessionRow> {

@@ -145,6 +145,20 @@ export class FileStore {
     return rows[0]?.bytes ?? null;
   }
 
+  /** A file's whole bytes by id, whoever owns it (a stored message's reference), part by part; null when gone. */
+  async readFile(id: string): Promise<Buffer | null> {
+    const file = (await this.findByIds([id])).get(id);
+    if (!file) return null;
+    const parts: Buffer[] = [];
+    for (let seq = 0, read = 0; read < file.size; seq++) {
+      const part = await this.readPart(file.sha256, seq);
+      if (part === null) return null;
+      parts.push(part);
+      read += part.length;
+    }
+    return Buffer.concat(parts);
+  }
+
   /** Deletes the reader's file, and its blob when no other file holds it; whether there was one. */
   async delete(reader: FileReader, id: string): Promise<boolean> {
     const where = readerFilter(reader);

@@ -13,6 +13,7 @@ import { SessionModelCalls1795800000000 } from './1795800000000-session-model-ca
 import { SessionCompactionClaims1795900000000 } from './1795900000000-session-compaction-claims';
 import { CountedUsage1796179338219 } from './1796179338219-counted-usage';
 import { Files1797200000000 } from './1797200000000-files';
+import { MessageParts1797200000001 } from './1797200000001-message-parts';
 
 /** Every committed migration, oldest first. Never edit one that has landed; add a new one. */
 export const MIGRATIONS = [
@@ -31,4 +32,5 @@ export const MIGRATIONS = [
   SessionCompactionClaims1795900000000,
   CountedUsage1796179338219,
   Files1797200000000,
+  MessageParts1797200000001,
 ];

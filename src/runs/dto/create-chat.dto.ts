@@ -1,12 +1,12 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsNotEmpty, IsOptional, IsString, IsUUID } from 'class-validator';
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { IsOptional, IsUUID } from 'class-validator';
+import type { PromptInput } from '../../files/prompt-parts';
+import { ApiPrompt } from './prompt.dto';
 import { SessionOptionsDto } from '../../sessions/dto/session-options.dto';
 
 export class CreateChatDto extends SessionOptionsDto {
-  @ApiProperty({ example: 'What is in README.md?' })
-  @IsString()
-  @IsNotEmpty()
-  prompt!: string;
+  @ApiPrompt('What is in README.md?')
+  prompt!: PromptInput;
 
   @ApiPropertyOptional({
     format: 'uuid',

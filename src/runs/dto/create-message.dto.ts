@@ -1,9 +1,7 @@
-import { ApiProperty } from '@nestjs/swagger';
-import { IsNotEmpty, IsString } from 'class-validator';
+import type { PromptInput } from '../../files/prompt-parts';
+import { ApiPrompt } from './prompt.dto';
 
 export class CreateMessageDto {
-  @ApiProperty({ example: 'And what does it say about testing?' })
-  @IsString()
-  @IsNotEmpty()
-  content!: string;
+  @ApiPrompt('And what does it say about testing?')
+  content!: PromptInput;
 }
