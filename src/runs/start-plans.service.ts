@@ -4,6 +4,7 @@ import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import { serializeEvent, type SerializedEvent } from '../events/run-events';
+import { registryTakesImages } from '../agent/context-window';
 import { ModelProviders } from '../llm/model-providers';
 import { ToolRegistry } from '../tools/tool-registry.service';
 import { Toolset } from '../tools/toolset';
@@ -80,6 +81,7 @@ export class StartPlans {
       };
     }
     const model = session.model ?? this.models.defaultModel;
+    if (prompt !== null) assertModelTakes(model, prompt);
     const firstEvent = serializeEvent(runId, 1, { type: 'run_started', sessionId: session.id, model });
     return {
       session,
@@ -108,6 +110,19 @@ export class StartPlans {
 /** The 409 of a session that already has an active run (`runId`): one run per session at a time. */
 export function sessionBusy(sessionId: string, runId: string): DomainError {
   return new DomainError(ErrorCode.SessionBusy, `Session ${sessionId} already has an active run`, { runId });
+}
+
+/** A prompt with an image or a PDF for a model the registry knows not to take them: a 400 naming it. */
+function assertModelTakes(model: string, prompt: ResolvedPrompt): void {
+  const visual = prompt.files.find(
+    (f) => f.mediaType.startsWith('image/') || f.mediaType === 'application/pdf',
+  );
+  if (visual && registryTakesImages(model) === false) {
+    throw new DomainError(
+      ErrorCode.InvalidRequest,
+      `The model ${model} does not take images or PDFs (${visual.name} is ${visual.mediaType}); choose a model that does`,
+    );
+  }
 }
 
 function promptMessage(prompt: ResolvedPrompt): {

@@ -197,4 +197,21 @@ describe('attachments in prompts, sent natively to each provider (e2e)', () => {
     expect(broken.status).toBe(400);
     expect(openai.requests.length).toBe(before);
   });
+
+  it('refuses an image or PDF for a model the registry knows takes none, naming the model; text files go anywhere', async () => {
+    const before = openai.requests.length;
+    const shot = await uploadFile(app, PNG, 'image/png', 'shot.png');
+    const refused = await openStream(`${app.url}/v1/chat`, {
+      body: { prompt: [{ type: 'file', fileId: shot }], model: 'openai/gpt-3.5-turbo' },
+    });
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(refused.errorBody)).toContain('gpt-3.5-turbo');
+    expect(openai.requests.length).toBe(before);
+
+    openai.enqueue(text('Noted.'));
+    await completedRun(app, {
+      prompt: [{ type: 'file', url: NOTES_URL, name: 'notes.txt' }],
+      model: 'openai/gpt-3.5-turbo',
+    });
+  });
 });
