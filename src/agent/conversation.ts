@@ -98,5 +98,13 @@ export function contentBytes(m: MessageRow): number {
 
 function userPart(part: NonNullable<MessageRow['parts']>[number], files: FileBytes): ModelUserPart {
   if (part.type === 'text') return part;
-  return { type: 'file', name: part.name, mediaType: part.mediaType, load: () => files(part.fileId) };
+  return {
+    type: 'file',
+    name: part.name,
+    mediaType: part.mediaType,
+    size: part.size,
+    width: part.width,
+    height: part.height,
+    load: () => files(part.fileId),
+  };
 }

@@ -51,7 +51,15 @@ export class Prompts {
       const file =
         'fileId' in part ? owned.get(part.fileId.toLowerCase())! : await this.fromDataUrl(reader, part);
       files.push(file);
-      parts.push({ type: 'file', fileId: file.id, name: file.name, mediaType: file.mediaType });
+      parts.push({
+        type: 'file',
+        fileId: file.id,
+        name: file.name,
+        mediaType: file.mediaType,
+        size: file.size,
+        width: file.width,
+        height: file.height,
+      });
     }
     if (files.length === 0) return { content: promptText(prompt), parts: null, files };
     return { content: promptText(prompt), parts, files };

@@ -36,6 +36,10 @@ export interface ModelFilePart {
   type: 'file';
   name: string;
   mediaType: string;
+  /** Its bytes and an image's pixels, what the context window counts it by (when known). */
+  size?: number;
+  width?: number | null;
+  height?: number | null;
   /** Reads its bytes (null: the file was deleted); ModelProviders calls it once per model call. */
   load: () => Promise<Buffer | null>;
   /** Base64 of its bytes: set by ModelProviders (withFileData) before a provider sees the request. */

@@ -32,7 +32,15 @@ export function messageView(m: MessageRow, deletedFiles: ReadonlySet<string> = n
     ...(m.parts
       ? {
           parts: m.parts.map((p) =>
-            p.type === 'file' && deletedFiles.has(p.fileId) ? { ...p, deleted: true as const } : p,
+            p.type === 'text'
+              ? p
+              : {
+                  type: p.type,
+                  fileId: p.fileId,
+                  name: p.name,
+                  mediaType: p.mediaType,
+                  ...(deletedFiles.has(p.fileId) ? { deleted: true as const } : {}),
+                },
           ),
         }
       : {}),

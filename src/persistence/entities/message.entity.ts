@@ -17,7 +17,17 @@ export interface SummarizedSpan {
  * a file (never its bytes) with the name and type it had when it was sent.
  */
 export type StoredMessagePart =
-  { type: 'text'; text: string } | { type: 'file'; fileId: string; name: string; mediaType: string };
+  | { type: 'text'; text: string }
+  | {
+      type: 'file';
+      fileId: string;
+      name: string;
+      mediaType: string;
+      /** Bytes, and an image's pixels: what the context window counts it by (not shown to clients). */
+      size?: number;
+      width?: number | null;
+      height?: number | null;
+    };
 
 export interface StoredToolCall {
   id: string;
