@@ -69,5 +69,20 @@ describe("useChat's file parts through the AI SDK's own DefaultChatTransport (e2
         file: { filename: 'doc.pdf', file_data: `data:application/pdf;base64,${PDF.toString('base64')}` },
       },
     ]);
+
+    // After a reload, useChat gets the prompt back with its files, as URLs of this server.
+    const stored = (await (
+      await fetch(`${app.url}/v1/ai-sdk/chat/chat-files/messages`)
+    ).json()) as UIMessage[];
+    expect(stored[0].parts).toEqual([
+      { type: 'text', text: 'Describe these.' },
+      {
+        type: 'file',
+        mediaType: 'image/png',
+        filename: 'dot.png',
+        url: expect.stringMatching(/^\/v1\/files\/[0-9a-f-]{36}$/),
+      },
+      { type: 'file', mediaType: 'application/pdf', filename: 'doc.pdf', url: `/v1/files/${id}` },
+    ]);
   });
 });
