@@ -18,7 +18,8 @@ export function readLastMessage(messages: readonly Record<string, unknown>[]): L
   const last = messages[messages.length - 1];
   const parts = Array.isArray(last?.parts) ? (last.parts as unknown[]).filter(isObject) : [];
   if (last?.role === 'user') {
-    if (parts.some((p) => p.type === 'file' && typeof p.url === 'string')) return { kind: 'prompt', prompt: parts.flatMap(promptPart) };
+    if (parts.some((p) => p.type === 'file' && typeof p.url === 'string'))
+      return { kind: 'prompt', prompt: parts.flatMap(promptPart) };
     const text = parts
       .filter((p) => p.type === 'text' && typeof p.text === 'string')
       .map((p) => p.text as string)
