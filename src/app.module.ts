@@ -2,6 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { CommandsModule } from './commands/commands.module';
 import { DrainingModule } from './common/draining';
 import { ForksModule } from './forks/forks.module';
+import { FilesModule } from './files/files.module';
 import { FrontendsModule } from './frontends/frontends.module';
 import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
@@ -36,6 +37,7 @@ export class AppModule {
         RunsModule,
         SessionsModule,
         CommandsModule,
+        FilesModule,
         ToolsModule,
         UsageModule,
         ModelsModule,

@@ -5,6 +5,7 @@ import { DEFAULT_RESPONSE_FORMAT_NAME } from '../common/response-format';
 import { ModelError, type ModelRequest, type ModelStreamEvent } from '../llm/model-provider';
 import { ModelProviders } from '../llm/model-providers';
 import { SentModelCall } from '../llm/sent-model-call';
+import { FileStore } from '../store/file-store.service';
 import type { RunRow } from '../store/run-store.service';
 import type { SessionRow } from '../store/session-store.service';
 import { ContextTooLong, ContextWindow, isContextTooLong } from './context-window';
@@ -40,6 +41,7 @@ export class ModelCalls {
     private readonly tools: RunTools,
     private readonly recorder: ModelCallRecorder,
     private readonly window: ContextWindow,
+    private readonly files: FileStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly recorded: RecordedRuns,
   ) {}
@@ -54,7 +56,9 @@ export class ModelCalls {
     const lastCall = r.run.iterations + 1 >= r.run.maxIterations;
     const request: ModelRequest = {
       model: r.run.model,
-      messages: modelMessages(r.conversation, this.window.toolResultMaxChars(r.run.model)),
+      messages: modelMessages(r.conversation, this.window.toolResultMaxChars(r.run.model), (id) =>
+        this.files.readFile(id),
+      ),
       tools,
       toolChoice: tools.length > 0 && lastCall ? 'none' : undefined,
       reasoning: r.session.reasoning ?? this.config.llm.reasoning,

@@ -9,6 +9,7 @@ export function domainErrorStatus(code: ErrorCode): HttpStatus {
     case ErrorCode.ToolCallNotFound:
     case ErrorCode.WebhookNotFound:
     case ErrorCode.ScheduleNotFound:
+    case ErrorCode.FileNotFound:
       return HttpStatus.NOT_FOUND;
     case ErrorCode.SessionBusy:
     case ErrorCode.ToolCallNotWaiting:

@@ -4,6 +4,7 @@ export enum ErrorCode {
   RunNotFound = 'RUN_NOT_FOUND',
   ToolCallNotFound = 'TOOL_CALL_NOT_FOUND',
   WebhookNotFound = 'WEBHOOK_NOT_FOUND',
+  FileNotFound = 'FILE_NOT_FOUND',
   SessionBusy = 'SESSION_BUSY',
   ToolCallNotWaiting = 'TOOL_CALL_NOT_WAITING',
   InvalidRequest = 'INVALID_REQUEST',

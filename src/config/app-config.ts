@@ -80,6 +80,8 @@ export interface AppConfig {
   readMaxBytes: number;
   toolOutputMaxBytes: number;
   bodyLimitBytes: number;
+  /** The largest uploaded file (POST /v1/files, and a data URL in a prompt); BODY_LIMIT_BYTES does not apply there. */
+  fileMaxBytes: number;
   rateLimitRunsPerMinute: number;
   maxActiveRunsPerKey: number;
   /** Prompts that may wait for a session's active run (`onActive: "enqueue"`, SESSION_MAX_QUEUE). */
@@ -229,6 +231,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     readMaxBytes: read.int('READ_MAX_BYTES', 262_144, 1024, 64 * 1024 * 1024),
     toolOutputMaxBytes: read.int('TOOL_OUTPUT_MAX_BYTES', 262_144, 1024, 64 * 1024 * 1024),
     bodyLimitBytes: read.int('BODY_LIMIT_BYTES', 1_048_576, 1024, 1024 * 1024 * 1024),
+    fileMaxBytes: read.int('FILE_MAX_BYTES', 20_971_520, 1024, 1024 * 1024 * 1024),
     rateLimitRunsPerMinute: read.int('RATE_LIMIT_RUNS_PER_MINUTE', 120, 1, 1_000_000),
     maxActiveRunsPerKey: read.int('MAX_ACTIVE_RUNS_PER_KEY', 16, 1, 1_000_000),
     sessionMaxQueue: read.int('SESSION_MAX_QUEUE', 8, 0, 10_000),

@@ -1,3 +1,4 @@
+import { withFileData } from './file-data';
 import { Logger } from '@nestjs/common';
 import { ConfigError, type AppConfig } from '../config/app-config';
 import { scrubSecrets, shownUrl } from '../config/secret-variables';
@@ -131,6 +132,8 @@ export class ModelProviders {
     request: ModelRequest,
     signal: AbortSignal,
   ): AsyncGenerator<ModelStreamEvent, void, undefined> {
+    // A user message's files are read once for this call, whichever provider answers it.
+    request = await withFileData(request);
     const candidates = [
       request.model,
       ...this.fallbackModels.filter((m) => fullModelName(m) !== fullModelName(request.model)),

@@ -59,13 +59,21 @@ export class RunService implements OnModuleInit {
     const onActive = input.onActive ?? 'reject';
     if (onActive === 'reject' || !input.sessionId || !('prompt' in input)) return this.startNow(owner, input);
     const sessionId = input.sessionId;
+    if (typeof input.prompt !== 'string') {
+      // A queued prompt is stored as its text until its run starts; files go with a prompt sent at once.
+      throw new DomainError(
+        ErrorCode.InvalidRequest,
+        `onActive ${onActive} takes a text prompt; send files once the session is idle`,
+      );
+    }
+    const prompt = input.prompt;
     // Queued when the session is busy, started as usual when it is idle; a run that became active
     // between the two looks sends the prompt to the queue after all (a few times at most).
     for (let attempt = 1; ; attempt++) {
       const queued = await this.queued.enqueue(
         owner,
         sessionId,
-        input.prompt,
+        prompt,
         onActive === 'interrupt',
         input.responseFormat,
       );

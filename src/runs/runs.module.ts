@@ -4,6 +4,7 @@ import { StreamTokens } from '../auth/stream-tokens';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { EventsModule } from '../events/events.module';
+import { FilesModule } from '../files/files.module';
 import { LlmModule } from '../llm/llm.module';
 import { SessionsModule } from '../sessions/sessions.module';
 import { SseModule } from '../sse/sse.module';
@@ -30,7 +31,16 @@ import { ToolCallDecisions } from './tool-call-decisions.service';
 
 /** The durable life of runs: start, take up, settle waiting calls, cancel, supervise, end; `/v1/chat` and `/v1/runs`. */
 @Module({
-  imports: [AgentModule, EventsModule, LlmModule, SessionsModule, StoreModule, ToolsModule, SseModule],
+  imports: [
+    AgentModule,
+    EventsModule,
+    FilesModule,
+    LlmModule,
+    SessionsModule,
+    StoreModule,
+    ToolsModule,
+    SseModule,
+  ],
   controllers: [ChatController, RunsController, SessionCompactionsController],
   providers: [
     RunService,

@@ -4,6 +4,7 @@ import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import { serializeEvent, type SerializedEvent } from '../events/run-events';
+import { registryTakesImages } from '../agent/context-window';
 import { ModelProviders } from '../llm/model-providers';
 import { ToolRegistry } from '../tools/tool-registry.service';
 import { Toolset } from '../tools/toolset';
@@ -14,6 +15,7 @@ import { checkResponseFormat } from '../sessions/response-format';
 import type { ResponseFormat } from '../common/response-format';
 import { sessionEndUser } from '../auth/end-user';
 import { sessionNotFound, Sessions } from '../sessions/sessions.service';
+import { Prompts, type ResolvedPrompt } from '../files/prompts.service';
 import type { StartRun } from './start-run';
 
 /** A start decided: what it writes, and the session it writes to (or creates). */
@@ -36,6 +38,7 @@ export class StartPlans {
     private readonly sessions: Sessions,
     private readonly models: ModelProviders,
     private readonly registry: ToolRegistry,
+    private readonly prompts: Prompts,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -52,6 +55,11 @@ export class StartPlans {
         `${options.map(([k]) => k).join(', ')} can only be set when the chat creates its session (without sessionId)`,
       );
     }
+    // Before anything is read or written: a file that is not the caller's is a 400 naming it.
+    const prompt: ResolvedPrompt | null =
+      'prompt' in input
+        ? await this.prompts.resolve({ owner, endUser: input.endUser ?? null }, input.prompt)
+        : null;
     const runId = randomUUID();
     let session: SessionRow | NewSession;
     let toolset: Toolset;
@@ -63,13 +71,10 @@ export class StartPlans {
       if (found.activeRunId) throw sessionBusy(input.sessionId, found.activeRunId);
       session = found.session;
       toolset = new Toolset(this.registry, this.config, session);
-      answers =
-        'prompt' in input
-          ? { kind: 'prompt', prompt: { id: randomUUID(), content: input.prompt } }
-          : { kind: 'regenerate' };
+      answers = prompt !== null ? { kind: 'prompt', prompt: promptMessage(prompt) } : { kind: 'regenerate' };
     } else {
       const draft = this.sessions.draft(owner, {
-        title: 'prompt' in input ? titleFrom(input.prompt) : '',
+        title: prompt !== null ? titleFrom(prompt) : '',
         ...input.session,
         endUser: sessionEndUser(endUser, input.session?.endUser) ?? undefined,
       });
@@ -79,12 +84,13 @@ export class StartPlans {
         kind: 'new-session',
         session: draft.session,
         system: { id: randomUUID(), content: draft.systemMessage },
-        prompt: { id: randomUUID(), content: 'prompt' in input ? input.prompt : '' },
+        prompt: prompt !== null ? promptMessage(prompt) : { id: randomUUID(), content: '' },
       };
     }
     const { maxIterations } = this.runModel(session);
     const model = input.replay?.model ?? this.runModel(session).model;
     const responseFormat = runResponseFormat(input.responseFormat, session);
+    if (prompt !== null) assertModelTakes(model, prompt);
     const firstEvent = serializeEvent(runId, 1, { type: 'run_started', sessionId: session.id, model });
     return {
       session,
@@ -152,7 +158,29 @@ function runResponseFormat(
   return given === undefined ? (session.responseFormat ?? null) : checkResponseFormat(given);
 }
 
-function titleFrom(prompt: string): string {
-  const line = prompt.trim().split('\n')[0] ?? '';
+/** A prompt with an image or a PDF for a model the registry knows not to take them: a 400 naming it. */
+function assertModelTakes(model: string, prompt: ResolvedPrompt): void {
+  const visual = prompt.files.find(
+    (f) => f.mediaType.startsWith('image/') || f.mediaType === 'application/pdf',
+  );
+  if (visual && registryTakesImages(model) === false) {
+    throw new DomainError(
+      ErrorCode.InvalidRequest,
+      `The model ${model} does not take images or PDFs (${visual.name} is ${visual.mediaType}); choose a model that does`,
+    );
+  }
+}
+
+function promptMessage(prompt: ResolvedPrompt): {
+  id: string;
+  content: string;
+  parts: ResolvedPrompt['parts'];
+} {
+  return { id: randomUUID(), content: prompt.content, parts: prompt.parts };
+}
+
+/** A new session's title: the prompt's first line, or its first file's name. */
+function titleFrom(prompt: ResolvedPrompt): string {
+  const line = prompt.content.trim().split('\n')[0] || (prompt.files[0]?.name ?? '');
   return line.length > 80 ? `${line.slice(0, 77)}…` : line;
 }

@@ -1,12 +1,14 @@
 import type { ResponseFormat } from '../common/response-format';
 import type { RunReplay } from '../persistence/entities/run.entity';
+import type { PromptInput } from '../files/prompt-parts';
 import type { SessionOptions } from '../sessions/sessions.service';
 import type { IdempotencyClaim } from '../store/idempotency-store.service';
 
 /** A new prompt (in a new session unless sessionId), or the session's last prompt answered again. */
 export type StartRun = (
   | {
-      prompt: string;
+      /** A string, or parts with files ("Attachments"). */
+      prompt: PromptInput;
       sessionId?: string;
       /** Options of the session to create when there is no sessionId. */
       session?: SessionOptions;
@@ -23,7 +25,8 @@ export type StartRun = (
   onActive?: OnActive;
   /**
    * The request's end user (X-End-User; null: none): a session it names must be that end user's
-   * (else a 404), and a session it creates is (the body's `endUser` may only agree).
+   * (else a 404), a session it creates is (the body's `endUser` may only agree), and the files its
+   * prompt may use are theirs.
    */
   endUser?: string | null;
   /**

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { DomainError, ErrorCode } from '../common/domain-error';
-import { decodeCursor, encodeCursor, Sessions } from '../sessions/sessions.service';
+import { decodeCursor, encodeCursor } from '../common/page-cursor';
+import { Sessions } from '../sessions/sessions.service';
 import {
   ScheduleStore,
   type ScheduleChanges,

@@ -76,7 +76,7 @@ export class SessionsController {
     return {
       ...sessionView(session),
       activeRunId: session.activeRunId,
-      messages: session.messages.map(messageView),
+      messages: session.messages.map((m) => messageView(m, session.deletedFiles)),
     };
   }
 

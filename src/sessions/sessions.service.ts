@@ -5,6 +5,7 @@ import type { AppConfig, ReasoningLevel, SessionMode } from '../config/app-confi
 import { sessionEndUser } from '../auth/end-user';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import type { ResponseFormat } from '../common/response-format';
+import { decodeCursor, encodeCursor } from '../common/page-cursor';
 import { ModelProviders } from '../llm/model-providers';
 import type { ClientToolDefinition } from '../persistence/entities/session.entity';
 import { validateJsonSchema } from '../tools/json-schema';
@@ -17,6 +18,7 @@ import {
   type MessageRow,
 } from '../store/conversation-store.service';
 import { RunStore, type Queryable } from '../store/run-store.service';
+import { FileStore } from '../store/file-store.service';
 import { SessionStore, type NewSession, type SessionRow } from '../store/session-store.service';
 import { checkResponseFormat } from './response-format';
 import { defaultSystemPrompt } from './system-prompt';
@@ -55,6 +57,7 @@ export class Sessions {
     private readonly workspaces: Workspaces,
     private readonly background: BackgroundCommands,
     private readonly modelProviders: ModelProviders,
+    private readonly files: FileStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -129,14 +132,27 @@ export class Sessions {
   async get(
     owner: string,
     id: string,
-  ): Promise<SessionRow & { messages: MessageRow[]; activeRunId: string | null }> {
+  ): Promise<SessionRow & { messages: MessageRow[]; activeRunId: string | null; deletedFiles: Set<string> }> {
     const found = await this.sessions.findWithActiveRun(id, owner);
     if (!found) throw sessionNotFound(id);
+    const messages = await this.conversation.sessionMessages(id);
     return {
       ...found.session,
       activeRunId: found.activeRunId,
-      messages: await this.conversation.sessionMessages(id),
+      messages,
+      deletedFiles: await this.deletedFiles(messages),
     };
+  }
+
+  /** The files the messages' parts name that no longer exist ("Attachments": their parts say deleted). */
+  private async deletedFiles(messages: readonly MessageRow[]): Promise<Set<string>> {
+    const ids = [
+      ...new Set(
+        messages.flatMap((m) => (m.parts ?? []).flatMap((p) => (p.type === 'file' ? [p.fileId] : []))),
+      ),
+    ];
+    const existing = await this.files.findByIds(ids);
+    return new Set(ids.filter((fileId) => !existing.has(fileId)));
   }
 
   async rename(owner: string, id: string, title: string): Promise<SessionRow> {
@@ -271,34 +287,4 @@ function assertChatId(chatId: string): void {
 
 function invalid(message: string): DomainError {
   return new DomainError(ErrorCode.InvalidRequest, message);
-}
-
-const CURSOR_TIME = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(\.\d{1,6})?[+-]\d{2}(:\d{2})?$/;
-
-/** PostgreSQL's text of a real timestamptz: the shape, and a date and time that exist. */
-function isCursorTime(text: string): boolean {
-  const m = CURSOR_TIME.exec(text);
-  if (!m) return false;
-  const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number);
-  const t = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
-  return t.getUTCMonth() === mo - 1 && t.getUTCDate() === d && h < 24 && mi < 60 && s < 60;
-}
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function encodeCursor(createdAt: string, id: string): string {
-  return Buffer.from(JSON.stringify([createdAt, id])).toString('base64url');
-}
-
-export function decodeCursor(cursor: string): { createdAt: string; id: string } {
-  try {
-    const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as [unknown, unknown];
-    // Exactly what encodeCursor wrote (PostgreSQL's text of a timestamptz, a uuid): anything else is
-    // forged, and must not reach the query as a value PostgreSQL would refuse.
-    if (typeof createdAt === 'string' && typeof id === 'string' && isCursorTime(createdAt) && UUID.test(id)) {
-      return { createdAt, id };
-    }
-  } catch {
-    // fall through
-  }
-  throw invalid('cursor is not a cursor this server gave out');
 }

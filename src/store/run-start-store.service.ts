@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import type { RunReplay } from '../persistence/entities/run.entity';
+import type { StoredMessagePart } from '../persistence/entities/message.entity';
 import type { EventRecord } from './run-store.service';
 import {
   SESSION_COLUMNS,
@@ -36,6 +37,8 @@ export interface NewRun {
 export interface NewMessage {
   id: string;
   content: string;
+  /** A prompt's parts when it had files ("Attachments"). */
+  parts?: StoredMessagePart[] | null;
 }
 
 /**
@@ -186,9 +189,9 @@ export class RunStartStore {
                 ), sys AS (
                   INSERT INTO messages (id, session_id, seq, role, content) SELECT $${after}::uuid, $2::uuid, 1, 'system', $${after + 1} FROM s
                 ), msg AS (
-                  INSERT INTO messages (id, session_id, run_id, seq, role, content)
-                  SELECT $${after + 2}::uuid, $2::uuid, $1::uuid, 2, 'user', $${after + 3} FROM s
-                ), ${newRunCtes('s', ...trace(SESSION_OPTION_COUNT + 4))}
+                  INSERT INTO messages (id, session_id, run_id, seq, role, content, parts)
+                  SELECT $${after + 2}::uuid, $2::uuid, $1::uuid, 2, 'user', $${after + 3}, $${after + 4}::jsonb FROM s
+                ), ${newRunCtes('s', ...trace(SESSION_OPTION_COUNT + 5))}
                 SELECT ${COUNTS}, s.id IS NOT NULL AS stored, 2 AS seq, s.* FROM counts c LEFT JOIN s ON true`,
           params: [
             ...sessionOptionValues(answers.session),
@@ -196,6 +199,7 @@ export class RunStartStore {
             answers.system.content,
             answers.prompt.id,
             answers.prompt.content,
+            partsParam(answers.prompt),
           ],
         };
       case 'prompt':
@@ -204,11 +208,11 @@ export class RunStartStore {
                   UPDATE sessions SET next_message_seq = next_message_seq + 1, updated_at = now()
                    WHERE id = $2::uuid AND EXISTS (SELECT 1 FROM admitted) RETURNING next_message_seq - 1 AS seq
                 ), msg AS (
-                  INSERT INTO messages (id, session_id, run_id, seq, role, content)
-                  SELECT $14::uuid, $2::uuid, $1::uuid, pos.seq, 'user', $15 FROM pos
-                ), ${newRunCtes('pos', ...trace(2))}
+                  INSERT INTO messages (id, session_id, run_id, seq, role, content, parts)
+                  SELECT $14::uuid, $2::uuid, $1::uuid, pos.seq, 'user', $15, $16::jsonb FROM pos
+                ), ${newRunCtes('pos', ...trace(3))}
                 SELECT ${COUNTS}, EXISTS (SELECT 1 FROM admitted) AS stored, (SELECT seq FROM pos) AS seq FROM counts c`,
-          params: [answers.prompt.id, answers.prompt.content],
+          params: [answers.prompt.id, answers.prompt.content, partsParam(answers.prompt)],
         };
       case 'regenerate':
         // No new message: the runs that answered the last prompt so far are marked superseded by
@@ -248,4 +252,9 @@ export class RunStartStore {
       this.activeRuns,
     ];
   }
+}
+
+/** A prompt's parts as the statement's jsonb parameter (null: a prompt without files). */
+function partsParam(prompt: NewMessage): string | null {
+  return prompt.parts ? JSON.stringify(prompt.parts) : null;
 }

@@ -4,6 +4,7 @@ import { BudgetStore } from './budget-store.service';
 import { ConversationStore } from './conversation-store.service';
 import { ForkStore } from './fork-store.service';
 import { RecordedRunStore } from './recorded-run-store.service';
+import { FileStore } from './file-store.service';
 import { IdempotencyStore } from './idempotency-store.service';
 import { RunStartStore } from './run-start-store.service';
 import { QueuedRunStore } from './queued-run-store.service';
@@ -31,6 +32,7 @@ import { WebhookStore } from './webhook-store.service';
     BudgetStore,
     ForkStore,
     RecordedRunStore,
+    FileStore,
   ],
   exports: [
     RunStore,
@@ -47,6 +49,7 @@ import { WebhookStore } from './webhook-store.service';
     BudgetStore,
     ForkStore,
     RecordedRunStore,
+    FileStore,
   ],
 })
 export class StoreModule {}

@@ -56,7 +56,7 @@ describeInBrowser('the playground: queued prompts and schedules (e2e)', () => {
     await page.waitForSelector('.status[data-status="streaming"]');
 
     await page.getByLabel('Message').fill('Second.');
-    await page.getByRole('button', { name: 'Queue' }).click();
+    await page.getByRole('button', { name: 'Send' }).click();
     const queued = page.locator('.thinking.queued');
     await queued.waitFor();
     await expect(queued.textContent()).resolves.toContain('1 in line');

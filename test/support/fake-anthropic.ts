@@ -2,6 +2,7 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { anthropicBlockRefusal } from './multimodal-parts';
 import { resolve } from 'node:path';
 import { anthropicFormatRefusal } from './structured-output-rules';
 
@@ -14,7 +15,8 @@ import { anthropicFormatRefusal } from './structured-output-rules';
  *   thinking on — a tool loop whose last assistant turn does not start with its thinking block;
  * - a thinking budget under 1024 or not below max_tokens; more than 4 cache breakpoints;
  * - a text block (system or message) that is empty or only whitespace, a message with no content
- *   (but a final assistant one), a `tool_use` id outside `^[a-zA-Z0-9_-]+$` or used twice.
+ *   (but a final assistant one), a `tool_use` id outside `^[a-zA-Z0-9_-]+$` or used twice;
+ * - an `image` or `document` block outside a user turn, or whose base64 is not its media type.
  * Prompt caching is modelled: each `cache_control` breakpoint caches the prefix up to it (tools,
  * system, messages, in that order), and a later request starting with a cached prefix reads it.
  */
@@ -287,7 +289,9 @@ export class FakeAnthropic {
         return `messages.${i}: all messages must have non-empty content except for the optional final assistant message`;
       }
       for (const [j, b] of m.content.entries()) {
-        const refused = textRefusal(b, `messages.${i}.content.${j}`);
+        const refused =
+          textRefusal(b, `messages.${i}.content.${j}`) ??
+          anthropicBlockRefusal(m.role, b, `messages.${i}.content.${j}`);
         if (refused !== undefined) return refused;
         if (b.type === 'tool_use') {
           if (toolUseIds.has(String(b.id)))

@@ -1,5 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import { responsesContentRefusal } from './multimodal-parts';
 import type { AddressInfo } from 'node:net';
 import { openAiFormatRefusal } from './structured-output-rules';
 
@@ -201,6 +202,8 @@ export class FakeResponses {
       if (refused !== undefined) return { message: refused, param: 'text.format' };
     }
     if (!Array.isArray(body.input)) return { message: "Invalid type for 'input'.", param: 'input' };
+    const badContent = responsesContentRefusal(body.input);
+    if (badContent !== undefined) return { message: badContent, param: 'input', code: 'invalid_value' };
     const calls = new Set<string>();
     const outputs = new Set<string>();
     for (const [i, item] of body.input.entries()) {

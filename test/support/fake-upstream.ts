@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base';
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
+import { chatCompletionsPartsRefusal } from './multimodal-parts';
 import {
   chatChunk,
   type ChunkEnvelope,
@@ -643,6 +644,12 @@ function refusedParameter(body: ChatCompletionCreateParams): object | undefined 
         error: { message: refused, type: 'invalid_request_error', param: 'response_format', code: null },
       };
     }
+  }
+  const badPart = chatCompletionsPartsRefusal(body.messages as unknown as Record<string, unknown>[]);
+  if (badPart !== undefined) {
+    return {
+      error: { message: badPart, type: 'invalid_request_error', param: 'messages', code: 'invalid_value' },
+    };
   }
   const reasons = /^(o\d|gpt-5|codex)/.test(body.model) && !body.model.includes('-chat');
   if (reasons && body.max_tokens !== undefined && body.max_tokens !== null) {

@@ -9,7 +9,10 @@ import {
   postToolResult,
   runEvents,
   startRun,
+  uploadFile,
+  type Attachment,
   type Decision,
+  type Prompt,
   type StoredMessage,
 } from './api';
 import { Markdown } from './Markdown';
@@ -44,6 +47,8 @@ const RECONNECT_MS = 1000;
 /** A prompt sent from this page (or the active run found when a session opened) and its run. */
 interface Turn {
   prompt: string | null;
+  /** The files sent with the prompt. */
+  files?: Attachment[];
   run: RunView;
 }
 
@@ -94,6 +99,8 @@ export function Chat({
   const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [input, setInput] = useState('');
+  const [attachments, setAttachments] = useState<Attachment[]>([]);
+  const fileInput = useRef<HTMLInputElement>(null);
   const [inspected, setInspected] = useState<string | null>(null);
   const [runModel, setRunModel] = useState<string | null>(null);
   const unmounted = useRef(new AbortController());
@@ -228,22 +235,44 @@ export function Chat({
           ? 'waiting'
           : 'streaming';
 
-  const send = (event: FormEvent) => {
-    event.preventDefault();
-    const prompt = input.trim();
-    // A prompt sent while the session's run is active waits for it (queued under it).
-    const enqueue = activeRun !== undefined;
-    if (prompt === '' || submitting || (enqueue && sessionRef.current === undefined)) return;
-    sendPrompt(prompt, enqueue);
+  /** Uploads files (from the Attach button, a drop or a paste) and adds them to the next prompt. */
+  const attach = (files: readonly File[]) => {
+    for (const file of files) {
+      uploadFile(keyRef.current, file).then(
+        (uploaded) => setAttachments((current) => [...current, uploaded]),
+        (err: unknown) => setError(`${file.name}: ${err instanceof Error ? err.message : String(err)}`),
+      );
+    }
   };
 
-  /** Sends `prompt` to the open session (a new one when none is open yet) and follows its run; `enqueue`: behind its active run. */
-  const sendPrompt = (prompt: string, enqueue = false) => {
+  const send = (event: FormEvent) => {
+    event.preventDefault();
+    const text = input.trim();
+    const files = attachments;
+    // A prompt sent while the session's run is active waits for it (queued under it); files go at once.
+    const enqueue = activeRun !== undefined;
+    if ((text === '' && files.length === 0) || submitting) return;
+    if (enqueue && (sessionRef.current === undefined || files.length > 0)) return;
+    sendPrompt(text, files, enqueue);
+  };
+
+  /**
+   * Sends `text` with `files` to the open session (a new one when none is open yet) and follows its
+   * run; `enqueue`: behind its active run.
+   */
+  const sendPrompt = (text: string, files: typeof attachments, enqueue = false) => {
+    const prompt: Prompt =
+      files.length === 0
+        ? text
+        : [
+            ...(text === '' ? [] : [{ type: 'text' as const, text }]),
+            ...files.map((f) => ({ type: 'file' as const, fileId: f.id })),
+          ];
     setSubmitting(true);
     setError(null);
     setNotice(null);
     const options = {
-      title: prompt.slice(0, 80),
+      title: (text || files[0]?.name || '').slice(0, 80),
       mode: newSession.mode,
       ...(newSession.model.trim() ? { model: newSession.model.trim() } : {}),
       clientTools: CLIENT_TOOLS,
@@ -252,6 +281,7 @@ export function Chat({
       (response) => {
         setSubmitting(false);
         setInput('');
+        setAttachments([]);
         const runId = response.headers.get('X-Run-Id') ?? '';
         const sessionId = response.headers.get('X-Session-Id') ?? '';
         if (sessionRef.current === undefined) {
@@ -259,7 +289,7 @@ export function Chat({
           setInfo({ title: options.title, model: options.model ?? null, mode: options.mode });
           onSessionStarted(sessionId);
         }
-        turnsRef.current = [...turnsRef.current, { prompt, run: newRun(runId, true) }];
+        turnsRef.current = [...turnsRef.current, { prompt: text, files, run: newRun(runId, true) }];
         setTurns(turnsRef.current);
         setInspected(runId);
         void follow(runId, response);
@@ -298,7 +328,7 @@ export function Chat({
         turnsRef.current = [];
         setTurns([]);
         onSessionStarted(fork.id);
-        sendPrompt(prompt);
+        sendPrompt(prompt, []);
       })
       .catch((err: unknown) => {
         setSubmitting(false);
@@ -383,7 +413,35 @@ export function Chat({
           </p>
         )}
         {notice !== null && <p className="notice">{notice}</p>}
-        <form className="composer" onSubmit={send}>
+        <form
+          className="composer"
+          onSubmit={send}
+          onDragOver={(event) => event.preventDefault()}
+          onDrop={(event) => {
+            event.preventDefault();
+            attach([...event.dataTransfer.files]);
+          }}
+          onPaste={(event) => {
+            if (event.clipboardData.files.length > 0) attach([...event.clipboardData.files]);
+          }}
+        >
+          {attachments.length > 0 && (
+            <ul className="attachments" aria-label="Attachments">
+              {attachments.map((a) => (
+                <li key={a.id} className="attachment">
+                  <span>{a.name}</span>
+                  <button
+                    type="button"
+                    className="link"
+                    aria-label={`Remove ${a.name}`}
+                    onClick={() => setAttachments((current) => current.filter((f) => f.id !== a.id))}
+                  >
+                    ×
+                  </button>
+                </li>
+              ))}
+            </ul>
+          )}
           <textarea
             aria-label="Message"
             placeholder="Ask the agent… (Enter sends, Shift+Enter for a new line)"
@@ -397,11 +455,32 @@ export function Chat({
             <span className="status" data-status={status}>
               {status}
             </span>
+            <input
+              ref={fileInput}
+              type="file"
+              multiple
+              hidden
+              aria-label="Attach file"
+              onChange={(event) => {
+                attach([...(event.target.files ?? [])]);
+                event.target.value = '';
+              }}
+            />
+            <button type="button" onClick={() => fileInput.current?.click()}>
+              Attach
+            </button>
             <button type="button" className="danger" onClick={cancel} disabled={activeRun === undefined}>
               Cancel
             </button>
-            <button type="submit" disabled={submitting || input.trim() === ''}>
-              {activeRun === undefined ? 'Send' : 'Queue'}
+            <button
+              type="submit"
+              disabled={
+                submitting ||
+                (input.trim() === '' && attachments.length === 0) ||
+                (activeRun !== undefined && attachments.length > 0)
+              }
+            >
+              Send
             </button>
           </div>
         </form>
@@ -434,7 +513,12 @@ function LiveTurn({
     <>
       {turn.prompt !== null && (
         <article className="message user">
-          <div className="text">{turn.prompt}</div>
+          {turn.prompt !== '' && <div className="text">{turn.prompt}</div>}
+          {(turn.files ?? []).map((f) => (
+            <div key={f.id} className="attachment" data-media-type={f.mediaType}>
+              📎 {f.name}
+            </div>
+          ))}
         </article>
       )}
       {(hasContent || run.error !== null || ended) && (

@@ -181,11 +181,33 @@ export async function getModels(key: string): Promise<ModelsInfo | null> {
   return { default: body.default, providers: Array.isArray(body.providers) ? body.providers : [] };
 }
 
+/** A file uploaded for a prompt (POST /v1/files). */
+export interface Attachment {
+  id: string;
+  name: string;
+  mediaType: string;
+}
+
+/** A prompt: its text, or its parts (text, and files by id). */
+export type Prompt = string | ({ type: 'text'; text: string } | { type: 'file'; fileId: string })[];
+
+/** Uploads a file as the raw body with its own type; the server judges its bytes. */
+export async function uploadFile(key: string, file: File): Promise<Attachment> {
+  const response = await fetch(`/v1/files?name=${encodeURIComponent(file.name || 'file')}`, {
+    method: 'POST',
+    headers: { ...authHeaders(key), 'Content-Type': file.type || 'application/octet-stream' },
+    body: file,
+  });
+  if (!response.ok) throw await apiError(response);
+  const body = (await response.json()) as Attachment;
+  return { id: body.id, name: body.name, mediaType: body.mediaType };
+}
+
 /** Starts a run: in a new session (POST /v1/chat) or in `sessionId`. The stream's response. */
 export async function startRun(
   key: string,
   sessionId: string | undefined,
-  prompt: string,
+  prompt: Prompt,
   options: Record<string, unknown>,
   signal: AbortSignal,
   /** A prompt to a session whose run is active waits for it (onActive "enqueue"). */

@@ -11,7 +11,7 @@ import { WaitingRunTurns } from '../waiting-run-turns.service';
 import { Sessions, type SessionOptions } from '../../sessions/sessions.service';
 import { ProjectedRunStream } from '../projected-run.service';
 import { EventStreams } from '../../sse/event-streams.service';
-import { clientToolsOf, readAgUiTurn } from './ag-ui-input';
+import { clientToolsOf, readAgUiTurn, upgradeBinaryParts } from './ag-ui-input';
 import { AgUiContinuation } from './ag-ui-continuation.service';
 import {
   agUiWaitingFinish,
@@ -58,7 +58,7 @@ export class AgUiService {
     traceParent?: string,
   ): Promise<void> {
     this.streams.assertCapacity();
-    const parsed = RunAgentInputSchema.safeParse(body);
+    const parsed = RunAgentInputSchema.safeParse(upgradeBinaryParts(body));
     if (!parsed.success) {
       throw new DomainError(
         ErrorCode.InvalidRequest,
@@ -83,7 +83,7 @@ export class AgUiService {
 
     if (turn.kind === 'prompt') {
       const { runId } = await this.runs.start(owner, {
-        prompt: turn.text,
+        prompt: turn.prompt,
         sessionId: session.id,
         traceParent,
         endUser,

@@ -67,7 +67,7 @@ export class AiSdkChatService {
     const session = await this.sessions.openChat(owner, req.chatId, req.options, req.endUser);
     if (last.kind === 'prompt') {
       const { runId } = await this.runs.start(owner, {
-        prompt: last.text,
+        prompt: last.prompt,
         sessionId: session.id,
         traceParent: req.traceParent,
         endUser: req.endUser,

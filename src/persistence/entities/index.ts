@@ -1,5 +1,7 @@
 import { BackgroundCommandEntity } from './background-command.entity';
 import { BudgetReservationEntity } from './budget-reservation.entity';
+import { FileBlobEntity, FileBlobPartEntity } from './file-blob.entity';
+import { FileEntity } from './file.entity';
 import { IdempotencyKeyEntity } from './idempotency-key.entity';
 import { KeySpendEntity } from './key-spend.entity';
 import { ModelCallEntity } from './model-call.entity';
@@ -31,4 +33,7 @@ export const ENTITIES = [
   ScheduleEntity,
   ScheduleRunEntity,
   BudgetReservationEntity,
+  FileBlobEntity,
+  FileBlobPartEntity,
+  FileEntity,
 ];

@@ -1,13 +1,13 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsNotEmpty, IsOptional, IsString, IsUUID } from 'class-validator';
-import { ON_ACTIVE_VALUES, type OnActive } from '../start-run';
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsOptional, IsUUID } from 'class-validator';
+import type { PromptInput } from '../../files/prompt-parts';
 import { SessionOptionsDto } from '../../sessions/dto/session-options.dto';
+import { ON_ACTIVE_VALUES, type OnActive } from '../start-run';
+import { ApiPrompt } from './prompt.dto';
 
 export class CreateChatDto extends SessionOptionsDto {
-  @ApiProperty({ example: 'What is in README.md?' })
-  @IsString()
-  @IsNotEmpty()
-  prompt!: string;
+  @ApiPrompt('What is in README.md?')
+  prompt!: PromptInput;
 
   @ApiPropertyOptional({
     format: 'uuid',
@@ -16,6 +16,7 @@ export class CreateChatDto extends SessionOptionsDto {
   @IsOptional()
   @IsUUID()
   sessionId?: string;
+
   @ApiPropertyOptional({
     enum: ON_ACTIVE_VALUES,
     default: 'reject',

@@ -1,14 +1,14 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsIn, IsNotEmpty, IsObject, IsOptional, IsString, ValidateNested } from 'class-validator';
+import { IsIn, IsObject, IsOptional, ValidateNested } from 'class-validator';
+import type { PromptInput } from '../../files/prompt-parts';
 import { ResponseFormatDto } from '../../sessions/dto/response-format.dto';
 import { ON_ACTIVE_VALUES, type OnActive } from '../start-run';
+import { ApiPrompt } from './prompt.dto';
 
 export class CreateMessageDto {
-  @ApiProperty({ example: 'And what does it say about testing?' })
-  @IsString()
-  @IsNotEmpty()
-  content!: string;
+  @ApiPrompt('And what does it say about testing?')
+  content!: PromptInput;
 
   @ApiPropertyOptional({
     enum: ON_ACTIVE_VALUES,

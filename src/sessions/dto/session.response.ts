@@ -109,6 +109,26 @@ export class SummarizedSpanResponse {
   toId!: string;
 }
 
+export class MessagePartResponse {
+  @ApiProperty({ enum: ['text', 'file'] })
+  type!: 'text' | 'file';
+
+  @ApiPropertyOptional({ description: 'A text part' })
+  text?: string;
+
+  @ApiPropertyOptional({ format: 'uuid', description: 'A file part: the file (GET /v1/files/:id)' })
+  fileId?: string;
+
+  @ApiPropertyOptional({ description: "A file part: the file's name" })
+  name?: string;
+
+  @ApiPropertyOptional({ description: "A file part: the file's type" })
+  mediaType?: string;
+
+  @ApiPropertyOptional({ enum: [true], description: 'A file part whose file was deleted since' })
+  deleted?: true;
+}
+
 export class MessageResponse {
   @ApiProperty({ format: 'uuid' })
   id!: string;
@@ -118,6 +138,13 @@ export class MessageResponse {
 
   @ApiProperty({ type: String, nullable: true })
   content!: string | null;
+
+  @ApiPropertyOptional({
+    type: [MessagePartResponse],
+    description:
+      'A user message whose prompt had files: its parts in order (content is its text parts joined by a blank line)',
+  })
+  parts?: MessagePartResponse[];
 
   @ApiPropertyOptional({
     type: [MessageToolCallResponse],

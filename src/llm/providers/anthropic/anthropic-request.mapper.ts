@@ -7,7 +7,8 @@ import type {
   TextBlockParam,
   Tool,
 } from '@anthropic-ai/sdk/resources/messages/messages';
-import type { ModelMessage, ModelRequest, ReasoningLevel } from '../../model-provider';
+import { fileKind, textFileText } from '../../file-data';
+import type { ModelMessage, ModelRequest, ModelUserPart, ReasoningLevel } from '../../model-provider';
 
 export const ANTHROPIC = 'anthropic';
 
@@ -132,7 +133,10 @@ function toMessages(conversation: readonly ModelMessage[]): MessageParam[] {
       case 'system':
         break;
       case 'user':
-        add('user', [text(hasVisibleText(m.content) ? m.content : EMPTY_PROMPT)]);
+        add(
+          'user',
+          m.parts ? userBlocks(m.parts) : [text(hasVisibleText(m.content) ? m.content : EMPTY_PROMPT)],
+        );
         break;
       case 'tool':
         add('user', [{ type: 'tool_result', tool_use_id: toolUseId(m.toolCallId), content: m.content }]);
@@ -207,6 +211,43 @@ function sortedKeys(value: unknown): unknown {
 }
 
 /** A text block; callers send only text with a visible character (the API refuses any other). */
+/**
+ * A user message with files: images as `image` blocks and PDFs as `document` blocks (base64, the
+ * PDF titled with its name), text files as text blocks carrying their name; text parts without
+ * visible text are left out (the API refuses them).
+ */
+function userBlocks(parts: readonly ModelUserPart[]): ContentBlockParam[] {
+  const blocks: ContentBlockParam[] = [];
+  for (const part of parts) {
+    if (part.type === 'text') {
+      if (hasVisibleText(part.text)) blocks.push(text(part.text));
+      continue;
+    }
+    const data = part.data ?? '';
+    switch (fileKind(part.mediaType)) {
+      case 'image':
+        blocks.push({
+          type: 'image',
+          source: { type: 'base64', media_type: part.mediaType as ImageMediaType, data },
+        });
+        break;
+      case 'pdf':
+        blocks.push({
+          type: 'document',
+          source: { type: 'base64', media_type: 'application/pdf', data },
+          title: part.name,
+        });
+        break;
+      case 'text':
+        blocks.push(text(textFileText(part)));
+        break;
+    }
+  }
+  return blocks.length > 0 ? blocks : [text(EMPTY_PROMPT)];
+}
+
+type ImageMediaType = 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp';
+
 function text(content: string): TextBlockParam {
   return { type: 'text', text: content };
 }

@@ -1,9 +1,11 @@
 import type {
   FunctionTool,
   ResponseCreateParamsStreaming,
+  ResponseInputContent,
   ResponseInputItem,
 } from 'openai/resources/responses/responses';
-import type { ModelMessage, ModelRequest } from '../../model-provider';
+import { fileKind, textFileText } from '../../file-data';
+import type { ModelMessage, ModelRequest, ModelUserPart } from '../../model-provider';
 import { isReasoningModel } from '../openai/reasoning-models';
 import { qualifiesForStrict } from '../openai/strict-schema';
 
@@ -62,7 +64,7 @@ function toItems(m: ModelMessage): ResponseInputItem[] {
     case 'system':
       return [];
     case 'user':
-      return [{ role: 'user', content: m.content }];
+      return [{ role: 'user', content: m.parts ? m.parts.map(toInputContent) : m.content }];
     case 'tool':
       return [{ type: 'function_call_output', call_id: m.toolCallId, output: m.content }];
     case 'assistant': {
@@ -76,5 +78,29 @@ function toItems(m: ModelMessage): ResponseInputItem[] {
       }
       return items;
     }
+  }
+}
+
+/**
+ * A part of a user message: an image as `input_image` (a data URL), a PDF as `input_file`
+ * (`file_data` a data URL, with its name), a text file as `input_text` carrying its name.
+ */
+function toInputContent(part: ModelUserPart): ResponseInputContent {
+  if (part.type === 'text') return { type: 'input_text', text: part.text };
+  switch (fileKind(part.mediaType)) {
+    case 'image':
+      return {
+        type: 'input_image',
+        detail: 'auto',
+        image_url: `data:${part.mediaType};base64,${part.data ?? ''}`,
+      };
+    case 'pdf':
+      return {
+        type: 'input_file',
+        filename: part.name,
+        file_data: `data:application/pdf;base64,${part.data ?? ''}`,
+      };
+    case 'text':
+      return { type: 'input_text', text: textFileText(part) };
   }
 }
