@@ -53,6 +53,9 @@ describe('budgets by reservation across two processes (e2e)', () => {
       LLM_MAX_OUTPUT_TOKENS: String(MAX_OUTPUT),
       ANSWER_MAX_BYTES: '2048',
       RUN_LEASE_MS: '1000',
+      // The racers all start at once: only the budget may refuse one, never the key's other limits.
+      MAX_ACTIVE_RUNS_PER_KEY: '64',
+      RATE_LIMIT_RUNS_PER_MINUTE: '1000',
       WORKSPACE_ROOT: join(mkdtempSync(join(tmpdir(), 'loopwright-reservations-')), 'workspace'),
       API_KEYS: Object.entries(KEYS)
         .map(([name, secret]) => `${name}:${secret}`)
