@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 /**
  * One-way imports (docs/architecture.md): each folder names the folders it must not import. The
  * durable core is layered runs → agent → events → store → persistence, each feature's controllers
- * beside its service (runs, sessions, tools, usage, models); sse (the event-stream writer) sits
+ * beside its service (runs, sessions, tools, usage, models, agents); sse (the event-stream writer) sits
  * under runs and frontends; sessions, tools and llm sit beside the core; config, common, auth, http,
  * metrics, health and observability know none of them.
  */
@@ -22,17 +22,43 @@ const FEATURES = [
   'sse',
   'usage',
   'models',
+  'agents',
   'persistence',
 ];
 const FORBIDDEN = {
-  frontends: ['usage', 'models'],
-  runs: ['frontends', 'usage', 'models'],
-  agent: ['frontends', 'runs', 'sessions', 'sse', 'usage', 'models'],
-  sessions: ['frontends', 'runs', 'agent', 'events', 'sse', 'usage', 'models'],
-  sse: ['frontends', 'runs', 'agent', 'sessions', 'tools', 'mcp', 'llm', 'usage', 'models'],
-  usage: ['frontends', 'runs', 'agent', 'sessions', 'events', 'sse', 'tools', 'llm', 'mcp', 'models'],
-  models: ['frontends', 'runs', 'agent', 'sessions', 'events', 'sse', 'store', 'tools', 'mcp', 'usage'],
-  events: ['frontends', 'runs', 'agent', 'sessions', 'sse', 'tools', 'mcp', 'usage', 'models'],
+  frontends: ['usage', 'models', 'agents'],
+  runs: ['frontends', 'usage', 'models', 'agents'],
+  agent: ['frontends', 'runs', 'sessions', 'sse', 'usage', 'models', 'agents'],
+  sessions: ['frontends', 'runs', 'agent', 'events', 'sse', 'usage', 'models', 'agents'],
+  sse: ['frontends', 'runs', 'agent', 'sessions', 'tools', 'mcp', 'llm', 'usage', 'models', 'agents'],
+  usage: [
+    'frontends',
+    'runs',
+    'agent',
+    'sessions',
+    'events',
+    'sse',
+    'tools',
+    'llm',
+    'mcp',
+    'models',
+    'agents',
+  ],
+  models: [
+    'frontends',
+    'runs',
+    'agent',
+    'sessions',
+    'events',
+    'sse',
+    'store',
+    'tools',
+    'mcp',
+    'usage',
+    'agents',
+  ],
+  agents: ['frontends', 'runs', 'agent', 'sessions', 'events', 'sse', 'store', 'mcp', 'usage', 'models'],
+  events: ['frontends', 'runs', 'agent', 'sessions', 'sse', 'tools', 'mcp', 'usage', 'models', 'agents'],
   store: [
     'frontends',
     'runs',
@@ -45,6 +71,7 @@ const FORBIDDEN = {
     'mcp',
     'usage',
     'models',
+    'agents',
   ],
   tools: [
     'frontends',
@@ -58,8 +85,21 @@ const FORBIDDEN = {
     'mcp',
     'usage',
     'models',
+    'agents',
   ],
-  mcp: ['frontends', 'runs', 'agent', 'sessions', 'events', 'sse', 'store', 'llm', 'usage', 'models'],
+  mcp: [
+    'frontends',
+    'runs',
+    'agent',
+    'sessions',
+    'events',
+    'sse',
+    'store',
+    'llm',
+    'usage',
+    'models',
+    'agents',
+  ],
   llm: [
     'frontends',
     'runs',
@@ -72,6 +112,7 @@ const FORBIDDEN = {
     'mcp',
     'usage',
     'models',
+    'agents',
   ],
   persistence: FEATURES.filter((f) => f !== 'persistence'),
   ...Object.fromEntries(

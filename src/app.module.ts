@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { AgentsModule } from './agents/agents.module';
 import { DrainingModule } from './common/draining';
 import { FrontendsModule } from './frontends/frontends.module';
 import type { AppConfig } from './config/app-config';
@@ -34,6 +35,7 @@ export class AppModule {
         ToolsModule,
         UsageModule,
         ModelsModule,
+        AgentsModule,
         McpModule,
         FrontendsModule,
         PlaygroundModule,

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { APP_CONFIG } from '../config/config.module';
+import type { AgentConfig } from '../config/agents-config';
 import type { AppConfig, ReasoningLevel, SessionMode } from '../config/app-config';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import { ModelProviders } from '../llm/model-providers';
@@ -29,6 +30,8 @@ export interface SessionOptions {
   maxTokens?: number;
   maxCostUsd?: number;
   reasoning?: ReasoningLevel;
+  /** A named agent of AGENTS_CONFIG: the session starts from its settings; these options override them. */
+  agent?: string;
 }
 
 export interface SessionPage {
@@ -172,6 +175,15 @@ export class Sessions {
     throw sessionNotFound(id);
   }
 
+  private agentOf(name: string | undefined): AgentConfig | undefined {
+    if (name === undefined) return undefined;
+    const agent = this.config.agents.find((a) => a.name === name);
+    if (agent === undefined) {
+      throw invalid(`agent ${JSON.stringify(name)} is not an agent of this server (see GET /v1/agents)`);
+    }
+    return agent;
+  }
+
   /** Checks the options against what this server offers; a bad one is a 400 naming the field. */
   private prepare(owner: string, o: SessionOptions): NewSession {
     if (o.maxIterations !== undefined && o.maxIterations > this.config.maxIterations) {
@@ -206,16 +218,19 @@ export class Sessions {
         if (!check.ok) throw invalid(`clientTools.${i}.function.${check.message}`);
       }
     }
+    // The agent's own tools and model were checked at start-up (agents/), against every tool the
+    // server may offer; what the client gave is checked above.
+    const agent = this.agentOf(o.agent);
     return {
       id: randomUUID(),
       owner,
       title: o.title ?? null,
-      systemPrompt: o.systemPrompt ?? null,
-      model: o.model ?? null,
-      mode: o.mode ?? 'safe',
-      tools: o.tools ?? null,
+      systemPrompt: o.systemPrompt ?? agent?.systemPrompt ?? null,
+      model: o.model ?? agent?.model ?? null,
+      mode: o.mode ?? agent?.mode ?? 'safe',
+      tools: o.tools ?? (agent?.tools ? [...agent.tools] : null),
       clientTools: o.clientTools ?? [],
-      maxIterations: o.maxIterations ?? null,
+      maxIterations: o.maxIterations ?? agent?.maxIterations ?? null,
       maxTokens: o.maxTokens ?? null,
       maxCostUsd: o.maxCostUsd ?? null,
       reasoning: o.reasoning ?? null,

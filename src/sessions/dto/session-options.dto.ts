@@ -142,4 +142,14 @@ export class SessionOptionsDto {
   @IsOptional()
   @IsIn(['off', 'low', 'medium', 'high'])
   reasoning?: ReasoningLevel;
+
+  @ApiPropertyOptional({
+    maxLength: 64,
+    description:
+      'A named agent (GET /v1/agents): the session starts from its settings, these options override them',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  agent?: string;
 }
