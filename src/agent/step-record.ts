@@ -29,7 +29,7 @@ export interface ModelTurn {
  * What a stored step leads to, each a named stop condition:
  * - `completed`: the model answered without asking for tools — the run's answer;
  * - `max_iterations`: it was the last allowed model call (its calls are refused, not run);
- * - `requires_action`: a call waits for a person's approval or the client's result;
+ * - `requires_action`: a call waits for a person's approval, the client's result or a child run;
  * - `continue`: the step's calls run now, then the model is called again.
  */
 export type StepOutcome = 'continue' | 'completed' | 'max_iterations' | 'requires_action';
@@ -37,9 +37,13 @@ export type StepOutcome = 'continue' | 'completed' | 'max_iterations' | 'require
 export function stepOutcome(calls: readonly PlannedCall[], lastIteration: boolean): StepOutcome {
   if (calls.length === 0) return 'completed';
   if (lastIteration) return 'max_iterations';
-  if (calls.some((c) => c.status === 'pending_approval' || c.status === 'awaiting_client'))
-    return 'requires_action';
+  if (calls.some((c) => isWaiting(c.status))) return 'requires_action';
   return 'continue';
+}
+
+/** A call that waits for someone: a person, the client or a child run. */
+export function isWaiting(status: string): boolean {
+  return status === 'pending_approval' || status === 'awaiting_client' || status === 'awaiting_child';
 }
 
 /** The events that announce a planned step, in the model's order. */

@@ -10,8 +10,8 @@ import { RunEventSink } from '../events/run-event-sink';
 import type { SerializedEvent } from '../events/run-events';
 import { RunLease } from '../events/run-lease';
 import { RunHandle, type RunHandleInit } from '../agent/run-handle';
-import { RunOrchestrator } from '../agent/run-orchestrator.service';
-import { RunStore } from '../store/run-store.service';
+import { RunOrchestrator, type DriveOutcome } from '../agent/run-orchestrator.service';
+import { RunStore, type RunRow } from '../store/run-store.service';
 import { isRunReleased } from '../store/store-errors';
 import type { SentModelCall } from '../llm/sent-model-call';
 
@@ -27,6 +27,7 @@ export class DrivenRuns {
   readonly processId = randomUUID();
   private readonly logger = new Logger(DrivenRuns.name);
   private readonly handles = new Map<string, RunHandle>();
+  private readonly settledListeners: ((run: RunRow, outcome: DriveOutcome) => void)[] = [];
 
   constructor(
     private readonly store: RunStore,
@@ -36,6 +37,14 @@ export class DrivenRuns {
     private readonly metrics: MetricsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
+
+  /**
+   * `listener` hears of every run this process drove that then waited or ended (not of one it let
+   * go): Delegations moves a parent's delegations on from there, without the loop knowing of them.
+   */
+  onSettled(listener: (run: RunRow, outcome: DriveOutcome) => void): void {
+    this.settledListeners.push(listener);
+  }
 
   /** The handle of a run this process holds (driven or winding down), if any. */
   get(runId: string): RunHandle | undefined {
@@ -126,6 +135,7 @@ export class DrivenRuns {
           });
           if (outcome !== 'requires_action')
             this.metrics.runFinished(outcome, Date.now() - h.run.createdAt.getTime());
+          for (const listener of this.settledListeners) listener(h.run, outcome);
         },
         (err: unknown) => {
           h.trace.end('failed', 'internal');

@@ -10,6 +10,7 @@ import type { AppConfig } from '../config/app-config';
 import { RunLeases } from './run-leases.service';
 import { LostRuns } from './lost-runs.service';
 import { ToolCallDecisions } from './tool-call-decisions.service';
+import { Delegations } from './delegations.service';
 
 const EXPIRY_EVERY_MS = 1000;
 /**
@@ -17,6 +18,8 @@ const EXPIRY_EVERY_MS = 1000;
  * within about this much after its lease ran out (one indexed statement a second per process).
  */
 const TAKEOVER_EVERY_MS = 1000;
+/** How often waiting parents are looked at (one indexed statement; Delegations says why). */
+const DELEGATIONS_EVERY_MS = 1000;
 
 /**
  * The clocks of durable runs, on every process: waiting calls past their deadline are settled
@@ -32,6 +35,7 @@ export class RunSupervisor implements OnApplicationBootstrap, OnApplicationShutd
     private readonly leases: RunLeases,
     private readonly decisions: ToolCallDecisions,
     private readonly lostRuns: LostRuns,
+    private readonly delegations: Delegations,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -41,6 +45,8 @@ export class RunSupervisor implements OnApplicationBootstrap, OnApplicationShutd
     // Renewed three times a lease, so one slow renewal never loses a live run.
     this.every(Math.floor(lease / 3), 'renew leases', () => this.leases.renew());
     this.every(TAKEOVER_EVERY_MS, 'take runs over', () => this.lostRuns.check(), true);
+    // A delegation a process could not move on (it died between a child's end and its answer).
+    this.every(DELEGATIONS_EVERY_MS, 'move delegations on', () => this.delegations.sweep());
   }
 
   onApplicationShutdown(): void {

@@ -16,6 +16,7 @@ import { DrivenRuns } from './driven-runs.service';
 import { RunStarts } from './run-starts.service';
 import type { StartedRun, StartRun } from './start-run';
 import { RunJournal } from '../store/run-journal';
+import { SessionStore } from '../store/session-store.service';
 
 /**
  * What a client asks of runs: start one, read it, cancel it, stop following it. A start stores the
@@ -39,6 +40,7 @@ export class RunService implements OnModuleInit {
     private readonly metrics: MetricsService,
     private readonly takeover: RunTakeover,
     private readonly journal: RunJournal,
+    private readonly sessions: SessionStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -110,7 +112,16 @@ export class RunService implements OnModuleInit {
     return run;
   }
 
+  /** Cancels the run, then its child runs (a delegation's), and theirs. */
   async cancel(owner: string, runId: string): Promise<void> {
+    await this.cancelOne(owner, runId);
+    // After the parent: its delegate calls are answered by its end, not by the children's.
+    for (const child of await this.sessions.childrenOfRun(this.store.queryable, runId)) {
+      if (child.runId !== null) await this.cancel(owner, child.runId);
+    }
+  }
+
+  private async cancelOne(owner: string, runId: string): Promise<void> {
     const run = await this.store.findRun(runId, owner);
     if (!run) throw runNotFound(runId);
     if (!isActive(run)) return;

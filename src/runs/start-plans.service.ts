@@ -54,6 +54,12 @@ export class StartPlans {
     let answers: RunStart['answers'];
     if (input.sessionId) {
       const found = await this.sessions.findWithActiveRun(owner, input.sessionId);
+      if (found.session.parentSessionId !== null) {
+        throw new DomainError(
+          ErrorCode.ChildSession,
+          `Session ${input.sessionId} is a child session: it takes its prompt from its delegate call, not from a client`,
+        );
+      }
       if (found.activeRunId) throw sessionBusy(input.sessionId, found.activeRunId);
       session = found.session;
       toolset = new Toolset(this.registry, this.config, session);
@@ -62,10 +68,11 @@ export class StartPlans {
           ? { kind: 'prompt', prompt: { id: randomUUID(), content: input.prompt } }
           : { kind: 'regenerate' };
     } else {
-      const draft = this.sessions.draft(owner, {
-        title: 'prompt' in input ? titleFrom(input.prompt) : '',
-        ...input.session,
-      });
+      const draft = this.sessions.draft(
+        owner,
+        { title: 'prompt' in input ? titleFrom(input.prompt) : '', ...input.session },
+        input.delegation,
+      );
       session = draft.session;
       toolset = draft.toolset;
       answers = {

@@ -1,5 +1,6 @@
 import type { SessionOptions } from '../sessions/sessions.service';
 import type { IdempotencyClaim } from '../store/idempotency-store.service';
+import type { Delegation } from '../store/session-store.service';
 
 /** A new prompt (in a new session unless sessionId), or the session's last prompt answered again. */
 export type StartRun = (
@@ -13,6 +14,8 @@ export type StartRun = (
 ) & {
   /** The request's Idempotency-Key: when an earlier request claimed it, its run is the answer. */
   idempotency?: Omit<IdempotencyClaim, 'owner'>;
+  /** A child run's place in its tree: its new session is a child session (Delegations). */
+  delegation?: Delegation;
   /** The request's W3C `traceparent`: the run's trace goes on under it. */
   traceParent?: string;
 };

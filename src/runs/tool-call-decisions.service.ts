@@ -8,7 +8,7 @@ import {
   type ToolCallRow,
   type ToolCallSettlement,
 } from '../store/conversation-store.service';
-import { serializeEvents } from '../events/run-events';
+import { serializeEvents, type RunEventBody } from '../events/run-events';
 import { RunStore, type Queryable, type RunRow } from '../store/run-store.service';
 import { runNotFound } from './run.service';
 import { DrivenRuns } from './driven-runs.service';
@@ -31,6 +31,17 @@ interface Settled {
 
 /** A decision on the call a run knows as `toolCallId`. */
 export type CallDecision = Decision & { toolCallId: string };
+
+/** A `delegate` call answered by its child run's end, with the events announcing it (subagent_finished). */
+export interface ChildAnswer {
+  kind: 'child';
+  toolCallId: string;
+  content: string;
+  isError: boolean;
+  announce: RunEventBody[];
+}
+
+type Settling = CallDecision | ChildAnswer | { kind: 'expire'; toolCallId: string };
 
 /**
  * Decisions on calls that wait: a person's approval or rejection, a client's result, or the
@@ -74,6 +85,19 @@ export class ToolCallDecisions {
     if (claimed) await this.resumed.takeUp(runId);
   }
 
+  /**
+   * Answers a run's `delegate` call with its child's end (Delegations); the process that answers the
+   * last waiting call continues the run, as after a decision. False when the call no longer waits
+   * (another process answered it, or the run ended meanwhile).
+   */
+  async answerFromChild(runId: string, answer: ChildAnswer): Promise<void> {
+    const claimed = await this.settleWaiting(runId, [answer], null).catch((err: unknown) => {
+      if (!(err instanceof DomainError)) throw err;
+      return false; // answered already, or the run has ended (a cancel)
+    });
+    if (claimed) await this.resumed.takeUp(runId);
+  }
+
   /** Settles calls whose deadline passed (any process may; each call is settled once). */
   async expireWaitingCalls(): Promise<void> {
     const expired = await this.conversation.expiredWaitingCalls(this.store.queryable);
@@ -94,10 +118,11 @@ export class ToolCallDecisions {
    */
   private async settleWaiting(
     runId: string,
-    decisions: readonly (CallDecision | { kind: 'expire'; toolCallId: string })[],
+    decisions: readonly Settling[],
     owner: string | null,
   ): Promise<boolean> {
     const settled: Settled[] = [];
+    const announced: RunEventBody[] = [];
     // The run's trace, for the spans of the calls settled here (not run by the loop).
     let traceParent: string | null = null;
     const claimed = await this.store.transaction(async (tx) => {
@@ -106,13 +131,19 @@ export class ToolCallDecisions {
       traceParent = run.traceParent;
       let applied = 0;
       for (const { toolCallId, ...decision } of decisions) {
-        if (await this.settleOne(tx, run, toolCallId, decision, settled)) applied++;
+        if (await this.settleOne(tx, run, toolCallId, decision, settled)) {
+          applied++;
+          if (decision.kind === 'child') announced.push(...decision.announce);
+        }
       }
       if (applied === 0) return false;
       const claimed = (await this.conversation.countWaitingToolCalls(tx, runId)) === 0;
       if (claimed)
         await this.store.updateRun(tx, runId, { status: 'running', leaseOwner: this.driven.processId });
-      const events = settled.map(({ call, settlement }) => resultEvent(call.callId, call.name, settlement));
+      const events = [
+        ...announced,
+        ...settled.map(({ call, settlement }) => resultEvent(call.callId, call.name, settlement)),
+      ];
       await this.store.appendEvents(tx, runId, serializeEvents(runId, run.lastSeq, events));
       return claimed;
     });
@@ -148,7 +179,7 @@ export class ToolCallDecisions {
     tx: Queryable,
     run: RunRow,
     callId: string,
-    decision: Decision | { kind: 'expire' },
+    decision: Decision | Omit<ChildAnswer, 'toolCallId'> | { kind: 'expire' },
     settled: Settled[],
   ): Promise<boolean> {
     const runId = run.id;
@@ -156,7 +187,13 @@ export class ToolCallDecisions {
     if (!call)
       throw new DomainError(ErrorCode.ToolCallNotFound, `Tool call ${callId} not found in run ${runId}`);
     const waitingFor =
-      call.status === 'pending_approval' ? 'approval' : call.status === 'awaiting_client' ? 'result' : null;
+      call.status === 'pending_approval'
+        ? 'approval'
+        : call.status === 'awaiting_client'
+          ? 'result'
+          : call.status === 'awaiting_child'
+            ? 'child'
+            : null;
     if (decision.kind === 'expire') {
       if (run.status !== 'requires_action' || waitingFor === null) return false;
     } else {
@@ -194,7 +231,7 @@ export class ToolCallDecisions {
             'REJECTED',
             `A person rejected this call${decision.reason ? `: ${decision.reason}` : '.'} It was not run.`,
           )
-        : decision.kind === 'result'
+        : decision.kind === 'result' || decision.kind === 'child'
           ? {
               status: decision.isError ? ('error' as const) : ('completed' as const),
               result: decision.content,
@@ -218,9 +255,13 @@ export class ToolCallDecisions {
     settled.push({
       call,
       settlement,
-      waitedFor: waitingFor === 'result' ? 'client' : 'approval',
+      waitedFor: waitingFor === 'result' || waitingFor === 'child' ? 'client' : 'approval',
       settledBy:
-        decision.kind === 'expire' ? 'expired' : decision.kind === 'result' ? 'client_result' : 'rejected',
+        decision.kind === 'expire'
+          ? 'expired'
+          : decision.kind === 'result' || decision.kind === 'child'
+            ? 'client_result'
+            : 'rejected',
     });
     return true;
   }

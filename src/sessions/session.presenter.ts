@@ -18,6 +18,8 @@ export function sessionView(s: SessionRow & { preview?: string | null }): Sessio
     maxTokens: s.maxTokens,
     maxCostUsd: s.maxCostUsd,
     reasoning: s.reasoning,
+    agent: s.agent,
+    parentSessionId: s.parentSessionId,
     createdAt: s.createdAt,
     updatedAt: s.updatedAt,
   };

@@ -44,7 +44,7 @@ export class SessionsController {
   @ApiOkResponse({ type: SessionPageResponse })
   @ApiErrors(400)
   async list(@Owner() owner: string, @Query() query: ListSessionsQuery) {
-    const page = await this.sessions.list(owner, query.limit ?? 20, query.cursor);
+    const page = await this.sessions.list(owner, query.limit ?? 20, query.cursor, query.children === 'true');
     return { data: page.data.map(sessionView), nextCursor: page.nextCursor };
   }
 

@@ -15,7 +15,12 @@ import {
   type MessageRow,
 } from '../store/conversation-store.service';
 import { RunStore, type Queryable } from '../store/run-store.service';
-import { SessionStore, type NewSession, type SessionRow } from '../store/session-store.service';
+import {
+  SessionStore,
+  type Delegation,
+  type NewSession,
+  type SessionRow,
+} from '../store/session-store.service';
 import { defaultSystemPrompt } from './system-prompt';
 import { Toolset } from '../tools/toolset';
 
@@ -68,9 +73,13 @@ export class Sessions {
   draft(
     owner: string,
     options: SessionOptions,
+    delegation?: Delegation,
   ): { session: NewSession; toolset: Toolset; systemMessage: string } {
-    const session = this.prepare(owner, options);
-    const toolset = new Toolset(this.registry, this.config, session);
+    const session = { ...this.prepare(owner, options), ...(delegation ? { delegation } : {}) };
+    const toolset = new Toolset(this.registry, this.config, {
+      ...session,
+      depth: session.delegation?.depth ?? 0,
+    });
     const systemMessage = session.systemPrompt ?? defaultSystemPrompt(toolset.serverToolNames);
     return { session, toolset, systemMessage };
   }
@@ -151,8 +160,13 @@ export class Sessions {
     return found;
   }
 
-  async list(owner: string, limit: number, cursor: string | undefined): Promise<SessionPage> {
-    const rows = await this.sessions.list(owner, limit + 1, cursor ? decodeCursor(cursor) : null);
+  async list(
+    owner: string,
+    limit: number,
+    cursor: string | undefined,
+    children = false,
+  ): Promise<SessionPage> {
+    const rows = await this.sessions.list(owner, limit + 1, cursor ? decodeCursor(cursor) : null, children);
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return {
@@ -234,6 +248,7 @@ export class Sessions {
       maxTokens: o.maxTokens ?? null,
       maxCostUsd: o.maxCostUsd ?? null,
       reasoning: o.reasoning ?? null,
+      agent: agent?.name ?? null,
     };
   }
 }

@@ -170,9 +170,18 @@ export class ConversationStore {
     );
   }
 
+  /** Runs waiting in `requires_action` for a child run (a `delegate` call): what Delegations moves on. */
+  async runsAwaitingChildren(q: Queryable): Promise<string[]> {
+    const rows: { runId: string }[] = await q.query(
+      `SELECT DISTINCT tc.run_id AS "runId" FROM tool_calls tc JOIN runs r ON r.id = tc.run_id
+        WHERE tc.status = 'awaiting_child' AND r.status = 'requires_action'`,
+    );
+    return rows.map((r) => r.runId);
+  }
+
   async countWaitingToolCalls(tx: Queryable, runId: string): Promise<number> {
     const rows: { n: string }[] = await tx.query(
-      `SELECT count(*) AS n FROM tool_calls WHERE run_id = $1 AND status IN ('pending_approval', 'awaiting_client')`,
+      `SELECT count(*) AS n FROM tool_calls WHERE run_id = $1 AND status IN ('pending_approval', 'awaiting_client', 'awaiting_child')`,
       [runId],
     );
     return Number(rows[0]?.n ?? 0);

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import type { ReasoningLevel, SessionMode } from '../config/app-config';
+import type { RunError, RunStatus } from '../persistence/entities/run.entity';
 import type { ClientToolDefinition } from '../persistence/entities/session.entity';
 import { returningRows, type Queryable } from './store-sql';
 
@@ -22,27 +23,80 @@ export interface SessionRow {
   reasoning: ReasoningLevel | null;
   /** Where the session's next message goes (internal). */
   nextMessageSeq: number;
+  /** A child session's parent session; null for a client's. */
+  parentSessionId: string | null;
+  /** The run and its `delegate` call this child session answers. */
+  parentRunId: string | null;
+  parentCallId: string | null;
+  /** A child session's root session (whose workspace it works in) and the root run (the client's). */
+  rootSessionId: string | null;
+  rootRunId: string | null;
+  /** The named agent it started from. */
+  agent: string | null;
+  /** Levels of delegation below the client's run (0: a client's session). */
+  depth: number;
   createdAt: Date;
   updatedAt: Date;
 }
 
-export type NewSession = Omit<SessionRow, 'createdAt' | 'updatedAt' | 'nextMessageSeq' | 'reasoning'> & {
+/** Where a child session sits in its tree. */
+export interface Delegation {
+  parentSessionId: string;
+  parentRunId: string;
+  parentCallId: string;
+  rootSessionId: string;
+  rootRunId: string;
+  depth: number;
+}
+
+/** A child session of a run (one per `delegate` call) with the state of its run, if it has one yet. */
+export interface ChildOfRun {
+  sessionId: string;
+  callId: string;
+  agent: string | null;
+  runId: string | null;
+  status: RunStatus | null;
+  error: RunError | null;
+  /** The child's last answer text (its final answer once it has ended); null when it wrote none. */
+  answer: string | null;
+  promptTokens: number;
+  completionTokens: number;
+  costUsd: number | null;
+}
+
+export type NewSession = Omit<
+  SessionRow,
+  | 'createdAt'
+  | 'updatedAt'
+  | 'nextMessageSeq'
+  | 'reasoning'
+  | 'parentSessionId'
+  | 'parentRunId'
+  | 'parentCallId'
+  | 'rootSessionId'
+  | 'rootRunId'
+  | 'agent'
+  | 'depth'
+> & {
   reasoning?: ReasoningLevel | null;
   /** The frontend protocols' chat or thread id naming the session (unique per owner). */
   chatId?: string | null;
+  agent?: string | null;
+  /** A child session's place in its tree (Delegations); absent for a client's session. */
+  delegation?: Delegation;
 };
 
 /** The columns of a new session's options, for `INSERT INTO sessions (…, ${SESSION_OPTION_COLUMNS}, …)`. */
 export const SESSION_OPTION_COLUMNS =
-  'title, system_prompt, model, mode, tools, client_tools, max_iterations, max_tokens, max_cost_usd, reasoning';
+  'title, system_prompt, model, mode, tools, client_tools, max_iterations, max_tokens, max_cost_usd, reasoning, agent, parent_session_id, parent_run_id, parent_call_id, root_session_id, root_run_id, depth';
 
 /** How many parameters SESSION_OPTION_COLUMNS take: the next placeholder after them is `$first + this`. */
-export const SESSION_OPTION_COUNT = 10;
+export const SESSION_OPTION_COUNT = 17;
 
 /** The placeholders of SESSION_OPTION_COLUMNS, from `$first` on, with their casts. */
 export function sessionOptionPlaceholders(first: number): string {
   const $ = (i: number) => `$${first + i}`;
-  return `${$(0)}, ${$(1)}, ${$(2)}, ${$(3)}, ${$(4)}::jsonb, ${$(5)}::jsonb, ${$(6)}::int, ${$(7)}::int, ${$(8)}::float8, ${$(9)}`;
+  return `${$(0)}, ${$(1)}, ${$(2)}, ${$(3)}, ${$(4)}::jsonb, ${$(5)}::jsonb, ${$(6)}::int, ${$(7)}::int, ${$(8)}::float8, ${$(9)}, ${$(10)}, ${$(11)}::uuid, ${$(12)}::uuid, ${$(13)}, ${$(14)}::uuid, ${$(15)}::uuid, ${$(16)}::int`;
 }
 
 /** The values of SESSION_OPTION_COLUMNS for `s`, in their order. */
@@ -58,12 +112,21 @@ export function sessionOptionValues(s: NewSession): unknown[] {
     s.maxTokens,
     s.maxCostUsd,
     s.reasoning ?? null,
+    s.agent ?? null,
+    s.delegation?.parentSessionId ?? null,
+    s.delegation?.parentRunId ?? null,
+    s.delegation?.parentCallId ?? null,
+    s.delegation?.rootSessionId ?? null,
+    s.delegation?.rootRunId ?? null,
+    s.delegation?.depth ?? 0,
   ];
 }
 
 /** A session row's columns, named as SessionRow names them. */
 export const SESSION_COLUMNS = `id, owner, title, system_prompt AS "systemPrompt", model, mode, tools, client_tools AS "clientTools",
-  max_iterations AS "maxIterations", max_tokens AS "maxTokens", max_cost_usd AS "maxCostUsd", reasoning, next_message_seq AS "nextMessageSeq", created_at AS "createdAt", updated_at AS "updatedAt"`;
+  max_iterations AS "maxIterations", max_tokens AS "maxTokens", max_cost_usd AS "maxCostUsd", reasoning, next_message_seq AS "nextMessageSeq",
+  parent_session_id AS "parentSessionId", parent_run_id AS "parentRunId", parent_call_id AS "parentCallId",
+  root_session_id AS "rootSessionId", root_run_id AS "rootRunId", agent, depth, created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /** How much of its first prompt a listed session carries as its `preview`. */
 const PREVIEW_CHARS = 80;
@@ -142,17 +205,19 @@ export class SessionStore {
   }
 
   /** Newest first; the cursor is the last row's (created_at, id). */
+  /** `children`: child sessions (a delegation's) are listed too. */
   async list(
     owner: string,
     limit: number,
     cursor: { createdAt: string; id: string } | null,
+    children = false,
   ): Promise<(SessionRow & { cursorAt: string; preview: string | null })[]> {
     // The start of the first prompt names a session without a title in a list (one index probe each).
     return this.db.query(
       `SELECT ${SESSION_COLUMNS}, created_at::text AS "cursorAt",
               (SELECT left(m.content, ${PREVIEW_CHARS}) FROM messages m
                 WHERE m.session_id = sessions.id AND m.role = 'user' ORDER BY m.seq LIMIT 1) AS preview
-         FROM sessions WHERE owner = $1
+         FROM sessions WHERE owner = $1 ${children ? '' : 'AND parent_session_id IS NULL'}
          ${cursor ? 'AND (created_at, id) < ($3::timestamptz, $4::uuid)' : ''}
        ORDER BY created_at DESC, id DESC LIMIT $2`,
       cursor ? [owner, limit, cursor.createdAt, cursor.id] : [owner, limit],
@@ -185,5 +250,26 @@ export class SessionStore {
       [id, owner],
     );
     return { deleted: false, activeRunId: active[0]?.id ?? null };
+  }
+
+  /** The child sessions of `parentRunId`, each with its run's state and last answer. */
+  async childrenOfRun(q: Queryable, parentRunId: string): Promise<ChildOfRun[]> {
+    const rows: ChildOfRun[] = await q.query(
+      `SELECT s.id AS "sessionId", s.parent_call_id AS "callId", s.agent, r.id AS "runId", r.status, r.error,
+              (SELECT m.content FROM messages m
+                WHERE m.session_id = s.id AND m.role = 'assistant' AND m.content IS NOT NULL AND m.content <> ''
+                ORDER BY m.seq DESC LIMIT 1) AS answer,
+              coalesce(r.prompt_tokens, 0) AS "promptTokens", coalesce(r.completion_tokens, 0) AS "completionTokens",
+              r.cost_usd AS "costUsd"
+         FROM sessions s LEFT JOIN runs r ON r.session_id = s.id
+        WHERE s.parent_run_id = $1
+        ORDER BY s.created_at`,
+      [parentRunId],
+    );
+    return rows.map((r) => ({
+      ...r,
+      promptTokens: Number(r.promptTokens),
+      completionTokens: Number(r.completionTokens),
+    }));
   }
 }

@@ -64,6 +64,8 @@ const EVENT_SCHEMAS = [
   'ErrorEvent',
   'RunResumedEvent',
   'ReasoningEvent',
+  'SubagentStartedEvent',
+  'SubagentFinishedEvent',
 ];
 
 describe('the OpenAPI document', () => {

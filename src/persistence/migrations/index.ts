@@ -12,6 +12,7 @@ import { MessageContext1795779164919 } from './1795779164919-message-context';
 import { SessionModelCalls1795800000000 } from './1795800000000-session-model-calls';
 import { SessionCompactionClaims1795900000000 } from './1795900000000-session-compaction-claims';
 import { CountedUsage1796179338219 } from './1796179338219-counted-usage';
+import { ChildSessions1797100000000 } from './1797100000000-child-sessions';
 
 /** Every committed migration, oldest first. Never edit one that has landed; add a new one. */
 export const MIGRATIONS = [
@@ -29,4 +30,5 @@ export const MIGRATIONS = [
   SessionModelCalls1795800000000,
   SessionCompactionClaims1795900000000,
   CountedUsage1796179338219,
+  ChildSessions1797100000000,
 ];

@@ -1,6 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
 
 export class ListSessionsQuery {
   @ApiPropertyOptional({ minimum: 1, maximum: 100, description: 'Sessions per page (default 20)' })
@@ -15,4 +15,12 @@ export class ListSessionsQuery {
   @IsOptional()
   @IsString()
   cursor?: string;
+
+  @ApiPropertyOptional({
+    enum: ['true', 'false'],
+    description: "true: list child sessions (a delegation's) too (default false)",
+  })
+  @IsOptional()
+  @IsIn(['true', 'false'])
+  children?: 'true' | 'false';
 }

@@ -1,0 +1,112 @@
+import { FakeUpstream, text, toolCalls } from '../support/fake-upstream';
+import { startApp, type TestApp } from '../support/app';
+import { agentsFile, byConversation } from '../support/delegation-scripts';
+import { answerOf, api, openStream, type StreamEvent } from '../support/sse-client';
+
+const ofType = (events: StreamEvent[], type: string) =>
+  events.filter((e) => e.event === type).map((e) => e.data);
+
+describe('delegation to child runs (e2e)', () => {
+  let upstream: FakeUpstream;
+  let app: TestApp;
+
+  beforeAll(async () => {
+    upstream = await FakeUpstream.start();
+    app = await startApp({
+      OPENAI_BASE_URL: upstream.baseUrl,
+      AGENTS_CONFIG: agentsFile({
+        researcher: {
+          description: 'Finds facts.',
+          systemPrompt: 'You are the researcher.',
+          tools: ['read_file'],
+        },
+        reviewer: { description: 'Reviews.', systemPrompt: 'You are the reviewer.', mode: 'exec' },
+      }),
+    });
+  });
+  afterAll(async () => {
+    await app.close();
+    await upstream.close();
+  });
+  beforeEach(() => upstream.reset());
+
+  it('runs two delegations of one step at once and answers each call with its child final answer', async () => {
+    upstream.fallback = byConversation((c) => {
+      if (c.system === 'You are the researcher.') return text(`Facts about ${c.prompt}.`);
+      if (c.system === 'You are the reviewer.') return text('The review is clean.');
+      if (c.results.size === 0) {
+        return toolCalls([
+          { id: 'd1', name: 'delegate', arguments: { agent: 'researcher', task: 'owls' } },
+          { id: 'd2', name: 'delegate', arguments: { agent: 'reviewer', task: 'review the owl essay' } },
+        ]);
+      }
+      return text(`Both said: ${c.results.get('d1')} / ${c.results.get('d2')}`);
+    });
+    const stream = await openStream(`${app.url}/v1/chat`, { body: { prompt: 'Write about owls' } });
+    expect(stream.status).toBe(200);
+    const events = await stream.rest(20_000);
+
+    expect(events.at(-1)!.data).toMatchObject({ type: 'done', status: 'completed' });
+    expect(answerOf(events)).toBe('Both said: Facts about owls. / The review is clean.');
+    // Gap-free numbering in the parent's stream, whoever appended.
+    expect(events.map((e) => e.id)).toEqual(events.map((_, i) => i + 1));
+    const started = ofType(events, 'subagent_started');
+    expect(started.map((s) => [s.toolCallId, s.agent]).sort()).toEqual([
+      ['d1', 'researcher'],
+      ['d2', 'reviewer'],
+    ]);
+    const finished = ofType(events, 'subagent_finished');
+    expect(finished.map((s) => [s.toolCallId, s.status]).sort()).toEqual([
+      ['d1', 'completed'],
+      ['d2', 'completed'],
+    ]);
+    const results = ofType(events, 'tool_call_result');
+    expect(results.map((r) => [r.toolCallId, r.isError, r.content]).sort()).toEqual([
+      ['d1', false, 'Facts about owls.'],
+      ['d2', false, 'The review is clean.'],
+    ]);
+    // Both children had started before either ended: they ran at once.
+    const kinds = events.map((e) => e.event);
+    expect(kinds.lastIndexOf('subagent_started')).toBeLessThan(kinds.indexOf('subagent_finished'));
+
+    // The child sessions: listed only with ?children=true, they name their parent, and take no prompt.
+    const sessionId = events[0].data.sessionId;
+    const listed = await api(app.url, 'GET', '/v1/sessions');
+    expect(listed.body.data.map((s: any) => s.id)).toEqual([sessionId]);
+    const all = await api(app.url, 'GET', '/v1/sessions?children=true');
+    expect(all.body.data).toHaveLength(3);
+    const child = await api(app.url, 'GET', `/v1/sessions/${started[0].childSessionId}`);
+    expect(child.body).toMatchObject({ parentSessionId: sessionId, agent: started[0].agent });
+    const prompt = await api(app.url, 'POST', `/v1/sessions/${started[0].childSessionId}/messages`, {
+      content: 'hello',
+    });
+    expect(prompt.status).toBe(409);
+  });
+
+  it('gives a child no more than its parent: the lower mode, and only tools its parent may use', async () => {
+    upstream.fallback = byConversation((c) => {
+      if (c.system === 'You are the reviewer.') return text('ok');
+      if (c.results.size === 0)
+        return toolCalls([{ id: 'd1', name: 'delegate', arguments: { agent: 'reviewer', task: 'look' } }]);
+      return text('done');
+    });
+    const stream = await openStream(`${app.url}/v1/chat`, {
+      body: { prompt: 'Go', mode: 'write', tools: ['read_file', 'write_file', 'delegate'] },
+    });
+    const events = await stream.rest(20_000);
+    expect(events.at(-1)!.data).toMatchObject({ type: 'done', status: 'completed' });
+    const childSessionId = ofType(events, 'subagent_started')[0].childSessionId;
+    const child = await api(app.url, 'GET', `/v1/sessions/${childSessionId}`);
+    // The reviewer's own mode is exec: its parent's session is write.
+    expect(child.body.mode).toBe('write');
+    expect([...child.body.tools].sort()).toEqual(['delegate', 'read_file', 'write_file']);
+    const childRequest = upstream.requests.find(
+      (r) => (r.body as any).messages[0].content === 'You are the reviewer.',
+    )!;
+    expect((childRequest.body as any).tools.map((t: any) => t.function.name).sort()).toEqual([
+      'delegate',
+      'read_file',
+      'write_file',
+    ]);
+  });
+});
