@@ -95,14 +95,12 @@ export class RunService implements OnModuleInit {
   async getRun(owner: string, runId: string): Promise<RunRow & { pendingToolCalls: ToolCallRow[] }> {
     const run = await this.store.findRun(runId, owner);
     if (!run) throw runNotFound(runId);
-    const open =
+    // A child's waiting calls are its ancestors' too (each names its run).
+    const pendingToolCalls =
       run.status === 'requires_action'
-        ? await this.conversation.unsettledToolCalls(this.store.queryable, runId)
+        ? await this.conversation.waitingCallsBelow(this.store.queryable, runId)
         : [];
-    return {
-      ...run,
-      pendingToolCalls: open.filter((c) => c.status === 'pending_approval' || c.status === 'awaiting_client'),
-    };
+    return { ...run, pendingToolCalls };
   }
 
   /** 404 unless the run exists and is the owner's. */

@@ -81,8 +81,27 @@ export class ToolCallDecisions {
       }
       seen.add(toolCallId);
     }
-    const claimed = await this.settleWaiting(runId, decisions, owner);
-    if (claimed) await this.resumed.takeUp(runId);
+    // A call of a run below this one (a child's) is decided here too, in its own run.
+    const byRun = new Map<string, CallDecision[]>();
+    for (const decision of decisions) {
+      const target = await this.runOfCall(runId, decision.toolCallId);
+      byRun.set(target, [...(byRun.get(target) ?? []), decision]);
+    }
+    if (byRun.size > 1 || !byRun.has(runId)) {
+      // The run named in the path must be the caller's, whichever run holds the calls.
+      const named = await this.store.findRun(runId, owner);
+      if (!named) throw runNotFound(runId);
+    }
+    for (const [target, group] of byRun) {
+      const claimed = await this.settleWaiting(target, group, owner);
+      if (claimed) await this.resumed.takeUp(target);
+    }
+  }
+
+  /** The run of `callId`: the one where it waits (`runId`'s own first), else where it is, in the tree below `runId`. */
+  private async runOfCall(runId: string, callId: string): Promise<string> {
+    const found = await this.conversation.waitingCallsBelow(this.store.queryable, runId, callId);
+    return found[0]?.runId ?? runId;
   }
 
   /**
