@@ -106,7 +106,7 @@ export class Delegations implements OnModuleInit {
     try {
       started = await this.runs.start(parent.owner, {
         prompt: args.task,
-        session: { ...this.childOptions(agent, parentSession), title: titleOf(agent, args.task) },
+        session: { ...this.childOptions(agent, parentSession, parent), title: titleOf(agent, args.task) },
         delegation: {
           parentSessionId: parentSession.id,
           parentRunId: parent.id,
@@ -134,9 +134,12 @@ export class Delegations implements OnModuleInit {
   /**
    * What a child may do: never more than its parent — the lower of the two modes, the agent's tools
    * that the parent's session may use (its client tools included, where the agent names them or
-   * names no tools); the workspace is the root's (RunTools).
+   * names no tools); the workspace is the root's (RunTools) — and what is left of its session's
+   * maxTokens and maxCostUsd (a child's usage is rolled up into its parent's when it ends; children
+   * that run at once each get what was left when they started).
    */
-  private childOptions(agent: AgentConfig, parent: SessionRow) {
+  private childOptions(agent: AgentConfig, parent: SessionRow, parentRun: RunRow) {
+    const usedTokens = parentRun.promptTokens + parentRun.completionTokens;
     const mode =
       MODE_LADDER[Math.min(MODE_LADDER.indexOf(agent.mode ?? 'safe'), MODE_LADDER.indexOf(parent.mode))];
     const parentTools = new Set(new Toolset(this.registry, this.config, parent).serverToolNames);
@@ -148,6 +151,10 @@ export class Delegations implements OnModuleInit {
       clientTools: parent.clientTools.filter(
         (d) => agent.tools === null || agent.tools.includes(d.function.name),
       ),
+      ...(parent.maxTokens === null ? {} : { maxTokens: Math.max(1, parent.maxTokens - usedTokens) }),
+      ...(parent.maxCostUsd === null
+        ? {}
+        : { maxCostUsd: Math.max(1e-9, parent.maxCostUsd - (parentRun.costUsd ?? 0)) }),
     };
   }
 
@@ -165,6 +172,11 @@ export class Delegations implements OnModuleInit {
       toolCallId: call.callId,
       content,
       isError: !completed,
+      usage: {
+        promptTokens: child.promptTokens,
+        completionTokens: child.completionTokens,
+        costUsd: child.costUsd,
+      },
       announce: [
         {
           type: 'subagent_finished',
@@ -190,6 +202,7 @@ export class Delegations implements OnModuleInit {
       content: message,
       isError: true,
       announce: [],
+      usage: null,
     });
   }
 

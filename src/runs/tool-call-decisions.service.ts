@@ -9,7 +9,8 @@ import {
   type ToolCallSettlement,
 } from '../store/conversation-store.service';
 import { serializeEvents, type RunEventBody } from '../events/run-events';
-import { RunStore, type Queryable, type RunRow } from '../store/run-store.service';
+import { RunStore, type Queryable, type RunChanges, type RunRow } from '../store/run-store.service';
+
 import { runNotFound } from './run.service';
 import { DrivenRuns } from './driven-runs.service';
 import { ResumedRuns } from './resumed-runs.service';
@@ -39,6 +40,8 @@ export interface ChildAnswer {
   content: string;
   isError: boolean;
   announce: RunEventBody[];
+  /** The child's usage (its own tree's), rolled up into the run it answers. */
+  usage: { promptTokens: number; completionTokens: number; costUsd: number | null } | null;
 }
 
 type Settling = CallDecision | ChildAnswer | { kind: 'expire'; toolCallId: string };
@@ -142,6 +145,7 @@ export class ToolCallDecisions {
   ): Promise<boolean> {
     const settled: Settled[] = [];
     const announced: RunEventBody[] = [];
+    const childUsage: NonNullable<ChildAnswer['usage']>[] = [];
     // The run's trace, for the spans of the calls settled here (not run by the loop).
     let traceParent: string | null = null;
     const claimed = await this.store.transaction(async (tx) => {
@@ -152,13 +156,17 @@ export class ToolCallDecisions {
       for (const { toolCallId, ...decision } of decisions) {
         if (await this.settleOne(tx, run, toolCallId, decision, settled)) {
           applied++;
-          if (decision.kind === 'child') announced.push(...decision.announce);
+          if (decision.kind === 'child') {
+            announced.push(...decision.announce);
+            if (decision.usage) childUsage.push(decision.usage);
+          }
         }
       }
       if (applied === 0) return false;
       const claimed = (await this.conversation.countWaitingToolCalls(tx, runId)) === 0;
-      if (claimed)
-        await this.store.updateRun(tx, runId, { status: 'running', leaseOwner: this.driven.processId });
+      const changes: RunChanges = claimed ? { status: 'running', leaseOwner: this.driven.processId } : {};
+      if (childUsage.length > 0) Object.assign(changes, rolledUp(run, childUsage));
+      if (Object.keys(changes).length > 0) await this.store.updateRun(tx, runId, changes);
       const events = [
         ...announced,
         ...settled.map(({ call, settlement }) => resultEvent(call.callId, call.name, settlement)),
@@ -290,4 +298,18 @@ export class ToolCallDecisions {
     const check = tool ? this.registry.validate(tool, args) : { ok: true as const };
     if (!check.ok) throw new DomainError(ErrorCode.InvalidRequest, `arguments: ${check.message}`);
   }
+}
+
+/**
+ * A run's usage with its ended children's added: a run's usage is its tree's ("Agents and
+ * delegation"), so its `done.usage`, GET /v1/runs/:id and its session's limits count them.
+ */
+function rolledUp(run: RunRow, children: NonNullable<ChildAnswer['usage']>[]): RunChanges {
+  let { promptTokens, completionTokens, costUsd } = run;
+  for (const child of children) {
+    promptTokens += child.promptTokens;
+    completionTokens += child.completionTokens;
+    if (child.costUsd !== null) costUsd = (costUsd ?? 0) + child.costUsd;
+  }
+  return { promptTokens, completionTokens, costUsd };
 }

@@ -6,7 +6,6 @@ import { agentsFile, byConversation } from '../support/delegation-scripts';
 import { eventually } from '../support/eventually';
 import { answerOf, api, openStream } from '../support/sse-client';
 
-
 const PLANNER = 'You are the planner.';
 const WRITER = 'You are the writer.';
 

@@ -109,4 +109,30 @@ describe('delegation to child runs (e2e)', () => {
       'write_file',
     ]);
   });
+
+  it("rolls a child's usage up into its parent's: done.usage and GET /v1/runs/:id are the tree's", async () => {
+    const usage = (promptTokens: number, completionTokens: number) => ({
+      usage: { promptTokens, completionTokens },
+    });
+    upstream.fallback = byConversation((c) => {
+      if (c.system === 'You are the researcher.') return text('found', usage(100, 7));
+      if (c.results.size === 0)
+        return toolCalls(
+          [{ id: 'd1', name: 'delegate', arguments: { agent: 'researcher', task: 'x' } }],
+          usage(20, 3),
+        );
+      return text('done', usage(30, 1));
+    });
+    const stream = await openStream(`${app.url}/v1/chat`, { body: { prompt: 'Count it' } });
+    const events = await stream.rest(20_000);
+    const done = events.at(-1)!.data;
+    expect(done).toMatchObject({ type: 'done', status: 'completed' });
+    expect(done.usage).toMatchObject({ promptTokens: 150, completionTokens: 11 });
+    expect(ofType(events, 'subagent_finished')[0].usage).toMatchObject({
+      promptTokens: 100,
+      completionTokens: 7,
+    });
+    const run = await api(app.url, 'GET', `/v1/runs/${stream.headers.get('x-run-id')}`);
+    expect(run.body.usage).toMatchObject({ promptTokens: 150, completionTokens: 11 });
+  });
 });
