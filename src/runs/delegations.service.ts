@@ -4,7 +4,6 @@ import type { AppConfig, SessionMode } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import type { DriveOutcome } from '../agent/run-orchestrator.service';
-import { serializeEvents, type RunEventBody } from '../events/run-events';
 import { ConversationStore, type ToolCallRow } from '../store/conversation-store.service';
 import { RunStore, type RunRow } from '../store/run-store.service';
 import { SessionStore, type ChildOfRun, type SessionRow } from '../store/session-store.service';
@@ -102,9 +101,9 @@ export class Delegations implements OnModuleInit {
     if (agent === undefined) {
       return this.fail(parent.id, call, `There is no agent named ${args.agent} on this server.`);
     }
-    let started: { runId: string; sessionId: string };
     try {
-      started = await this.runs.start(parent.owner, {
+      // Its start announces it in this run's log (subagent_started), in the start's own statement.
+      await this.runs.start(parent.owner, {
         prompt: args.task,
         session: { ...this.childOptions(agent, parentSession, parent), title: titleOf(agent, args.task) },
         delegation: {
@@ -122,13 +121,6 @@ export class Delegations implements OnModuleInit {
       if (err.code === ErrorCode.SessionBusy) return;
       return this.fail(parent.id, call, `The agent ${agent.name} could not start: ${err.message}`);
     }
-    await this.announce(parent.id, {
-      type: 'subagent_started',
-      toolCallId: call.callId,
-      agent: agent.name,
-      childRunId: started.runId,
-      childSessionId: started.sessionId,
-    });
   }
 
   /**
@@ -203,15 +195,6 @@ export class Delegations implements OnModuleInit {
       isError: true,
       announce: [],
       usage: null,
-    });
-  }
-
-  /** Appends an event to a waiting run's log, under its row lock (no process drives it meanwhile). */
-  private async announce(runId: string, body: RunEventBody): Promise<void> {
-    await this.store.transaction(async (tx) => {
-      const run = await this.store.lockRun(tx, runId);
-      if (run?.status !== 'requires_action') return;
-      await this.store.appendEvents(tx, runId, serializeEvents(runId, run.lastSeq, [body]));
     });
   }
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
-import type { EventRecord } from './run-store.service';
+import { RUN_EVENTS_CHANNEL, type EventRecord } from './run-store.service';
 import {
   SESSION_COLUMNS,
   SESSION_OPTION_COLUMNS,
@@ -101,6 +101,24 @@ const newRunCtes = (gate: string, traceParent: string) => `run AS (
 const COUNTS = `c."lastMinute", c."oldestAgeMs", c."active"`;
 
 /**
+ * A child run's start (a `delegate` call's, docs/decisions/016) announces itself in its parent's log
+ * in the same statement — `subagent_started` numbered after the parent's last event (the update
+ * locks the parent's row: whoever else writes its log waits) — so it comes before any event of the
+ * child. Parameters from \`$first\`: the parent run, the call, the agent.
+ */
+const subagentStarted = (first: number) => `parent_bump AS (
+         UPDATE runs SET last_seq = last_seq + 1, updated_at = now()
+          WHERE id = $${first}::uuid AND status = 'requires_action' AND EXISTS (SELECT 1 FROM s)
+         RETURNING id, last_seq, pg_notify('${RUN_EVENTS_CHANNEL}', id::text || ' ' || last_seq::text)
+       ), parent_ev AS (
+         INSERT INTO run_events (run_id, seq, type, payload)
+         SELECT id, last_seq, 'subagent_started', json_build_object('type', 'subagent_started', 'runId', id,
+                'seq', last_seq, 'toolCallId', $${first + 1}::text, 'agent', $${first + 2}::text,
+                'childRunId', $1::uuid, 'childSessionId', $2::uuid)
+           FROM parent_bump
+       )`;
+
+/**
  * A run's start as one statement (RunStarts decides when it runs alone and when in a transaction).
  * A second active run of a session fails on the unique index: SessionHasActiveRun.
  */
@@ -123,10 +141,10 @@ export class RunStartStore {
    * and margin 0, no two starts can both see room for one.
    */
   async start(q: Queryable, start: RunStart, margin: number): Promise<StartOutcome> {
-    const { sql, params } = this.statement(start);
+    const { sql, params, extra = [] } = this.statement(start);
     let rows: (KeyRunCounts & Partial<SessionRow> & { seq: number | null; stored: boolean })[];
     try {
-      rows = await q.query(sql, [...this.params(start, margin), ...params, start.run.traceParent]);
+      rows = await q.query(sql, [...this.params(start, margin), ...params, start.run.traceParent, ...extra]);
     } catch (err) {
       // Another start opened a run on this session between the caller's look and this insert.
       if (isUniqueViolation(err)) throw new SessionHasActiveRun(start.run.sessionId);
@@ -153,14 +171,15 @@ export class RunStartStore {
     await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [owner]);
   }
 
-  private statement(start: RunStart): { sql: string; params: unknown[] } {
+  private statement(start: RunStart): { sql: string; params: unknown[]; extra?: unknown[] } {
     const answers = start.answers;
     // The parameters after the new session's options.
     const after = 14 + SESSION_OPTION_COUNT;
     // The run's traceparent is the statement's last parameter.
     const trace = (count: number) => `$${14 + count}::text`;
     switch (answers.kind) {
-      case 'new-session':
+      case 'new-session': {
+        const delegation = answers.session.delegation;
         return {
           // The system message is the session's first, the prompt its second.
           sql: `WITH ${ADMISSION_CTES}, s AS (
@@ -172,7 +191,7 @@ export class RunStartStore {
                 ), msg AS (
                   INSERT INTO messages (id, session_id, run_id, seq, role, content)
                   SELECT $${after + 2}::uuid, $2::uuid, $1::uuid, 2, 'user', $${after + 3} FROM s
-                ), ${newRunCtes('s', trace(SESSION_OPTION_COUNT + 4))}
+                ), ${newRunCtes('s', trace(SESSION_OPTION_COUNT + 4))}${delegation ? `, ${subagentStarted(after + 5)}` : ''}
                 SELECT ${COUNTS}, s.id IS NOT NULL AS stored, 2 AS seq, s.* FROM counts c LEFT JOIN s ON true`,
           params: [
             ...sessionOptionValues(answers.session),
@@ -181,7 +200,11 @@ export class RunStartStore {
             answers.prompt.id,
             answers.prompt.content,
           ],
+          extra: delegation
+            ? [delegation.parentRunId, delegation.parentCallId, answers.session.agent ?? '']
+            : [],
         };
+      }
       case 'prompt':
         return {
           sql: `WITH ${ADMISSION_CTES}, pos AS (

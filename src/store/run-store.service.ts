@@ -38,12 +38,15 @@ export class RunStore {
   /** How long a process's claim on a running run holds without renewal (RUN_LEASE_MS). */
   private readonly leaseMs: number;
   private readonly textBatcher: EventAppendBatcher;
+  /** Agents are configured: a child run's events are copied into its ancestors' logs (ancestorCopies). */
+  private readonly copiesToAncestors: boolean;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.leaseMs = config.runLeaseMs;
+    this.copiesToAncestors = config.agents.length > 0;
     this.textBatcher = new EventAppendBatcher(this.db.manager, RUN_EVENTS_CHANNEL, (runId, events, owner) =>
       this.writeWithEvents(this.db.manager, runId, events, [], {}, owner),
     );
@@ -139,6 +142,7 @@ export class RunStore {
                          ${p.add(events.map((e) => e.data))}::text[]) AS u(seq, type, payload)`,
       );
       sets.push(`last_seq = ${p.add(events[events.length - 1].seq)}::int`);
+      if (this.copiesToAncestors) parts.push(...ancestorCopies(p, id, events, parts.length));
     }
     const update = `UPDATE runs SET ${sets.join(', ')} WHERE id = ${id}`;
     const notify = `pg_notify('${RUN_EVENTS_CHANNEL}', id::text || ' ' || last_seq::text)`;
@@ -226,7 +230,12 @@ export class RunStore {
    * together with the same kind of appends of this process's other runs (see EventAppendBatcher).
    */
   appendBatched(runId: string, events: readonly EventRecord[], leaseOwner: string): Promise<void> {
-    return events.length === 0 ? Promise.resolve() : this.textBatcher.append(runId, events, leaseOwner);
+    if (events.length === 0) return Promise.resolve();
+    // With delegation each write may copy into ancestors' logs (ancestorCopies), which the batched
+    // statement does not: every write goes alone then. Without agents nothing changes.
+    if (this.copiesToAncestors)
+      return this.writeWithEvents(this.db.manager, runId, events, [], {}, leaseOwner);
+    return this.textBatcher.append(runId, events, leaseOwner);
   }
 
   async eventsAfter(runId: string, after: number, limit: number): Promise<EventRecord[]> {
@@ -250,3 +259,37 @@ export class RunStore {
 
 /** SQLSTATE of a division by zero: how the lease guard of writeWithEvents says the lease is gone. */
 const DIVISION_BY_ZERO = '22012';
+
+/** A child's events its ancestors' streams do not show: their own start and end say it (subagent_*). */
+const UNCOPIED = new Set(['run_started', 'done', 'error', 'queued']);
+
+/**
+ * The statements that copy a child run's events into the log of each of its ancestors waiting for
+ * it (docs/decisions/016): each ancestor's `last_seq` moved on by the copies (its row locked by that
+ * update, so writers of one log take turns and its numbers stay gap-free), and the copies numbered
+ * from there, each keeping the child's `runId` and adding `parentRunId` (the child's own parent).
+ * `first`: the index of the first of these among the statement's CTEs (withCtes names them w<i>).
+ */
+function ancestorCopies(p: Params, id: string, events: readonly EventRecord[], first: number): string[] {
+  const copies = events.filter((e) => !UNCOPIED.has(e.type));
+  if (copies.length === 0) return [];
+  const n = `${p.add(copies.length)}::int`;
+  const parentOf = (run: string) =>
+    `SELECT s.parent_run_id FROM runs r JOIN sessions s ON s.id = r.session_id WHERE r.id = ${run}`;
+  return [
+    `UPDATE runs SET last_seq = last_seq + ${n}, updated_at = now()
+      WHERE status = 'requires_action' AND id IN (
+        WITH RECURSIVE up(run_id, depth) AS (
+          SELECT (${parentOf(id)}), 1
+          UNION ALL
+          SELECT (${parentOf('up.run_id')}), up.depth + 1 FROM up WHERE up.run_id IS NOT NULL AND up.depth < 64
+        ) SELECT run_id FROM up WHERE run_id IS NOT NULL)
+      RETURNING id, last_seq - ${n} AS base, pg_notify('${RUN_EVENTS_CHANNEL}', id::text || ' ' || last_seq::text)`,
+    `INSERT INTO run_events (run_id, seq, type, payload)
+       SELECT b.id, b.base + u.ord, u.type,
+              (u.payload::jsonb || jsonb_build_object('seq', b.base + u.ord, 'parentRunId', (${parentOf(id)})))::json
+         FROM w${first} b,
+              unnest(${p.add(copies.map((e) => e.type))}::text[], ${p.add(copies.map((e) => e.data))}::text[])
+                WITH ORDINALITY AS u(type, payload, ord)`,
+  ];
+}

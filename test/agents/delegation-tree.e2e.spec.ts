@@ -84,7 +84,12 @@ describe('a tree of delegations (e2e)', () => {
 
     const events = await stream.rest(20_000);
     expect(events.at(-1)!.data).toMatchObject({ type: 'done', status: 'completed' });
-    expect(answerOf(events)).toBe('Root: Planner: Writer: done');
+    expect(events.map((e) => e.id)).toEqual(events.map((_, i) => i + 1));
+    expect(answerOf(events.filter((e) => e.data.runId === rootId))).toBe('Root: Planner: Writer: done');
+    // The grandchild's approval request reached the root's stream, under the grandchild's run id.
+    const asked = events.find((e) => e.event === 'tool_approval_required')!;
+    expect(asked.data).toMatchObject({ runId: writerRunId, toolCallId: 'w1' });
+    expect(asked.data.parentRunId).not.toBe(rootId);
     expect(readFileSync(join(app.workspace, 'notes.txt'), 'utf8')).toBe('owls');
     expect((await api(app.url, 'GET', `/v1/runs/${writerRunId}`)).body.status).toBe('completed');
     // Decided once: a second approval is a 409.

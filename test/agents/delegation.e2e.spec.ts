@@ -47,7 +47,6 @@ describe('delegation to child runs (e2e)', () => {
     const events = await stream.rest(20_000);
 
     expect(events.at(-1)!.data).toMatchObject({ type: 'done', status: 'completed' });
-    expect(answerOf(events)).toBe('Both said: Facts about owls. / The review is clean.');
     // Gap-free numbering in the parent's stream, whoever appended.
     expect(events.map((e) => e.id)).toEqual(events.map((_, i) => i + 1));
     const started = ofType(events, 'subagent_started');
@@ -68,6 +67,26 @@ describe('delegation to child runs (e2e)', () => {
     // Both children had started before either ended: they ran at once.
     const kinds = events.map((e) => e.event);
     expect(kinds.lastIndexOf('subagent_started')).toBeLessThan(kinds.indexOf('subagent_finished'));
+
+    // Each child's events are in the parent's stream, between its subagent_started and _finished,
+    // with the child's runId and parentRunId; renumbered by the parent's stream (checked above).
+    const parentRunId = events[0].data.runId;
+    for (const s of started) {
+      const own = events.filter((e) => e.data.runId === s.childRunId);
+      expect(own.map((e) => e.event)).toEqual(['text', 'step_finished']);
+      expect(own.every((e) => e.data.parentRunId === parentRunId)).toBe(true);
+      const from = events.findIndex(
+        (e) => e.event === 'subagent_started' && e.data.childRunId === s.childRunId,
+      );
+      const to = events.findIndex(
+        (e) => e.event === 'subagent_finished' && e.data.childRunId === s.childRunId,
+      );
+      expect(events.indexOf(own[0])).toBeGreaterThan(from);
+      expect(events.indexOf(own.at(-1)!)).toBeLessThan(to);
+    }
+    expect(answerOf(events.filter((e) => e.data.runId === parentRunId))).toBe(
+      'Both said: Facts about owls. / The review is clean.',
+    );
 
     // The child sessions: listed only with ?children=true, they name their parent, and take no prompt.
     const sessionId = events[0].data.sessionId;
