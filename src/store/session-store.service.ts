@@ -231,13 +231,18 @@ export class SessionStore {
   async delete(id: string, owner: string): Promise<{ deleted: boolean; activeRunId: string | null }> {
     const rows = returningRows<{ id: string }>(
       await this.db.query(
-        `WITH gone AS (
+        `WITH RECURSIVE gone AS (
            DELETE FROM sessions s WHERE s.id = $1 AND s.owner = $2
               AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.session_id = s.id AND r.status IN ('running', 'requires_action'))
             RETURNING s.id
+         ), tree(id) AS (
+           -- Its child sessions (a delegation's) go with it (their foreign key cascades), and theirs.
+           SELECT id FROM gone
+           UNION ALL
+           SELECT c.id FROM sessions c JOIN tree t ON c.parent_session_id = t.id
          ), events AS (
            -- The event log has no foreign key (see RunEventEntity): its rows go here, with their runs.
-           DELETE FROM run_events e USING runs r WHERE r.session_id IN (SELECT id FROM gone) AND e.run_id = r.id
+           DELETE FROM run_events e USING runs r WHERE r.session_id IN (SELECT id FROM tree) AND e.run_id = r.id
          )
          SELECT id FROM gone`,
         [id, owner],

@@ -1,3 +1,4 @@
+import { DataSource } from 'typeorm';
 import { FakeUpstream, text, toolCalls } from '../support/fake-upstream';
 import { startApp, type TestApp } from '../support/app';
 import { agentsFile, byConversation } from '../support/delegation-scripts';
@@ -100,6 +101,17 @@ describe('delegation to child runs (e2e)', () => {
       content: 'hello',
     });
     expect(prompt.status).toBe(409);
+
+    // Deleting the session deletes its child sessions, their runs and their events.
+    expect((await api(app.url, 'DELETE', `/v1/sessions/${sessionId}`)).status).toBe(204);
+    expect((await api(app.url, 'GET', `/v1/sessions/${started[0].childSessionId}`)).status).toBe(404);
+    expect((await api(app.url, 'GET', `/v1/runs/${started[0].childRunId}`)).status).toBe(404);
+    const left = await app.app
+      .get(DataSource)
+      .query('SELECT count(*)::int AS n FROM run_events WHERE run_id = ANY($1::uuid[])', [
+        started.map((s) => s.childRunId),
+      ]);
+    expect(left[0].n).toBe(0);
   });
 
   it('gives a child no more than its parent: the lower mode, and only tools its parent may use', async () => {
