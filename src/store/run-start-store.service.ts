@@ -104,19 +104,32 @@ const COUNTS = `c."lastMinute", c."oldestAgeMs", c."active"`;
  * A child run's start (a `delegate` call's, docs/decisions/016) announces itself in its parent's log
  * in the same statement — `subagent_started` numbered after the parent's last event (the update
  * locks the parent's row: whoever else writes its log waits) — so it comes before any event of the
- * child. Parameters from \`$first\`: the parent run, the call, the agent.
+ * child; its parent's waiting ancestors get a copy, as of every event of their descendants
+ * (ancestor-copies.ts). Parameters from \`$first\`: the parent run, the call, the agent.
  */
-const subagentStarted = (first: number) => `parent_bump AS (
+const subagentStarted = (first: number) => {
+  const parent = `$${first}::uuid`;
+  const parentOf = (run: string) =>
+    `SELECT s.parent_run_id FROM runs r JOIN sessions s ON s.id = r.session_id WHERE r.id = ${run}`;
+  return `parent_bump AS (
          UPDATE runs SET last_seq = last_seq + 1, updated_at = now()
-          WHERE id = $${first}::uuid AND status = 'requires_action' AND EXISTS (SELECT 1 FROM s)
+          WHERE status = 'requires_action' AND EXISTS (SELECT 1 FROM s) AND id IN (
+            WITH RECURSIVE up(run_id, depth) AS (
+              SELECT ${parent}, 0
+              UNION ALL
+              SELECT (${parentOf('up.run_id')}), up.depth + 1 FROM up WHERE up.run_id IS NOT NULL AND up.depth < 64
+            ) SELECT run_id FROM up WHERE run_id IS NOT NULL)
          RETURNING id, last_seq, pg_notify('${RUN_EVENTS_CHANNEL}', id::text || ' ' || last_seq::text)
        ), parent_ev AS (
          INSERT INTO run_events (run_id, seq, type, payload)
-         SELECT id, last_seq, 'subagent_started', json_build_object('type', 'subagent_started', 'runId', id,
+         SELECT id, last_seq, 'subagent_started', (jsonb_build_object('type', 'subagent_started', 'runId', ${parent},
                 'seq', last_seq, 'toolCallId', $${first + 1}::text, 'agent', $${first + 2}::text,
                 'childRunId', $1::uuid, 'childSessionId', $2::uuid)
+                || CASE WHEN id = ${parent} THEN '{}'::jsonb
+                        ELSE jsonb_build_object('parentRunId', (${parentOf(parent)})) END)::json
            FROM parent_bump
        )`;
+};
 
 /**
  * A run's start as one statement (RunStarts decides when it runs alone and when in a transaction).

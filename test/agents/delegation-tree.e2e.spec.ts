@@ -90,6 +90,14 @@ describe('a tree of delegations (e2e)', () => {
     const asked = events.find((e) => e.event === 'tool_approval_required')!;
     expect(asked.data).toMatchObject({ runId: writerRunId, toolCallId: 'w1' });
     expect(asked.data.parentRunId).not.toBe(rootId);
+    // The planner's delegation to the writer is announced in the root's stream too, before the writer's events.
+    const nested = events.find((e) => e.event === 'subagent_started' && e.data.childRunId === writerRunId)!;
+    expect(nested.data).toMatchObject({
+      runId: asked.data.parentRunId,
+      parentRunId: rootId,
+      agent: 'writer',
+    });
+    expect(events.indexOf(nested)).toBeLessThan(events.indexOf(asked));
     expect(readFileSync(join(app.workspace, 'notes.txt'), 'utf8')).toBe('owls');
     expect((await api(app.url, 'GET', `/v1/runs/${writerRunId}`)).body.status).toBe('completed');
     // Decided once: a second approval is a 409.
