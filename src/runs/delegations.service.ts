@@ -117,8 +117,14 @@ export class Delegations implements OnModuleInit {
       });
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;
-      // Another process started this call's child first (one child session per call).
-      if (err.code === ErrorCode.SessionBusy) return;
+      // Another process started this call's child first (one child session per call); or this one
+      // is shutting down or full: the call keeps waiting and the next sweep (any process) starts it.
+      if (
+        err.code === ErrorCode.SessionBusy ||
+        err.code === ErrorCode.ShuttingDown ||
+        err.code === ErrorCode.ServerBusy
+      )
+        return;
       return this.fail(parent.id, call, `The agent ${agent.name} could not start: ${err.message}`);
     }
   }
