@@ -3,118 +3,42 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 /**
- * One-way imports (docs/architecture.md): each folder names the folders it must not import. The
- * durable core is layered runs → agent → events → store → persistence, each feature's controllers
- * beside its service (runs, sessions, tools, usage, models, agents); sse (the event-stream writer) sits
- * under runs and frontends; sessions, tools and llm sit beside the core; config, common, auth, http,
- * metrics, health and observability know none of them.
+ * One-way imports (docs/architecture.md): each feature folder names the feature folders it may
+ * import; any other is refused. The durable core is layered runs → agent → events → store →
+ * persistence, each feature's controllers beside its service; sse (the event-stream writer) sits
+ * under runs and frontends; sessions, tools and llm sit beside the core; the features built on runs
+ * (frontends, forks, schedules) sit above them. config, common, auth, http, metrics, health and
+ * observability may be imported by all and import none of them.
  */
-const FEATURES = [
-  'runs',
-  'agent',
-  'events',
-  'store',
-  'sessions',
-  'tools',
-  'llm',
-  'mcp',
-  'frontends',
-  'sse',
-  'usage',
-  'models',
-  'agents',
-  'persistence',
-];
+const MAY_IMPORT = {
+  frontends: ['runs', 'sessions', 'events', 'sse', 'store', 'persistence', 'files'],
+  forks: ['runs', 'sessions', 'store', 'llm', 'persistence'],
+  schedules: ['runs', 'sessions', 'store'],
+  webhooks: ['store', 'persistence'],
+  commands: ['sessions', 'store', 'tools'],
+  files: ['store', 'persistence', 'llm'],
+  agents: ['sessions', 'tools', 'llm', 'store', 'persistence'],
+  runs: ['agent', 'events', 'llm', 'sessions', 'sse', 'store', 'tools', 'persistence', 'files', 'agents'],
+  sessions: ['llm', 'store', 'tools', 'persistence', 'files'],
+  usage: ['store'],
+  models: ['llm'],
+  agent: ['events', 'llm', 'store', 'tools', 'persistence'],
+  events: ['llm', 'store', 'persistence'],
+  sse: ['events', 'store'],
+  store: ['persistence'],
+  tools: ['persistence'],
+  mcp: ['tools'],
+  llm: [],
+  persistence: [],
+};
+const FEATURES = Object.keys(MAY_IMPORT);
 const FORBIDDEN = {
-  frontends: ['usage', 'models', 'agents'],
-  runs: ['frontends', 'usage', 'models', 'agents'],
-  agent: ['frontends', 'runs', 'sessions', 'sse', 'usage', 'models', 'agents'],
-  sessions: ['frontends', 'runs', 'agent', 'events', 'sse', 'usage', 'models', 'agents'],
-  sse: ['frontends', 'runs', 'agent', 'sessions', 'tools', 'mcp', 'llm', 'usage', 'models', 'agents'],
-  usage: [
-    'frontends',
-    'runs',
-    'agent',
-    'sessions',
-    'events',
-    'sse',
-    'tools',
-    'llm',
-    'mcp',
-    'models',
-    'agents',
-  ],
-  models: [
-    'frontends',
-    'runs',
-    'agent',
-    'sessions',
-    'events',
-    'sse',
-    'store',
-    'tools',
-    'mcp',
-    'usage',
-    'agents',
-  ],
-  agents: ['frontends', 'runs', 'agent', 'sessions', 'events', 'sse', 'store', 'mcp', 'usage', 'models'],
-  events: ['frontends', 'runs', 'agent', 'sessions', 'sse', 'tools', 'mcp', 'usage', 'models', 'agents'],
-  store: [
-    'frontends',
-    'runs',
-    'agent',
-    'sessions',
-    'events',
-    'sse',
-    'tools',
-    'llm',
-    'mcp',
-    'usage',
-    'models',
-    'agents',
-  ],
-  tools: [
-    'frontends',
-    'runs',
-    'agent',
-    'sessions',
-    'events',
-    'sse',
-    'store',
-    'llm',
-    'mcp',
-    'usage',
-    'models',
-    'agents',
-  ],
-  mcp: [
-    'frontends',
-    'runs',
-    'agent',
-    'sessions',
-    'events',
-    'sse',
-    'store',
-    'llm',
-    'usage',
-    'models',
-    'agents',
-  ],
-  llm: [
-    'frontends',
-    'runs',
-    'agent',
-    'sessions',
-    'events',
-    'sse',
-    'store',
-    'tools',
-    'mcp',
-    'usage',
-    'models',
-    'agents',
-  ],
-  persistence: FEATURES.filter((f) => f !== 'persistence'),
+  ...Object.fromEntries(
+    Object.entries(MAY_IMPORT).map(([folder, allowed]) => [
+      folder,
+      FEATURES.filter((f) => f !== folder && !allowed.includes(f)),
+    ]),
+  ),
   ...Object.fromEntries(
     ['config', 'common', 'auth', 'http', 'metrics', 'health', 'observability'].map((f) => [f, FEATURES]),
   ),

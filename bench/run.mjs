@@ -57,6 +57,22 @@ const QUICK = process.argv.includes('--quick');
  * side with the ratios to the best peer (results in bench/results/peers.json).
  */
 const ONLY = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length) ?? null;
+/**
+ * `--budgets`: every Loopwright server runs under a limit (BUDGETS), so each model call is reserved
+ * before it is sent and given back with its usage — run `--only=latency` and `--only=c256` with and
+ * without it for what reservations cost at c=16 and c=256. Bare, a token limit no run reaches
+ * (`local=1000000000000tokens/day`: the bench's requests carry no key); `--budgets=<BUDGETS>` sets one.
+ * `BENCH_BUDGETS=1` (or `=<BUDGETS>`) does the same for `npm run bench`, which passes no arguments.
+ */
+const BUDGETS_ARG =
+  process.argv.find((a) => a === '--budgets' || a.startsWith('--budgets=')) ??
+  (process.env.BENCH_BUDGETS ? `--budgets=${process.env.BENCH_BUDGETS}` : undefined);
+const BUDGETS =
+  BUDGETS_ARG === undefined
+    ? null
+    : BUDGETS_ARG === '--budgets' || BUDGETS_ARG === '--budgets=1'
+      ? 'local=1000000000000tokens/day'
+      : BUDGETS_ARG.slice('--budgets='.length);
 const scale = (n, min = 1) => (QUICK ? Math.max(min, Math.ceil(n / 10)) : n);
 
 // ---------------------------------------------------------------------------------------------
@@ -400,6 +416,7 @@ async function startLoopwright(name, { databaseUrl, upstreamUrl, workspace, cwd,
       RATE_LIMIT_RUNS_PER_MINUTE: '1000000',
       MAX_ACTIVE_RUNS_PER_KEY: '100000',
       MAX_ITERATIONS: '4',
+      ...(BUDGETS === null ? {} : { BUDGETS }),
       ...env,
       // e.g. BENCH_SERVER_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the server.
       ...(process.env.BENCH_SERVER_NODE_OPTIONS
@@ -686,7 +703,7 @@ function report(results, meta) {
   const out = [];
   out.push('');
   out.push(
-    `Loopwright benchmark  ${meta.startedAt}${QUICK ? '  (--quick: smoke test, too few runs to trust)' : ''}`,
+    `Loopwright benchmark  ${meta.startedAt}${QUICK ? '  (--quick: smoke test, too few runs to trust)' : ''}${BUDGETS === null ? '' : `  (BUDGETS=${BUDGETS}: every call reserved)`}`,
   );
   out.push(
     `node ${process.version} · ${meta.cpuModel} · ${meta.cores} cores · CLK_TCK ${CLK_TCK} · PostgreSQL ${meta.pgVersion} (embedded, ${meta.pgSettings.length > 0 ? meta.pgSettings.join(' ') : 'default settings: fsync on'})`,

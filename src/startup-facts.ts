@@ -1,10 +1,10 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { UNSET_API_KEY, type AppConfig } from './config/app-config';
+import type { AppConfig } from './config/app-config';
 import { shownUrl } from './config/secret-variables';
 import type { BudgetLimit } from './config/team-config';
 import { splitModelName } from './llm/model-name';
 import { ModelProviders } from './llm/model-providers';
-import { ANTHROPIC_BASE_URL } from './llm/providers/anthropic/anthropic.provider';
+import { PROVIDERS, upstreamToCheck } from './llm/providers';
 import { OPENAI_BASE_URL } from './llm/providers/openai/openai.provider';
 import type { UpstreamToCheck } from './llm/upstream-check';
 import { McpConnections } from './mcp/mcp-connections.service';
@@ -14,14 +14,15 @@ import { ToolRegistry } from './tools/tool-registry.service';
 
 /** What the start-up banner says, read from the configuration and the running application. */
 export function startupFacts(app: NestFastifyApplication, config: AppConfig, url: string): BannerFacts {
-  const baseUrl = shownUrl(config.llm.baseUrl ?? OPENAI_BASE_URL);
+  const openai = config.llm.endpoints.OPENAI;
+  const baseUrl = shownUrl(openai.baseUrl ?? OPENAI_BASE_URL);
   const defaultProvider = splitModelName(config.llm.model).provider;
   const configured = app.get(ModelProviders, { strict: false }).list();
   const sandbox = app.get(CommandSandbox, { strict: false });
   const off: string[] = [];
-  if (config.llm.apiKey === UNSET_API_KEY) {
+  if (openai.apiKey === null) {
     off.push(
-      config.llm.baseUrl === null
+      openai.baseUrl === null
         ? `OPENAI_API_KEY is not set: every model call to ${baseUrl} will fail. Set it in .env (or point OPENAI_BASE_URL at a local server such as Ollama).`
         : `OPENAI_API_KEY is not set: fine for a server that needs no key (${baseUrl}); any other refuses every model call.`,
     );
@@ -49,6 +50,12 @@ export function startupFacts(app: NestFastifyApplication, config: AppConfig, url
       ...(config.budgets.fallback.length === 0
         ? []
         : [`* (every other key): ${config.budgets.fallback.map(limitText).join(', ')}`]),
+      ...[...config.budgets.byEndUser].map(
+        ([name, limits]) => `${name}: ${limits.map(limitText).join(', ')}`,
+      ),
+      ...[...config.budgets.endUserFallback].map(
+        ([key, limits]) => `${key}/* (each end user): ${limits.map(limitText).join(', ')}`,
+      ),
     ],
     adminKeys: [...config.adminKeys],
     traces:
@@ -82,27 +89,18 @@ function limitText(limit: BudgetLimit): string {
 }
 
 /**
- * The model upstreams start-up asks whether they answer and take their key: the OpenAI-compatible
- * one (`openai` and `openai-responses` share it), and Anthropic's when its key is set (its
- * `GET /v1/models` takes the key as `x-api-key`).
+ * The model upstreams start-up asks whether they answer and take their key: each configured
+ * provider's (ProviderDefinition.upstreamCheck), once per base URL and key (`openai` and
+ * `openai-responses` share theirs).
  */
 export function upstreamsToCheck(config: AppConfig): UpstreamToCheck[] {
-  const upstreams: UpstreamToCheck[] = [
-    {
-      provider: 'openai',
-      baseUrl: config.llm.baseUrl ?? OPENAI_BASE_URL,
-      apiKey: config.llm.apiKey === UNSET_API_KEY ? null : config.llm.apiKey,
-      headers: config.llm.headers,
-    },
-  ];
-  const anthropic = config.llm.anthropic;
-  if (anthropic.apiKey !== null) {
-    upstreams.push({
-      provider: 'anthropic',
-      baseUrl: `${(anthropic.baseUrl ?? ANTHROPIC_BASE_URL).replace(/\/+$/, '')}/v1`,
-      apiKey: null,
-      headers: { ...config.llm.headers, 'x-api-key': anthropic.apiKey, 'anthropic-version': '2023-06-01' },
-    });
-  }
-  return upstreams;
+  const seen = new Set<string>();
+  return PROVIDERS.flatMap((p) => {
+    const check = upstreamToCheck(p, config);
+    if (check === null) return [];
+    const key = `${p.endpoint.name} ${check.baseUrl}`;
+    if (seen.has(key)) return [];
+    seen.add(key);
+    return [check];
+  });
 }

@@ -8,6 +8,7 @@ import { ContextWindow } from './context-window';
 import { Summarizer } from './summarizer';
 import { ModelCallRecorder } from './model-call-recorder';
 import { ModelCalls } from './model-calls.service';
+import { RecordedRuns } from './recorded-runs';
 import { RunOrchestrator } from './run-orchestrator.service';
 import { RunTakeover } from './run-takeover';
 import { RunTools } from './run-tools.service';
@@ -23,6 +24,7 @@ import { ToolStepService } from './tool-step.service';
     Summarizer,
     ContextWindow,
     ModelCalls,
+    RecordedRuns,
     RunOrchestrator,
     BudgetGuard,
     RunAccounting,

@@ -2,92 +2,83 @@ import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { DomainError, ErrorCode } from '../common/domain-error';
-import type { BudgetLimit, BudgetWindow, Budgets } from '../config/team-config';
-import { UsageStore } from '../store/usage-store.service';
-import type { RunRow } from '../store/run-store.service';
-import type { SessionRow } from '../store/session-store.service';
+import {
+  limitName,
+  limitsOf,
+  type BudgetWindow,
+  type Budgets,
+  type CounterLimit,
+} from '../config/team-config';
+import { BudgetStore, standing, type CounterRef } from '../store/budget-store.service';
+import { REQUEST_TOKENS } from './token-count';
 
-/** The limit a model call would start over, and when it lifts (a key's window rolling over), if it does. */
+/**
+ * The fewest output tokens a call is sent with: a call that could not write this much is not worth
+ * its prompt, so when a limit leaves less the run ends (`budget_exceeded`) instead.
+ */
+export const MIN_OUTPUT_TOKENS = 16;
+
+/** The smallest call there is: an empty request's tokens and the fewest output a call is sent with. */
+export const MIN_CALL_TOKENS = REQUEST_TOKENS + MIN_OUTPUT_TOKENS;
+
+/** The limit a start would begin over, and when it lifts (its window rolling over). */
 export interface BudgetExceeded {
   limit: string;
-  /** Seconds until the window rolls over; null for a run's own limit (it never lifts). */
-  retryAfterSeconds: number | null;
+  /** Seconds until the window rolls over. */
+  retryAfterSeconds: number;
+}
+
+/** Whose limits apply: a key, and the end user its session belongs to (null: none). */
+export interface Spender {
+  owner: string;
+  endUser: string | null;
 }
 
 /**
- * The limits checked before every model call: the key's BUDGETS windows, and the session's
- * `maxTokens` / `maxCostUsd` for each run.
+ * The BUDGETS limits of a key and of its end users (team-config's limitsOf), and their counters
+ * (`key_spend`).
  *
- * Why a key's limit is passed by at most the cost of the calls in flight when it was reached, and
- * never by a call that started after, however many runs of the key race:
- * 1. Every model call's tokens and cost are added to the key's window counters (`key_spend`) by the
- *    very statement that stores its step (RunOrchestrator.commitStep): a call is counted exactly when
- *    it is committed, atomically (`tokens = tokens + …` under the row's lock, never a lost update).
- * 2. A call starts only after `exceeded` read those counters and found room, in a statement that
- *    began after the run's previous step had committed (the loop sends no call ahead of its step's
- *    commit while a limit applies, and a run's first call goes out after the start's check). So a
- *    check sees every call committed before it began — its own run's included.
- * 3. The limit is reached at the commit that brings a counter to it. Any check that begins after
- *    that commit reads the counter at or over the limit and the run makes no call. The calls that
- *    can still add to the counter are therefore exactly those whose checks passed before that
- *    commit and that had not committed yet: the calls in flight then, at most one per run. Their
- *    cost is the only overshoot.
- * A run's own limits need no database: one run makes one call at a time, and its usage so far is
- * on its row (moved by the same statements).
+ * Why a limit is never passed, however many runs race on however many processes: before a model
+ * call is sent, its prompt (counted as an upper bound) and as much output as it may produce are
+ * reserved on every counter that limits it, by one statement that locks those rows in a fixed order
+ * and adds to all or none (BudgetStore.reserve) only while used + reserved + the call ≤ the limit;
+ * the call asks the model for no more output than was reserved (RunAccounting.reserve). When it
+ * ends, the statement that stores its usage gives the reservation back (RunJournal), so used +
+ * reserved only ever holds what committed calls used plus the most the calls in flight may use.
  */
 @Injectable()
 export class BudgetGuard {
   private readonly budgets: Budgets;
 
   constructor(
-    private readonly usage: UsageStore,
+    private readonly store: BudgetStore,
     @Inject(APP_CONFIG) config: Pick<AppConfig, 'budgets'>,
   ) {
     this.budgets = config.budgets;
   }
 
-  /** The BUDGETS limits of `owner`: its own entry, else `*`'s. */
-  keyLimits(owner: string): readonly BudgetLimit[] {
-    return this.budgets.byKey.get(owner) ?? this.budgets.fallback;
+  /** The limits on a call of `s`, each on its counter: the key's, then its end user's. */
+  limitsOf(s: Spender): CounterLimit[] {
+    return limitsOf(this.budgets, s.owner, s.endUser);
   }
 
-  /** The windows whose counters a call of `owner` moves (those its limits read). */
-  windows(owner: string): BudgetWindow[] {
-    return [...new Set(this.keyLimits(owner).map((l) => l.window))];
+  /** The counters a call of `s` moves (those its limits read); none when no limit applies. */
+  counters(s: Spender): CounterRef[] {
+    return this.limitsOf(s).map(({ counter, window }) => ({ counter, window }));
   }
 
-  /** Whether any limit applies to runs of this session and key: then every call waits for a check. */
-  applies(owner: string, session: Pick<SessionRow, 'maxTokens' | 'maxCostUsd'>): boolean {
-    return this.keyLimits(owner).length > 0 || session.maxTokens !== null || session.maxCostUsd !== null;
-  }
-
-  /** The first limit the run's next model call would start over, or null when every limit has room. */
-  async exceeded(
-    run: Pick<RunRow, 'owner' | 'promptTokens' | 'completionTokens' | 'costUsd'>,
-    session: Pick<SessionRow, 'maxTokens' | 'maxCostUsd'>,
-  ): Promise<BudgetExceeded | null> {
-    if (session.maxTokens !== null && run.promptTokens + run.completionTokens >= session.maxTokens) {
-      return { limit: `the session's maxTokens (${session.maxTokens})`, retryAfterSeconds: null };
-    }
-    if (session.maxCostUsd !== null && (run.costUsd ?? 0) >= session.maxCostUsd) {
-      return { limit: `the session's maxCostUsd (${session.maxCostUsd})`, retryAfterSeconds: null };
-    }
-    return this.keyExceeded(run.owner);
-  }
-
-  /** The first of the key's window limits already spent, or null. */
-  async keyExceeded(owner: string, now = new Date()): Promise<BudgetExceeded | null> {
-    const limits = this.keyLimits(owner);
+  /**
+   * The first limit of `s` whose counter has no room left for any call in the current window (what
+   * is used leaves less than the smallest call's tokens, or nothing of a usd limit), or null.
+   */
+  async spent(s: Spender, now = new Date()): Promise<BudgetExceeded | null> {
+    const limits = this.limitsOf(s);
     if (limits.length === 0) return null;
-    const spent = await this.usage.spend(owner, this.windows(owner));
+    const states = await this.store.counters(limits);
     for (const l of limits) {
-      const s = spent.get(l.window);
-      const used = l.unit === 'usd' ? (s?.costUsd ?? 0) : (s?.tokens ?? 0);
-      if (used >= l.amount) {
-        return {
-          limit: `${l.amount} ${l.unit} per ${l.window} (BUDGETS)`,
-          retryAfterSeconds: secondsUntilRollover(l.window, now),
-        };
+      const { used } = standing(l, states);
+      if (l.unit === 'usd' ? used >= l.amount : l.amount - used < MIN_CALL_TOKENS) {
+        return { limit: limitName(l), retryAfterSeconds: secondsUntilRollover(l.window, now) };
       }
     }
     return null;
@@ -118,6 +109,6 @@ export function budgetExceeded(over: BudgetExceeded): DomainError {
     ErrorCode.BudgetExceeded,
     `This key's budget is spent: ${over.limit}`,
     { code: ErrorCode.BudgetExceeded },
-    over.retryAfterSeconds ?? undefined,
+    over.retryAfterSeconds,
   );
 }

@@ -85,6 +85,11 @@ export class ContextWindow {
     return this.tokens.withinNow(call, this.target(call.model));
   }
 
+  /** The tokens of the run's next request as it stands: the conversation the model gets, and the tools. */
+  requestTokens(h: RunHandle): Promise<number> {
+    return this.tokens.count({ model: h.run.model, rows: h.conversation, tools: h.toolset.definitions });
+  }
+
   /**
    * Makes room before the run's next model call: nothing while it is under COMPACT_AT; otherwise
    * prunes, then summarizes, stores that (with `context_compacted`, and the summary call's usage as
@@ -101,7 +106,7 @@ export class ContextWindow {
     const before = await this.tokens.count(shape);
     if (!tooLong && before <= this.target(shape.model)) return false;
     const compaction = await this.compact(shape, tooLong ? 0 : this.target(shape.model), before, {
-      of: { runId: h.run.id, sessionId: h.run.sessionId, owner: h.run.owner },
+      of: { runId: h.run.id, sessionId: h.run.sessionId, owner: h.run.owner, endUser: h.run.endUser },
       iteration: h.run.iterations + 1,
       trace: h.trace,
       signal: h.signal,
@@ -280,18 +285,30 @@ export class ContextWindow {
   }
 }
 
-/** The window the registry (tokenlens) gives for `provider/model`, or null for a model it does not know. */
-export function registryWindow(model: string): number | null {
+/** The registry's (tokenlens) ids to try for `provider/model`, most specific first. */
+function registryIds(model: string): string[] {
   const { provider, model: own } = splitModelName(model);
   // The registry's name is the last segment of the provider's own (`meta-llama/llama-3` → `llama-3`).
   const name = own.slice(own.lastIndexOf('/') + 1);
   const registryProvider = providerDefinition(provider)?.ids.contextWindow;
-  const candidates = [
-    ...(registryProvider ? [`${registryProvider}:${name}`] : []),
-    name,
-    name.replace(/-\d{8}$/, ''),
-  ];
-  for (const id of candidates) {
+  return [...(registryProvider ? [`${registryProvider}:${name}`] : []), name, name.replace(/-\d{8}$/, '')];
+}
+
+/**
+ * Whether the registry says `provider/model` takes images (and so PDFs, which every provider reads
+ * through its vision: "Attachments"); null for a model it does not know, which is assumed to.
+ */
+export function registryTakesImages(model: string): boolean | null {
+  for (const id of registryIds(model)) {
+    const modalities = resolveModel(id)?.modalities;
+    if (modalities) return modalities.imageIn === true;
+  }
+  return null;
+}
+
+/** The window the registry (tokenlens) gives for `provider/model`, or null for a model it does not know. */
+export function registryWindow(model: string): number | null {
+  for (const id of registryIds(model)) {
     const found = resolveModel(id)?.context;
     const window = found?.combinedMax ?? found?.inputMax;
     if (typeof window === 'number' && window > 0) return window;

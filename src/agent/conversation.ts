@@ -1,4 +1,4 @@
-import type { ModelMessage } from '../llm/model-provider';
+import type { ModelMessage, ModelUserPart } from '../llm/model-provider';
 import type { MessageRow } from '../store/conversation-store.service';
 
 /**
@@ -6,15 +6,25 @@ import type { MessageRow } from '../store/conversation-store.service';
  * summarized, in order, each pruned tool result as its stub. `GET /v1/sessions/:id` lists the same
  * messages with the same marks, so a client replaying it sees exactly this.
  */
-export function modelMessages(rows: readonly MessageRow[], toolResultMaxChars = Infinity): ModelMessage[] {
+export function modelMessages(
+  rows: readonly MessageRow[],
+  toolResultMaxChars = Infinity,
+  files: FileBytes = noFileBytes,
+): ModelMessage[] {
   const names = toolNames(rows);
   const messages: ModelMessage[] = [];
   for (const m of rows) {
     if (m.context === 'summarized') continue;
-    messages.push(toModelMessage(m, names, toolResultMaxChars));
+    messages.push(toModelMessage(m, names, toolResultMaxChars, files));
   }
   return messages;
 }
+
+/** Reads a file's bytes for a model call ("Attachments"); null when it was deleted. */
+export type FileBytes = (fileId: string) => Promise<Buffer | null>;
+
+/** For a conversation read without the files (counting, recording): every file reads as gone. */
+const noFileBytes: FileBytes = () => Promise.resolve(null);
 
 /**
  * A tool result as the model gets it when it is longer than `maxChars` (ContextWindow's quarter of
@@ -52,12 +62,15 @@ export function toModelMessage(
   m: MessageRow,
   names: ReadonlyMap<string, string>,
   toolResultMaxChars = Infinity,
+  files: FileBytes = noFileBytes,
 ): ModelMessage {
   switch (m.role) {
     case 'system':
       return { role: 'system', content: m.content ?? '' };
     case 'user':
-      return { role: 'user', content: m.content ?? '' };
+      return m.parts
+        ? { role: 'user', content: m.content ?? '', parts: m.parts.map((p) => userPart(p, files)) }
+        : { role: 'user', content: m.content ?? '' };
     case 'assistant':
       return {
         role: 'assistant',
@@ -81,4 +94,17 @@ export function toModelMessage(
 /** The UTF-8 size of a message's stored content (known without it for a pruned row read without it). */
 export function contentBytes(m: MessageRow): number {
   return m.prunedBytes ?? Buffer.byteLength(m.content ?? '', 'utf8');
+}
+
+function userPart(part: NonNullable<MessageRow['parts']>[number], files: FileBytes): ModelUserPart {
+  if (part.type === 'text') return part;
+  return {
+    type: 'file',
+    name: part.name,
+    mediaType: part.mediaType,
+    size: part.size,
+    width: part.width,
+    height: part.height,
+    load: () => files(part.fileId),
+  };
 }

@@ -13,7 +13,7 @@ import { completeUsage, type SentAndStreamed } from './usage-estimate';
 /** One model call as it ended, whatever it was for (a step, an automatic or an on-demand summary). */
 export interface EndedCall extends SentAndStreamed {
   /** Whose call it was: its run (null for an on-demand summary), session and key. */
-  of: Pick<NewModelCall, 'runId' | 'sessionId' | 'owner'>;
+  of: Pick<NewModelCall, 'runId' | 'sessionId' | 'owner' | 'endUser'>;
   /** The step it belongs to (or comes before); 0 outside any run. */
   iteration: number;
   /** What the provider reported at the finish; null when the call never finished. */

@@ -1,9 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
+import { DEFAULT_RESPONSE_FORMAT_NAME } from '../common/response-format';
 import { ModelError, type ModelRequest, type ModelStreamEvent } from '../llm/model-provider';
 import { ModelProviders } from '../llm/model-providers';
 import { SentModelCall } from '../llm/sent-model-call';
+import { FileStore } from '../store/file-store.service';
 import type { RunRow } from '../store/run-store.service';
 import type { SessionRow } from '../store/session-store.service';
 import { ContextTooLong, ContextWindow, isContextTooLong } from './context-window';
@@ -11,12 +13,14 @@ import { modelMessages } from './conversation';
 import { EarlyReads } from './early-reads';
 import { ModelCallRecorder, type EndedCall, type RecordedCall } from './model-call-recorder';
 import type { RunHandle } from './run-handle';
+import { RecordedFailure, RecordedRuns } from './recorded-runs';
 import { RunTools } from './run-tools.service';
 import type { ModelTurn } from './step-record';
 
 /** What a model call of a run is made of: the run's model and progress, its conversation and tools. */
 export type ModelCallSource = Pick<RunHandle, 'conversation' | 'toolset'> & {
-  run: Pick<RunRow, 'model' | 'iterations' | 'maxIterations'>;
+  /** `replay`: a replay's recorded steps are answered from the record (RecordedRuns), the rest live. */
+  run: Pick<RunRow, 'model' | 'iterations' | 'maxIterations' | 'responseFormat' | 'replay'>;
   session: { reasoning?: SessionRow['reasoning'] };
 };
 
@@ -37,7 +41,9 @@ export class ModelCalls {
     private readonly tools: RunTools,
     private readonly recorder: ModelCallRecorder,
     private readonly window: ContextWindow,
+    private readonly files: FileStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly recorded: RecordedRuns,
   ) {}
 
   /**
@@ -45,19 +51,27 @@ export class ModelCalls {
    * it), the session's tools (none allowed on the last call the cap leaves, so the person still
    * gets an answer).
    */
-  private send(r: ModelCallSource, signal: AbortSignal): SentModelCall {
+  private send(r: ModelCallSource, signal: AbortSignal, maxOutputTokens?: number): SentModelCall {
     const tools = r.toolset.definitions;
     const lastCall = r.run.iterations + 1 >= r.run.maxIterations;
     const request: ModelRequest = {
       model: r.run.model,
-      messages: modelMessages(r.conversation, this.window.toolResultMaxChars(r.run.model)),
+      messages: modelMessages(r.conversation, this.window.toolResultMaxChars(r.run.model), (id) =>
+        this.files.readFile(id),
+      ),
       tools,
       toolChoice: tools.length > 0 && lastCall ? 'none' : undefined,
       reasoning: r.session.reasoning ?? this.config.llm.reasoning,
-      maxOutputTokens: this.config.llm.maxOutputTokens,
+      maxOutputTokens: maxOutputTokens ?? this.config.llm.maxOutputTokens,
     };
-    // ModelProviders picks the provider (or a fallback) and holds the call to its limits.
-    return new SentModelCall(this.models, request, signal);
+    const format = r.run.responseFormat;
+    if (format) {
+      request.responseFormat = { name: format.name ?? DEFAULT_RESPONSE_FORMAT_NAME, schema: format.schema };
+    }
+    // A replay's recorded step is answered from the record; otherwise ModelProviders picks the
+    // provider (or a fallback) and holds the call to its limits.
+    const provider = this.recorded.model(r.run, r.run.iterations + 1) ?? this.models;
+    return new SentModelCall(provider, request, signal);
   }
 
   /**
@@ -78,20 +92,32 @@ export class ModelCalls {
 
   /**
    * Makes room for the loop's own model call (ContextWindow.fit), before `read` sends it; true when
-   * that took a model call of its own (a summary), which the limits must then see.
+   * that took a model call of its own (a summary), which the limits must then see. A replay's
+   * recorded step needs none: its answer is read from the record, and a summary would be a model call.
    */
-  makeRoom(h: RunHandle): Promise<boolean> {
+  async makeRoom(h: RunHandle): Promise<boolean> {
+    if (this.recorded.model(h.run, h.run.iterations + 1) !== undefined) return false;
     return this.window.fit(h);
   }
 
+  /** The tokens of the run's next request as it stands (an upper bound of the prompt: RequestTokens). */
+  promptTokens(h: RunHandle): Promise<number> {
+    return this.window.requestTokens(h);
+  }
+
   /**
-   * Reads a model call (`sent`, or one sent now — room made first, `makeRoom`) to its end,
+   * Reads a model call (`sent`, or one sent now — room made first, `makeRoom` — asking for at most
+   * `maxOutputTokens`, as reserved) to its end,
    * streaming its text; the reads it asks for start as soon as their arguments are whole (`early`,
    * for the step to take). A call the upstream refuses as longer than the window is sent once more
    * after compacting as far as the rules allow.
    */
-  async read(h: RunHandle, sent?: SentModelCall): Promise<{ turn: ModelTurn; early: EarlyReads }> {
-    let call = sent ?? this.send(h, h.signal);
+  async read(
+    h: RunHandle,
+    sent?: SentModelCall,
+    maxOutputTokens?: number,
+  ): Promise<{ turn: ModelTurn; early: EarlyReads }> {
+    let call = sent ?? this.send(h, h.signal, maxOutputTokens);
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.readToEnd(h, call);
@@ -103,7 +129,8 @@ export class ModelCalls {
             `The model refused the request as too long after compaction: ${(err as Error).message}`,
           );
         await this.window.fit(h, true);
-        call = this.send(h, h.signal);
+        // Under the same reservation: compacting only made the prompt smaller.
+        call = this.send(h, h.signal, maxOutputTokens);
       }
     }
   }
@@ -120,7 +147,7 @@ export class ModelCalls {
     const early = new EarlyReads((call, signal) => this.tools.startEarly(h, call, signal), h.signal);
     let firstTokenMs: number | null = null;
     const ended = (): EndedCall => ({
-      of: { runId: h.run.id, sessionId: h.run.sessionId, owner: h.run.owner },
+      of: { runId: h.run.id, sessionId: h.run.sessionId, owner: h.run.owner, endUser: h.run.endUser },
       iteration: h.run.iterations + 1,
       request: stream.request,
       streamed: h.streamingText + reasoning + argumentsStreamed,
@@ -163,6 +190,8 @@ export class ModelCalls {
       throw new ModelError('UPSTREAM_CONNECTION', 'The model stream ended without finishing.', true);
     } catch (err) {
       early.stop();
+      // A replayed call the original never made (it ended before) counts nothing.
+      if (err instanceof RecordedFailure && !err.called) throw err;
       // A call cancelled, or failed after it streamed, counts all the same: the run stores it as it ends.
       h.unstoredCall = await this.recorder.record({
         ...ended(),

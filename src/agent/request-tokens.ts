@@ -84,7 +84,7 @@ export class RequestTokens {
       if ('total' in tally) return tally.total;
       const message = toModelMessage(tally.next, names, cut);
       if (messageChars(message) > YIELD_CHARS) {
-        const tokens = await rawMessageTokensYielding(message, tk.encoding, YIELD_CHARS);
+        const tokens = await rawMessageTokensYielding(message, tk.encoding, YIELD_CHARS, tk.images);
         this.remember(keyOf(tally.next, tk, cut), tokens);
       } else {
         await nextTurn();
@@ -106,7 +106,7 @@ export class RequestTokens {
     for (const m of call.rows) {
       if (m.context === 'summarized') continue;
       if (m.context === 'pruned') {
-        raw += rawMessageTokens(toModelMessage(m, names), tk.encoding);
+        raw += rawMessageTokens(toModelMessage(m, names), tk.encoding, tk.images);
         continue;
       }
       const key = keyOf(m, tk, cut);
@@ -116,7 +116,7 @@ export class RequestTokens {
         const chars = messageChars(message);
         if (chars > budget) return { next: m };
         budget -= chars;
-        n = rawMessageTokens(message, tk.encoding);
+        n = rawMessageTokens(message, tk.encoding, tk.images);
         this.remember(key, n);
       }
       raw += n;
@@ -130,7 +130,7 @@ export class RequestTokens {
     const tk = this.tokenizerOf(model);
     return (m) =>
       m.context === 'pruned'
-        ? rawMessageTokens(toModelMessage(m, names), tk.encoding)
+        ? rawMessageTokens(toModelMessage(m, names), tk.encoding, tk.images)
         : this.rowTokens(m, model);
   }
 
@@ -141,7 +141,7 @@ export class RequestTokens {
     const key = keyOf(m, tk, cut);
     let n = this.counts.get(key);
     if (n === undefined) {
-      n = rawMessageTokens(toModelMessage({ ...m, context: null }, new Map(), cut), tk.encoding);
+      n = rawMessageTokens(toModelMessage({ ...m, context: null }, new Map(), cut), tk.encoding, tk.images);
       this.remember(key, n);
     }
     return n;

@@ -6,12 +6,14 @@ import type { CompactionWrite, MessageRow } from '../store/conversation-store.se
 import type { RunRow } from '../store/run-store.service';
 import type { SessionRow } from '../store/session-store.service';
 import type { Toolset } from '../tools/toolset';
-import type { TakeOverReason } from './run-takeover';
 import { NO_TRACE, type RunTrace } from '../observability/run-tracing';
 import type { RecordedCall } from './model-call-recorder';
 import { runUsage, usageColumns } from './step-record';
 
 export type StopReason = 'cancelled' | 'disconnected';
+
+/** Why a run was taken over: its process died (or lost the store), or gave it up at shutdown. */
+export type TakeOverReason = 'process_lost' | 'shutdown';
 
 /** Why a run was stopped from outside, carried as the AbortSignal's reason. */
 export class RunStopped extends Error {

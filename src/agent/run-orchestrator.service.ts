@@ -16,7 +16,9 @@ import { isRunReleased, isStoreUnavailable } from '../store/store-errors';
 import { ToolStepService, type Execution, type PlannedCall } from './tool-step.service';
 import { RunTools } from './run-tools.service';
 import { RunTakeover } from './run-takeover';
+import { judgeAnswer } from './structured-output';
 import { RunAccounting } from './run-accounting';
+import { RecordedFailure } from './recorded-runs';
 
 /**
  * How a stretch of driving a run ended. `released`: this process let the run go without ending it
@@ -71,13 +73,14 @@ export class RunOrchestrator {
       for (;;) {
         h.signal.throwIfAborted();
         const sent = await ahead;
-        // A call sent ahead went out after a check (the start's, or none applied) and surely fits.
-        if (!sent && !(await this.readyToCall(h))) {
+        // A call is sent ahead only when no limit applies: nothing to reserve.
+        const maxOutputTokens = sent ? undefined : await this.readyToCall(h);
+        if (maxOutputTokens === null) {
           await this.accounting.endOverBudget(h);
           return 'budget_exceeded';
         }
         // The model answers; the reads it asks for may start while it streams (`early`).
-        const { turn, early } = await this.calls.read(h, sent);
+        const { turn, early } = await this.calls.read(h, sent, maxOutputTokens);
         try {
           const { step, calls } = await this.planStep(h, turn);
           const stored = this.commitStep(h, step, calls);
@@ -85,6 +88,10 @@ export class RunOrchestrator {
             step.outcome === 'continue' ? this.steps.execute(h, step.runnable, stored, early) : NOTHING_RAN;
           ahead = this.sendNextAhead(h, step, ran);
           await stepEnded(stored, ran);
+          if (step.outcome === 'invalid_output') {
+            h.trace.end('failed', 'INVALID_OUTPUT');
+            return 'failed';
+          }
           if (step.outcome !== 'continue') return step.outcome;
         } finally {
           // The step has what it took: the reads it did not take stop.
@@ -97,14 +104,17 @@ export class RunOrchestrator {
   }
 
   /**
-   * Readies the loop's own model call: the limits checked, then room made in the context window —
-   * which may take a summary, a model call of its own, after which the limits are checked again.
-   * False when a limit is reached.
+   * Readies the loop's own model call: room made in the context window (which may take a summary,
+   * a model call of its own — not for a run whose own limits have no room left for any call), then,
+   * under a limit, the call reserved on every limit (RunAccounting): the output tokens it may ask
+   * for (undefined: no limit, LLM_MAX_OUTPUT_TOKENS), or null when a limit leaves it no room.
    */
-  private async readyToCall(h: RunHandle): Promise<boolean> {
-    if (await this.accounting.exceeded(h)) return false;
-    const summarized = await this.calls.makeRoom(h);
-    return !summarized || (await this.accounting.exceeded(h)) === null;
+  private async readyToCall(h: RunHandle): Promise<number | null | undefined> {
+    const limited = this.accounting.limited(h);
+    if (limited && this.accounting.runSpent(h)) return null;
+    await this.calls.makeRoom(h);
+    if (!limited) return undefined;
+    return this.accounting.reserve(h, await this.calls.promptTokens(h));
   }
 
   /** The approved (or still unfinished) calls of the step a taken-up run was waiting in. */
@@ -127,10 +137,16 @@ export class RunOrchestrator {
     await h.settleWrites();
     const lastIteration = h.run.iterations + 1 >= h.run.maxIterations;
     const calls = await this.steps.plan(h, turn.toolCalls, lastIteration);
+    const format = h.run.responseFormat;
     const step = buildStepRecord({
       run: h.run,
       turn,
       calls,
+      // A final answer of a run with a responseFormat: checked, sent back once, or the end.
+      answer:
+        format && calls.length === 0
+          ? judgeAnswer(format, turn.text, { outputCorrections: h.run.outputCorrections, lastIteration })
+          : undefined,
       nextMessageSeq: h.nextMessageSeq,
       approvalTimeoutMs: this.config.approvalTimeoutMs,
     });
@@ -155,6 +171,7 @@ export class RunOrchestrator {
       }),
     );
     h.stepStored(step);
+    if (step.run.outputCorrections !== undefined) h.run.outputCorrections = step.run.outputCorrections;
     for (const c of calls) {
       if (c.settlement) this.steps.settledAtPlan(h, { ...c, settlement: c.settlement });
     }
@@ -190,8 +207,10 @@ export class RunOrchestrator {
     const outcome: FinalOutcome =
       stopped === 'cancelled' || stopped === 'disconnected'
         ? { status: 'cancelled', why: new RunStopped(stopped).message }
-        : { status: 'failed', error: toRunError(err) };
-    if (outcome.status === 'failed' && stopped === null) {
+        : err instanceof RecordedFailure
+          ? err.outcome
+          : { status: 'failed', error: toRunError(err) };
+    if (outcome.status === 'failed' && stopped === null && !(err instanceof RecordedFailure)) {
       const cause = err instanceof Error ? err.message : String(err);
       this.logger.warn({
         runId: h.run.id,
@@ -264,7 +283,13 @@ function afterStep(
 ): ModelCallSource {
   const added = [...step.messages, ...results].sort((a, b) => a.seq - b.seq);
   return {
-    run: { model: h.run.model, iterations: step.iteration, maxIterations: h.run.maxIterations },
+    run: {
+      model: h.run.model,
+      iterations: step.iteration,
+      maxIterations: h.run.maxIterations,
+      responseFormat: h.run.responseFormat,
+      replay: h.run.replay,
+    },
     session: h.session,
     conversation: [...before, ...added],
     toolset: h.toolset,

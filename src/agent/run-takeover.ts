@@ -11,13 +11,12 @@ import type { SpentCall } from '../store/usage-store.service';
 import { modelMessages } from './conversation';
 import { ModelCallRecorder, type RecordedCall } from './model-call-recorder';
 import { RunAccounting } from './run-accounting';
-import type { RunHandle } from './run-handle';
+import type { RunHandle, TakeOverReason } from './run-handle';
 import type { LostCall } from './run-finalization';
 import { runUsage, usageColumns, withCallUsage, type RunUsageColumns } from './step-record';
 import { errorSettlement, resultEvent, toolMessage } from './tool-results';
 
-/** Why a run was taken over: its process died (or lost the store), or gave it up at shutdown. */
-export type TakeOverReason = 'process_lost' | 'shutdown';
+export type { TakeOverReason } from './run-handle';
 
 /** What a call with an effect that was cut by the loss of its process tells the model. */
 export const INTERRUPTED_RESULT = 'the server stopped while this ran; whether it had an effect is unknown';
@@ -138,14 +137,14 @@ export class RunTakeover {
    * Also for a run ended without being taken over (a cancel while no process drives it).
    */
   async interruptedCall(
-    run: Pick<RunRow, 'id' | 'sessionId' | 'owner' | 'model' | 'iterations'> & RunUsageColumns,
+    run: Pick<RunRow, 'id' | 'sessionId' | 'owner' | 'endUser' | 'model' | 'iterations'> & RunUsageColumns,
     conversation: readonly MessageRow[],
     tools: ModelToolDefinition[],
     partialText: string,
     trace: RunTrace = NO_TRACE,
   ): Promise<LostCall & { call: RecordedCall }> {
     const call = await this.recorder.record({
-      of: { runId: run.id, sessionId: run.sessionId, owner: run.owner },
+      of: { runId: run.id, sessionId: run.sessionId, owner: run.owner, endUser: run.endUser },
       iteration: run.iterations + 1,
       request: { model: run.model, messages: modelMessages(conversation), tools },
       streamed: partialText,

@@ -4,10 +4,35 @@ import type { StoredToolCall } from '../persistence/entities/message.entity';
 import type { PricedUsage, RunEventBody } from '../events/run-events';
 import { addUsd } from '../llm/model-prices';
 import type { NewModelCall } from '../store/usage-store.service';
-import type { MessageRow, NewToolCall, ToolCallRow } from '../store/conversation-store.service';
+import type { ToolCallStatus } from '../persistence/entities/tool-call.entity';
+import type {
+  MessageRow,
+  NewToolCall,
+  ToolCallRow,
+  ToolCallSettlement,
+} from '../store/conversation-store.service';
 import type { RunChanges, RunRow } from '../store/run-store.service';
+import type { RunError } from '../persistence/entities/run.entity';
+import { correctionPrompt, invalidOutputMessage, type AnswerCheck } from './structured-output';
 import { resultEvent, toolMessage } from './tool-results';
-import type { PlannedCall } from './tool-step.service';
+
+/** A call the model asked for, decided: run it, wait for someone, or answer it at once with an error. */
+export interface PlannedCall {
+  id: string;
+  callId: string;
+  position: number;
+  name: string;
+  rawArguments: string;
+  /** Parsed arguments, or the raw text when they are not a JSON object. */
+  eventArguments: unknown;
+  executor: 'server' | 'client';
+  status: Extract<
+    ToolCallStatus,
+    'pending' | 'pending_approval' | 'awaiting_client' | 'awaiting_child' | 'error'
+  >;
+  settlement: ToolCallSettlement | null;
+  approvalReason: string | null;
+}
 
 /** One model call's answer, as the loop got it. */
 export interface ModelTurn {
@@ -30,9 +55,11 @@ export interface ModelTurn {
  * - `completed`: the model answered without asking for tools — the run's answer;
  * - `max_iterations`: it was the last allowed model call (its calls are refused, not run);
  * - `requires_action`: a call waits for a person's approval, the client's result or a child run;
- * - `continue`: the step's calls run now, then the model is called again.
+ * - `continue`: the step's calls run now, then the model is called again (also after an answer
+ *   that did not match the run's responseFormat, sent back once with what is wrong);
+ * - `invalid_output`: the answer did not match the run's responseFormat, and no correction is left.
  */
-export type StepOutcome = 'continue' | 'completed' | 'max_iterations' | 'requires_action';
+export type StepOutcome = 'continue' | 'completed' | 'max_iterations' | 'requires_action' | 'invalid_output';
 
 export function stepOutcome(calls: readonly PlannedCall[], lastIteration: boolean): StepOutcome {
   if (calls.length === 0) return 'completed';
@@ -147,9 +174,13 @@ export function withCallUsage(run: PricedUsage, call: Usage, callCostUsd: number
 }
 
 export interface StepInput {
-  run: Pick<RunRow, 'id' | 'sessionId' | 'iterations' | 'maxIterations'> & RunUsageColumns;
+  run: Pick<RunRow, 'id' | 'sessionId' | 'iterations' | 'maxIterations'> &
+    Partial<Pick<RunRow, 'outputCorrections'>> &
+    RunUsageColumns;
   turn: ModelTurn;
   calls: readonly PlannedCall[];
+  /** The loop's verdict on a final answer of a run with a responseFormat (structured-output.ts). */
+  answer?: AnswerCheck;
   /** The session's next free message position (the driving process numbers its run's messages). */
   nextMessageSeq: number;
   approvalTimeoutMs: number;
@@ -166,7 +197,14 @@ export function buildStepRecord(input: StepInput): StepRecord {
   const now = input.now ?? new Date();
   const newId = input.newId ?? randomUUID;
   const iteration = run.iterations + 1;
-  const outcome = stepOutcome(calls, iteration >= run.maxIterations);
+  // Only a final answer (no calls) is judged against the run's responseFormat.
+  const answer = calls.length === 0 ? input.answer : undefined;
+  const outcome: StepOutcome =
+    answer?.kind === 'correct'
+      ? 'continue'
+      : answer?.kind === 'invalid'
+        ? 'invalid_output'
+        : stepOutcome(calls, iteration >= run.maxIterations);
   const usage = withCallUsage(runUsage(run), turn.usage, turn.modelCall.costUsd);
   const assistantId = newId();
   // An answer of nothing (a call cut before its first word, an upstream that said nothing) is not
@@ -191,8 +229,14 @@ export function buildStepRecord(input: StepInput): StepRecord {
       iterations: iteration,
       usage,
       messageId: empty ? null : assistantId,
+      ...(answer?.kind === 'valid' ? { output: answer.output } : {}),
     });
   }
+  const failure: RunError | null =
+    answer?.kind === 'invalid'
+      ? { code: 'INVALID_OUTPUT', message: invalidOutputMessage(answer.problem), retryable: false }
+      : null;
+  if (failure) events.push({ type: 'error', ...failure });
 
   // Positions for the answer and one per call, so results land in the order the model asked
   // whenever they finish.
@@ -210,7 +254,8 @@ export function buildStepRecord(input: StepInput): StepRecord {
     id: assistantId,
     seq,
     role: 'assistant',
-    content: turn.text === '' && calls.length > 0 ? null : turn.text,
+    // A valid structured answer is stored as its JSON text.
+    content: turn.text === '' && calls.length > 0 ? null : answer?.kind === 'valid' ? answer.text : turn.text,
     toolCalls: calls.length > 0 ? toolCalls : null,
     toolCallId: null,
     runId: run.id,
@@ -223,6 +268,22 @@ export function buildStepRecord(input: StepInput): StepRecord {
     .map((c) =>
       toolMessage(run.id, { callId: c.callId, messageSeq: seq + c.position + 1 }, c.settlement!.result),
     );
+  const stored = empty ? [] : [assistant, ...answered];
+  // The answer's position and one per call, then the corrective turn's when there is one.
+  let nextMessageSeq = empty ? seq : seq + 1 + calls.length;
+  // An answer sent back: what is wrong with it, as the next user message.
+  if (answer?.kind === 'correct') {
+    stored.push({
+      ...assistant,
+      id: newId(),
+      seq: nextMessageSeq++,
+      role: 'user',
+      content: correctionPrompt(answer.problem),
+      toolCalls: null,
+      reasoning: null,
+      providerData: null,
+    });
+  }
 
   const newCalls: NewToolCall[] = calls.map((c) => ({
     id: c.id,
@@ -248,19 +309,25 @@ export function buildStepRecord(input: StepInput): StepRecord {
     iteration,
     usage,
     events,
-    messages: empty ? [] : [assistant, ...answered],
+    messages: stored,
     assistantId,
     calls: newCalls,
     run: {
       iterations: iteration,
       ...usageColumns(usage),
+      ...(answer?.kind === 'correct' ? { outputCorrections: (run.outputCorrections ?? 0) + 1 } : {}),
       ...(outcome === 'continue'
         ? {}
         : outcome === 'requires_action'
           ? { status: outcome, leaseOwner: null }
-          : { status: outcome, finalMessageId: empty ? null : assistantId, finished: true }),
+          : {
+              status: outcome === 'invalid_output' ? 'failed' : outcome,
+              ...(failure ? { error: failure } : {}),
+              finalMessageId: empty ? null : assistantId,
+              finished: true,
+            }),
     },
-    nextMessageSeq: empty ? seq : seq + 1 + calls.length,
+    nextMessageSeq,
     modelCall: turn.modelCall,
     runnable: newCalls
       .filter((c) => c.status === 'running')

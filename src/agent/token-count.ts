@@ -4,6 +4,7 @@ import { modelToEncodingMap } from 'gpt-tokenizer/mapping';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ModelMessage, ModelToolDefinition } from '../llm/model-provider';
 import { providerDefinition } from '../llm/providers';
+import { attachmentTokens, attachmentTokensBound, type ImageRule } from './attachment-tokens';
 
 /**
  * How a model's tokens are counted: `exact` with the tokenizer OpenAI publishes for its models
@@ -19,6 +20,8 @@ export interface Tokenizer {
   kind: 'exact' | 'estimate';
   encoding: 'o200k_base' | 'cl100k_base';
   factor: number;
+  /** How its provider counts an image (attachment-tokens.ts); absent: `tiles`. */
+  images?: ImageRule;
 }
 
 /** Claude's tokens per o200k_base token, the middle of the published 1.16–1.30. */
@@ -51,7 +54,9 @@ export function tokenizerFor(provider: string, model: string): Tokenizer {
     return { kind: 'exact', encoding: cl100k ? 'cl100k_base' : 'o200k_base', factor: 1 };
   }
   const claude = providerDefinition(provider)?.tokenizer === 'claude' || name.startsWith('claude');
-  return { kind: 'estimate', encoding: 'o200k_base', factor: claude ? CLAUDE_FACTOR : OTHER_FACTOR };
+  return claude
+    ? { kind: 'estimate', encoding: 'o200k_base', factor: CLAUDE_FACTOR, images: 'area' }
+    : { kind: 'estimate', encoding: 'o200k_base', factor: OTHER_FACTOR };
 }
 
 /**
@@ -109,8 +114,12 @@ export async function countTextYielding(
 }
 
 /** A message's tokens without the tokenizer's factor: its frame, content and tool calls. */
-export function rawMessageTokens(m: ModelMessage, encoding: Tokenizer['encoding']): number {
-  let n = MESSAGE_OVERHEAD + countText(m.content ?? '', encoding);
+export function rawMessageTokens(
+  m: ModelMessage,
+  encoding: Tokenizer['encoding'],
+  images: ImageRule = 'tiles',
+): number {
+  let n = MESSAGE_OVERHEAD + countText(m.content ?? '', encoding) + attachmentTokens(m, images);
   if (m.role === 'assistant') {
     for (const c of m.toolCalls ?? []) {
       n += TOOL_CALL_OVERHEAD + countText(c.name, encoding) + countText(c.arguments, encoding);
@@ -124,8 +133,12 @@ export async function rawMessageTokensYielding(
   m: ModelMessage,
   encoding: Tokenizer['encoding'],
   yieldChars: number,
+  images: ImageRule = 'tiles',
 ): Promise<number> {
-  let n = MESSAGE_OVERHEAD + (await countTextYielding(m.content ?? '', encoding, yieldChars));
+  let n =
+    MESSAGE_OVERHEAD +
+    (await countTextYielding(m.content ?? '', encoding, yieldChars)) +
+    attachmentTokens(m, images);
   if (m.role === 'assistant') {
     for (const c of m.toolCalls ?? []) {
       n +=
@@ -155,7 +168,7 @@ export const REQUEST_TOKENS = REQUEST_OVERHEAD;
  */
 export function messageTokensBound(m: ModelMessage): number {
   const calls = m.role === 'assistant' ? (m.toolCalls?.length ?? 0) : 0;
-  return MESSAGE_OVERHEAD + calls * TOOL_CALL_OVERHEAD + 3 * messageChars(m);
+  return MESSAGE_OVERHEAD + calls * TOOL_CALL_OVERHEAD + 3 * messageChars(m) + attachmentTokensBound(m);
 }
 
 /** Characters a message costs to count (what `rawMessageTokens` reads). */

@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto';
 import type { ModelToolCall } from '../llm/model-provider';
 import { generateToolCallId, isUsableToolCallId } from '../llm/tool-call-accumulator';
 import { MetricsService } from '../metrics/metrics.service';
-import type { ToolCallStatus } from '../persistence/entities/tool-call.entity';
 import { checkAgainst } from '../tools/json-schema';
 import type { ToolErrorCode } from '../tools/tool';
 import { parseToolArguments } from '../tools/tool-arguments';
@@ -12,8 +11,12 @@ import { DELEGATE_TOOL } from '../tools/builtin/delegate.tool';
 import { callKey } from './call-key';
 import type { EarlyReads } from './early-reads';
 import type { RunHandle } from './run-handle';
+import { RecordedRuns, recordedDecision } from './recorded-runs';
 import { RunTools } from './run-tools.service';
+import type { PlannedCall } from './step-record';
 import { errorSettlement, resultEvent, toolMessage } from './tool-results';
+
+export type { PlannedCall } from './step-record';
 import {
   ConversationStore,
   type MessageRow,
@@ -25,24 +28,6 @@ import { RunStore } from '../store/run-store.service';
 
 /** The same tool with the same arguments is run at most twice in a run; the third ask is refused. */
 const MAX_IDENTICAL_CALLS = 2;
-
-/** A call the model asked for, decided: run it, wait for someone, or answer it at once with an error. */
-export interface PlannedCall {
-  id: string;
-  callId: string;
-  position: number;
-  name: string;
-  rawArguments: string;
-  /** Parsed arguments, or the raw text when they are not a JSON object. */
-  eventArguments: unknown;
-  executor: 'server' | 'client';
-  status: Extract<
-    ToolCallStatus,
-    'pending' | 'pending_approval' | 'awaiting_client' | 'awaiting_child' | 'error'
-  >;
-  settlement: ToolCallSettlement | null;
-  approvalReason: string | null;
-}
 
 /** A step's calls under way (ToolStepService.execute). */
 export interface Execution {
@@ -75,10 +60,15 @@ export class ToolStepService {
     private readonly conversation: ConversationStore,
     private readonly metrics: MetricsService,
     private readonly journal: RunJournal,
+    private readonly recordedRuns: RecordedRuns,
   ) {}
 
-  /** Decides every call in the order the model asked; `lastIteration` answers them all with an error. */
+  /**
+   * Decides every call in the order the model asked; `lastIteration` answers them all with an error.
+   * A replay's recorded step decides each as the original did (recordedDecision).
+   */
   async plan(h: RunHandle, calls: readonly ModelToolCall[], lastIteration: boolean): Promise<PlannedCall[]> {
+    const recorded = await this.recordedRuns.calls(h.run, h.run.iterations + 1);
     const planned: PlannedCall[] = [];
     for (const [position, call] of calls.entries()) {
       const callId = this.uniqueCallId(h, call.id);
@@ -104,7 +94,9 @@ export class ToolStepService {
         settlement: errorSettlement(code, message),
       });
 
-      if (lastIteration) {
+      if (recorded !== null) {
+        planned.push({ ...base, ...recordedDecision(recorded[position]) });
+      } else if (lastIteration) {
         planned.push(
           refuse(
             'MAX_ITERATIONS',
@@ -184,9 +176,21 @@ export class ToolStepService {
               this.conversation.markToolCalls(this.store.queryable, toMark, 'running', true),
             ),
           );
-    const each = runnable.map((call) => {
-      const ran = marked.then(() => this.runOne(h, call, recorded, early));
-      return { ran, settled: ran.then((r) => this.settleOne(h, call, r, recorded)) };
+    // A replay's recorded calls settle in the order the original's did (one after the other).
+    const ranks = this.recordedRuns.ranks(h.run, runnable);
+    const done = runnable.map(() => {
+      let resolve = (): void => undefined;
+      const promise = new Promise<void>((r) => (resolve = r));
+      return { promise, resolve: () => resolve() };
+    });
+    const each = runnable.map((call, i) => {
+      const turn = marked
+        .then(() => ranks)
+        .then((r) => (r === null || r[i] === 0 ? undefined : done[r.indexOf(r[i] - 1)].promise));
+      const ran = turn.then(() => this.runOne(h, call, recorded, early));
+      const settled = ran.then((r) => this.settleOne(h, call, r, recorded));
+      settled.then(done[i].resolve, done[i].resolve);
+      return { ran, settled };
     });
     const results = Promise.all(each.map((e) => e.ran.then((r) => r.message))).then(
       (messages) => messages,
@@ -208,8 +212,10 @@ export class ToolStepService {
     const lookup = h.toolset.lookup(call.name);
     // Only a speculative tool may run before its call is stored (Tool.speculative).
     if (lookup.kind !== 'server' || lookup.tool.speculative !== true) await recorded;
-    const { result, durationMs } = await (early?.take(call.name, call.rawArguments) ??
-      this.tools.run(h, call, lookup));
+    // A replay's recorded call is answered as the original's was (RecordedRuns), never run.
+    const { result, durationMs } =
+      (await this.recordedRuns.result(h.run, call)) ??
+      (await (early?.take(call.name, call.rawArguments) ?? this.tools.run(h, call, lookup)));
     const edited = call.approval?.editedArguments;
     const content =
       edited === undefined || edited === null

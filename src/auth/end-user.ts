@@ -4,11 +4,12 @@ import type { FastifyRequest } from 'fastify';
 /** The header an application names the person a request is for with ("Budgets and usage": end users). */
 export const END_USER_HEADER = 'x-end-user';
 
-const END_USER = /^[\x20-\x7e]{1,200}$/;
+/** An acceptable end-user name: 1–200 printable ASCII characters (for a DTO's @Matches too). */
+export const END_USER_PATTERN = /^[\x20-\x7e]{1,200}$/;
 
-/** Whether `value` is an acceptable end-user name: 1–200 printable ASCII characters. */
+/** Whether `value` is an acceptable end-user name. */
 export function isEndUserName(value: string): boolean {
-  return END_USER.test(value);
+  return END_USER_PATTERN.test(value);
 }
 
 /**
@@ -28,3 +29,14 @@ export function requestEndUser(request: FastifyRequest): string | null {
 export const EndUser = createParamDecorator((_data: unknown, ctx: ExecutionContext): string | null =>
   requestEndUser(ctx.switchToHttp().getRequest<FastifyRequest>()),
 );
+
+/**
+ * The end user a new session belongs to: the request's (`X-End-User`) and the body's `endUser`
+ * agree, either names it alone, or neither does (null). Disagreeing is a 400.
+ */
+export function sessionEndUser(header: string | null, body: string | undefined): string | null {
+  if (body !== undefined && header !== null && body !== header) {
+    throw new BadRequestException('endUser must be the end user X-End-User names');
+  }
+  return body ?? header;
+}

@@ -7,6 +7,9 @@ export function domainErrorStatus(code: ErrorCode): HttpStatus {
     case ErrorCode.SessionNotFound:
     case ErrorCode.RunNotFound:
     case ErrorCode.ToolCallNotFound:
+    case ErrorCode.WebhookNotFound:
+    case ErrorCode.ScheduleNotFound:
+    case ErrorCode.FileNotFound:
       return HttpStatus.NOT_FOUND;
     case ErrorCode.SessionBusy:
     case ErrorCode.ToolCallNotWaiting:
@@ -18,6 +21,7 @@ export function domainErrorStatus(code: ErrorCode): HttpStatus {
       return HttpStatus.UNPROCESSABLE_ENTITY;
     case ErrorCode.RateLimited:
     case ErrorCode.TooManyActiveRuns:
+    case ErrorCode.QueueFull:
     case ErrorCode.BudgetExceeded:
       return HttpStatus.TOO_MANY_REQUESTS;
     case ErrorCode.ServerBusy:

@@ -3,6 +3,8 @@ export enum ErrorCode {
   SessionNotFound = 'SESSION_NOT_FOUND',
   RunNotFound = 'RUN_NOT_FOUND',
   ToolCallNotFound = 'TOOL_CALL_NOT_FOUND',
+  WebhookNotFound = 'WEBHOOK_NOT_FOUND',
+  FileNotFound = 'FILE_NOT_FOUND',
   SessionBusy = 'SESSION_BUSY',
   ToolCallNotWaiting = 'TOOL_CALL_NOT_WAITING',
   /** A prompt to a child session: only its delegation gives it one. */
@@ -11,6 +13,9 @@ export enum ErrorCode {
   IdempotencyKeyReused = 'IDEMPOTENCY_KEY_REUSED',
   RateLimited = 'RATE_LIMITED',
   TooManyActiveRuns = 'TOO_MANY_ACTIVE_RUNS',
+  /** SESSION_MAX_QUEUE prompts already wait for the session's active run. */
+  QueueFull = 'QUEUE_FULL',
+  ScheduleNotFound = 'SCHEDULE_NOT_FOUND',
   BudgetExceeded = 'BUDGET_EXCEEDED',
   ServerBusy = 'SERVER_BUSY',
   ShuttingDown = 'SHUTTING_DOWN',

@@ -3,7 +3,7 @@ import type { AgentConfig } from './agents-config';
 import { buildCommandEnv } from './command-env';
 import { ConfigError, EnvReader, type Env, type ToolPolicy } from './env-reader';
 import type { McpServerConfig } from './mcp-config';
-import { secretValuesOf } from './secret-variables';
+import { ENDPOINT_NAMES, secretValuesOf, type EndpointName } from './secret-variables';
 import {
   parseBudgets,
   parseModelPrices,
@@ -29,15 +29,16 @@ export interface AppConfig {
   databaseConnectTimeoutMs: number;
   dataDir: string;
   llm: {
-    apiKey: string;
-    baseUrl: string | null;
+    /**
+     * Each model API's key and base URL (`<NAME>_API_KEY`, `<NAME>_BASE_URL`, null when unset), for
+     * every endpoint config/secret-variables.ts declares: the providers' definitions read their own.
+     */
+    endpoints: Readonly<Record<EndpointName, Endpoint>>;
     model: string;
     maxRetries: number;
     idleTimeoutMs: number;
     /** The most answer text (UTF-8 bytes of text deltas) one model call may stream before it is cut. */
     answerMaxBytes: number;
-    /** The `anthropic` provider: configured when the key is set. */
-    anthropic: { apiKey: string | null; baseUrl: string | null };
     /** LLM_HEADERS: extra HTTP headers on every model request of every provider. */
     headers: Readonly<Record<string, string>>;
     /** LLM_FALLBACK_MODELS, in order (names as written; checked by llm/ at start-up). */
@@ -61,6 +62,8 @@ export interface AppConfig {
   enableRunCommand: boolean;
   runCommandMaxTimeoutMs: number;
   runCommandMaxConcurrent: number;
+  /** Background commands (`run_command` with `background: true`) one session may have running at once. */
+  runCommandMaxBackground: number;
   /** `auto`: every command in a bubblewrap sandbox (run_command is not offered where none can be made); `off`: none. */
   runCommandSandbox: 'auto' | 'off';
   /** Sandboxed commands may reach the network (the host's, loopback included). */
@@ -84,8 +87,12 @@ export interface AppConfig {
   readMaxBytes: number;
   toolOutputMaxBytes: number;
   bodyLimitBytes: number;
+  /** The largest uploaded file (POST /v1/files, and a data URL in a prompt); BODY_LIMIT_BYTES does not apply there. */
+  fileMaxBytes: number;
   rateLimitRunsPerMinute: number;
   maxActiveRunsPerKey: number;
+  /** Prompts that may wait for a session's active run (`onActive: "enqueue"`, SESSION_MAX_QUEUE). */
+  sessionMaxQueue: number;
   maxActiveRuns: number;
   maxOpenStreams: number;
   corsOrigins: readonly string[];
@@ -113,6 +120,8 @@ export interface AppConfig {
   modelPrices: Readonly<Record<string, ModelPrice>>;
   /** ADMIN_KEYS: key names that may read every key's usage. */
   adminKeys: ReadonlySet<string>;
+  /** WEBHOOK_ALLOW_PRIVATE: webhooks may reach loopback, private and link-local addresses. */
+  webhookAllowPrivate: boolean;
   /** OTLP trace export (the OTEL_* variables); null when no endpoint is set. */
   tracing: TracingConfig | null;
   /**
@@ -124,8 +133,11 @@ export interface AppConfig {
 
 export { ConfigError };
 
-/** OPENAI_API_KEY when none is set: requests still go out (a local server needs no key) and start-up says so. */
-export const UNSET_API_KEY = 'not-set';
+/** A model API's settings: its key and base URL as set (null when unset). */
+export interface Endpoint {
+  apiKey: string | null;
+  baseUrl: string | null;
+}
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -149,7 +161,11 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
   // A key name that names no key of API_KEYS is a typo that would silently limit or allow nobody.
   // Without API_KEYS everything belongs to the one key `local` (auth/request-owner's LOCAL_OWNER).
   const keyNames = new Set(apiKeys?.values() ?? ['local']);
-  const unknownBudget = [...budgets.byKey.keys()].find((k) => !keyNames.has(k));
+  const unknownBudget = [
+    ...budgets.byKey.keys(),
+    ...budgets.endUserFallback.keys(),
+    ...[...budgets.byEndUser.keys()].map((k) => k.slice(0, k.indexOf('/'))),
+  ].find((k) => !keyNames.has(k));
   if (unknownBudget !== undefined) {
     throw new ConfigError(
       'BUDGETS',
@@ -183,16 +199,19 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     databaseConnectTimeoutMs: read.ms('DATABASE_CONNECT_TIMEOUT_MS', 30_000),
     dataDir: resolve(cwd, read.string('DATA_DIR', './.data')),
     llm: {
-      apiKey: read.string('OPENAI_API_KEY', UNSET_API_KEY),
-      baseUrl: read.optional('OPENAI_BASE_URL', isHttpUrl, 'an http:// or https:// URL'),
+      endpoints: Object.fromEntries(
+        ENDPOINT_NAMES.map((name) => [
+          name,
+          {
+            apiKey: read.optional(`${name}_API_KEY`, () => true, 'any non-empty secret'),
+            baseUrl: read.optional(`${name}_BASE_URL`, isHttpUrl, 'an http:// or https:// URL'),
+          },
+        ]),
+      ) as Record<EndpointName, Endpoint>,
       model: read.string('LLM_MODEL', 'gpt-4.1-mini'),
       maxRetries: read.int('LLM_MAX_RETRIES', 2, 0, 10),
       idleTimeoutMs: read.ms('LLM_IDLE_TIMEOUT_MS', 120_000),
       answerMaxBytes: read.int('ANSWER_MAX_BYTES', 1_048_576, 1, 1024 * 1024 * 1024),
-      anthropic: {
-        apiKey: read.optional('ANTHROPIC_API_KEY', () => true, 'any non-empty secret'),
-        baseUrl: read.optional('ANTHROPIC_BASE_URL', isHttpUrl, 'an http:// or https:// URL'),
-      },
       headers: read.headers('LLM_HEADERS'),
       fallbackModels: read.list('LLM_FALLBACK_MODELS', MODEL_NAME, 'comma-separated provider/model names'),
       models: read.list('LLM_MODELS', MODEL_NAME, 'comma-separated provider/model names or provider/*'),
@@ -209,6 +228,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     enableRunCommand: read.bool('ENABLE_RUN_COMMAND', false),
     runCommandMaxTimeoutMs: read.ms('RUN_COMMAND_MAX_TIMEOUT_MS', 600_000),
     runCommandMaxConcurrent: read.int('RUN_COMMAND_MAX_CONCURRENT', 4, 1, 1000),
+    runCommandMaxBackground: read.int('RUN_COMMAND_MAX_BACKGROUND', 4, 1, 1000),
     runCommandSandbox: read.oneOf('RUN_COMMAND_SANDBOX', ['auto', 'off'] as const, 'auto'),
     runCommandNetwork: read.bool('RUN_COMMAND_NETWORK', false),
     runCommandMemoryMb: read.int('RUN_COMMAND_MEMORY_MB', 1024, 16, 1_048_576),
@@ -222,8 +242,10 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     readMaxBytes: read.int('READ_MAX_BYTES', 262_144, 1024, 64 * 1024 * 1024),
     toolOutputMaxBytes: read.int('TOOL_OUTPUT_MAX_BYTES', 262_144, 1024, 64 * 1024 * 1024),
     bodyLimitBytes: read.int('BODY_LIMIT_BYTES', 1_048_576, 1024, 1024 * 1024 * 1024),
+    fileMaxBytes: read.int('FILE_MAX_BYTES', 20_971_520, 1024, 1024 * 1024 * 1024),
     rateLimitRunsPerMinute: read.int('RATE_LIMIT_RUNS_PER_MINUTE', 120, 1, 1_000_000),
     maxActiveRunsPerKey: read.int('MAX_ACTIVE_RUNS_PER_KEY', 16, 1, 1_000_000),
+    sessionMaxQueue: read.int('SESSION_MAX_QUEUE', 8, 0, 10_000),
     maxActiveRuns: read.int('MAX_ACTIVE_RUNS', 512, 1, 1_000_000),
     maxOpenStreams: read.int('MAX_OPEN_STREAMS', 2048, 1, 1_000_000),
     corsOrigins: read.list(
@@ -244,6 +266,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     budgets,
     modelPrices: parseModelPrices(env.MODEL_PRICES),
     adminKeys,
+    webhookAllowPrivate: read.bool('WEBHOOK_ALLOW_PRIVATE', false),
     tracing: parseTracing(env),
     secretValues: secretValuesOf(env, mcpSecrets),
   };

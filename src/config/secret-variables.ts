@@ -37,6 +37,27 @@ export function isSecretVariable(name: string): name is SecretVariable {
   return Object.hasOwn(SECRET_VARIABLES, name);
 }
 
+/**
+ * A model API's endpoint, named by the prefix of its two variables `<NAME>_API_KEY` (a key) and
+ * `<NAME>_BASE_URL` (a URL) in the table above: declaring both there is all config/ needs to read a
+ * new provider's settings (AppConfig.llm.endpoints).
+ */
+export type EndpointName = {
+  [V in SecretVariable]: V extends `${infer P}_API_KEY`
+    ? `${P}_BASE_URL` extends SecretVariable
+      ? P
+      : never
+    : never;
+}[SecretVariable];
+
+/** Every endpoint the table declares, by its prefix. */
+export const ENDPOINT_NAMES: readonly EndpointName[] = Object.keys(SECRET_VARIABLES).flatMap(
+  (v): EndpointName[] => {
+    const prefix = /^(.+)_API_KEY$/.exec(v)?.[1];
+    return prefix !== undefined && isSecretVariable(`${prefix}_BASE_URL`) ? [prefix as EndpointName] : [];
+  },
+);
+
 const REDACTED = '<redacted>';
 const SCHEME = /^[a-z][a-z0-9+.-]*:\/\//i;
 // Up to the last `@` before the path: a password may hold an `@` of its own.

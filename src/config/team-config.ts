@@ -10,10 +10,41 @@ export interface BudgetLimit {
   window: BudgetWindow;
 }
 
-/** BUDGETS: each key's limits; `fallback` (`*`) for every key without its own entry. */
+/**
+ * BUDGETS: each key's limits; `fallback` (`*`) for every key without its own entry; an end user's
+ * (`<key>/<end user>`), and each end user's of a key without one of their own (`<key>/*`).
+ */
 export interface Budgets {
   byKey: ReadonlyMap<string, readonly BudgetLimit[]>;
   fallback: readonly BudgetLimit[];
+  /** By `<key>/<end user>`. */
+  byEndUser: ReadonlyMap<string, readonly BudgetLimit[]>;
+  /** By key: the limits of each of its end users without an entry of their own (`<key>/*`). */
+  endUserFallback: ReadonlyMap<string, readonly BudgetLimit[]>;
+}
+
+/** A limit on one budget counter: a key's (`alice`) or one of its end users' (`alice/bob`) spend. */
+export interface CounterLimit extends BudgetLimit {
+  counter: string;
+}
+
+/**
+ * The limits on a call of `owner`'s key for `endUser` (null: none), each on its counter: the key's
+ * own entry (else `*`'s) on the counter named after the key, which every call of the key moves; then
+ * the end user's (`<key>/<end user>`, else `<key>/*`) on the counter `<key>/<end user>`, which only
+ * that end user's calls move.
+ */
+export function limitsOf(budgets: Budgets, owner: string, endUser: string | null): CounterLimit[] {
+  const own = (budgets.byKey.get(owner) ?? budgets.fallback).map((l) => ({ ...l, counter: owner }));
+  if (endUser === null) return own;
+  const counter = `${owner}/${endUser}`;
+  const endUsers = budgets.byEndUser.get(counter) ?? budgets.endUserFallback.get(owner) ?? [];
+  return [...own, ...endUsers.map((l) => ({ ...l, counter }))];
+}
+
+/** How a limit reads in an answer: `alice/bob: 5 usd per day (BUDGETS)`. */
+export function limitName(l: CounterLimit): string {
+  return `${l.counter}: ${l.amount} ${l.unit} per ${l.window} (BUDGETS)`;
 }
 
 /** A price in USD per million tokens (MODEL_PRICES). */
@@ -39,36 +70,51 @@ export interface TracingConfig {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-const BUDGET_ENTRY = /^([^=,\s]+)=(\d+(?:\.\d+)?)(usd|tokens)\/(hour|day|month)$/;
+const BUDGET_ENTRY =
+  /^([^=,\s/]+)(?:\/(\*|[A-Za-z0-9._@-]+))?=(\d+(?:\.\d+)?)(usd|tokens)\/(hour|day|month)$/;
 const BUDGETS_ACCEPTED =
-  'comma-separated key=<amount>usd|tokens/hour|day|month entries, e.g. alice=5usd/day,*=1usd/day';
+  'comma-separated key=<amount>usd|tokens/hour|day|month entries (key: a key name, *, <key>/<end user> or <key>/*; end user names of A-Z a-z 0-9 . _ @ -), e.g. alice=5usd/day,alice/*=1usd/day,*=1usd/day';
 
 export function parseBudgets(value: string | undefined): Budgets {
   const byKey = new Map<string, BudgetLimit[]>();
   const fallback: BudgetLimit[] = [];
-  if (value === undefined || value.trim() === '') return { byKey, fallback };
+  const byEndUser = new Map<string, BudgetLimit[]>();
+  const endUserFallback = new Map<string, BudgetLimit[]>();
+  if (value === undefined || value.trim() === '') return { byKey, fallback, byEndUser, endUserFallback };
   for (const entry of value
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean)) {
     const m = BUDGET_ENTRY.exec(entry);
-    const amount = Number(m?.[2]);
-    if (!m || !Number.isFinite(amount) || (m[3] === 'tokens' && !Number.isSafeInteger(amount))) {
+    const amount = Number(m?.[3]);
+    if (
+      !m ||
+      (m[1] === '*' && m[2] !== undefined) ||
+      !Number.isFinite(amount) ||
+      (m[4] === 'tokens' && !Number.isSafeInteger(amount))
+    ) {
       throw new ConfigError('BUDGETS', BUDGETS_ACCEPTED, value);
     }
-    const limit: BudgetLimit = { amount, unit: m[3] as BudgetLimit['unit'], window: m[4] as BudgetWindow };
-    const list = m[1] === '*' ? fallback : (byKey.get(m[1]) ?? []);
+    const limit: BudgetLimit = { amount, unit: m[4] as BudgetLimit['unit'], window: m[5] as BudgetWindow };
+    const [key, endUser] = [m[1], m[2]];
+    const [map, name] =
+      endUser === undefined
+        ? [byKey, key]
+        : endUser === '*'
+          ? [endUserFallback, key]
+          : [byEndUser, `${key}/${endUser}`];
+    const list = key === '*' ? fallback : (map.get(name) ?? []);
     if (list.some((l) => l.unit === limit.unit && l.window === limit.window)) {
       throw new ConfigError(
         'BUDGETS',
-        `${BUDGETS_ACCEPTED}; ${m[1]} has two ${limit.unit}/${limit.window} limits`,
+        `${BUDGETS_ACCEPTED}; ${endUser === undefined ? key : `${key}/${endUser}`} has two ${limit.unit}/${limit.window} limits`,
         value,
       );
     }
     list.push(limit);
-    if (m[1] !== '*') byKey.set(m[1], list);
+    if (key !== '*') map.set(name, list);
   }
-  return { byKey, fallback };
+  return { byKey, fallback, byEndUser, endUserFallback };
 }
 
 const PRICES_ACCEPTED =

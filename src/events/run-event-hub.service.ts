@@ -111,7 +111,11 @@ export class RunEventHub implements OnModuleInit {
   private async nothingMoreAfter(runId: string, last: number): Promise<boolean> {
     const run = await this.store.findRun(runId);
     return (
-      run === null || (run.status !== 'running' && run.status !== 'requires_action' && last >= run.lastSeq)
+      run === null ||
+      (run.status !== 'queued' &&
+        run.status !== 'running' &&
+        run.status !== 'requires_action' &&
+        last >= run.lastSeq)
     );
   }
 

@@ -20,6 +20,7 @@ const SCHEMA_NAMES: Readonly<Record<RunEventType, string>> = {
   reasoning: 'ReasoningEvent',
   subagent_started: 'SubagentStartedEvent',
   subagent_finished: 'SubagentFinishedEvent',
+  queued: 'QueuedEvent',
 };
 
 const ref = (name: string): ReferenceObject => ({ $ref: `#/components/schemas/${name}` });
@@ -76,7 +77,12 @@ export const RUN_EVENT_SCHEMAS: Readonly<Record<string, SchemaObject>> = {
       },
     },
   },
-  RunStartedEvent: event('run_started', 'First event of every run', {
+  QueuedEvent: event(
+    'queued',
+    'First event (seq 1) of a run queued with onActive "enqueue" while its session was busy; run_started follows when it starts',
+    { position: integer('1 is next') },
+  ),
+  RunStartedEvent: event('run_started', 'First event of every run (after queued for a queued one)', {
     sessionId: { type: 'string', format: 'uuid' },
     model: string(),
   }),
@@ -136,13 +142,19 @@ export const RUN_EVENT_SCHEMAS: Readonly<Record<string, SchemaObject>> = {
       tokensAfter: integer("The request's tokens after"),
     },
   ),
-  DoneEvent: event('done', 'Last event of a run that ended normally', {
-    sessionId: { type: 'string', format: 'uuid' },
-    status: { type: 'string', enum: ['completed', 'max_iterations', 'cancelled', 'budget_exceeded'] },
-    iterations: integer(),
-    usage: ref('Usage'),
-    messageId: { type: 'string', nullable: true, description: 'The stored final assistant message' },
-  }),
+  DoneEvent: event(
+    'done',
+    'Last event of a run that ended normally',
+    {
+      sessionId: { type: 'string', format: 'uuid' },
+      status: { type: 'string', enum: ['completed', 'max_iterations', 'cancelled', 'budget_exceeded'] },
+      iterations: integer(),
+      usage: ref('Usage'),
+      messageId: { type: 'string', nullable: true, description: 'The stored final assistant message' },
+      output: { ...anyJson, description: "The final answer's parsed value, with a responseFormat" },
+    },
+    ['output'],
+  ),
   ErrorEvent: event('error', 'Last event of a run that failed', {
     code: string(),
     message: string(),

@@ -14,6 +14,8 @@ export type PricedUsage = Usage & { costUsd: number | null };
 export type ToolExecutor = 'server' | 'client';
 
 export type RunEventBody =
+  /** The run waits for its session's active run; `position` 1 is next ("Messages while a run is active"). */
+  | { type: 'queued'; position: number }
   | { type: 'run_started'; sessionId: string; model: string }
   | { type: 'text'; delta: string }
   | { type: 'reasoning'; delta: string }
@@ -59,6 +61,8 @@ export type RunEventBody =
       iterations: number;
       usage: PricedUsage;
       messageId: string | null;
+      /** The final answer's parsed value, with a responseFormat (Structured output). */
+      output?: unknown;
     }
   | { type: 'error'; code: string; message: string; retryable: boolean }
   /** A process took the run over after its own one died or shut down; `iteration`: the next step's. */

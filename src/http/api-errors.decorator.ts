@@ -5,7 +5,7 @@ export const ERROR_RESPONSE_REF = '#/components/schemas/ErrorResponse';
 
 const DESCRIPTIONS = {
   400: 'A parameter, header or query value is not valid',
-  404: 'No such session, run or call — or not the caller’s',
+  404: 'No such session, run, call or file — or not the caller’s',
   409: 'The session has an active run (its id is `runId`), or the call is not waiting for this',
   422: 'This Idempotency-Key came with another body (the first request’s run is `runId`)',
   429: "Rate limited, too many active runs for this key, or the key's budget spent (`code` BUDGET_EXCEEDED; see Retry-After)",

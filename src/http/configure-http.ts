@@ -1,4 +1,5 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import multipart from '@fastify/multipart';
 import { Logger } from 'nestjs-pino';
 import { apiKeyAuthHook } from '../auth/api-key-auth.hook';
 import { loopbackHostHook } from '../auth/loopback-host.hook';
@@ -9,6 +10,7 @@ import { echoRequestIdHook, requestIdFor } from '../observability/request-id';
 import { corsOptions } from './cors-options';
 import { jsonBodyParser } from './json-body-parser';
 import { jsonOnlyHook } from './json-only.hook';
+import { addRawUploadParser, rawUploadHook } from './raw-upload';
 import { setupOpenApi, type OpenApiSchemas } from './openapi';
 import { addSecurityHeaders } from './security-headers';
 import { createValidationPipe } from './validation-pipe';
@@ -18,7 +20,8 @@ import { createValidationPipe } from './validation-pipe';
  * what bodies are read, validation, and the API's documentation. Runs before app.init().
  *
  * Request checks are Fastify onRequest hooks, in this order: (Nest's CORS hook answers preflights
- * first), 421 wrong Host while auth is off, 401 no or wrong key, 415 a body that is not JSON. They
+ * first), 421 wrong Host while auth is off, 401 no or wrong key, 415 a body that is not JSON (but
+ * on the upload routes, http/raw-upload.ts). They
  * run before the body is read and before routing answers 404, and after nestjs-pino's middleware,
  * so every rejection carries a request id and is logged.
  */
@@ -43,8 +46,23 @@ export async function configureHttp(
   const parseJson = fastify.getDefaultJsonParser('error', 'error');
   fastify.removeContentTypeParser('application/json');
   fastify.addContentTypeParser('application/json', { parseAs: 'string' }, jsonBodyParser(parseJson));
+  // Files ("Attachments"): a raw body streamed to its handler, or one multipart part. Busboy stops a
+  // part one byte past FILE_MAX_BYTES (silently: it ends the stream truncated), so the handler's own
+  // count of the bytes it reads sees the excess and answers the 413.
+  addRawUploadParser(fastify);
+  await app.register(multipart, {
+    limits: {
+      fileSize: config.fileMaxBytes + 1,
+      files: 1,
+      fields: 8,
+      fieldSize: 1024,
+      parts: 9,
+      headerPairs: 64,
+    },
+  });
   if (config.apiKeys === null) fastify.addHook('onRequest', loopbackHostHook());
   fastify.addHook('onRequest', apiKeyAuthHook(config.apiKeys));
+  fastify.addHook('onRequest', rawUploadHook());
   fastify.addHook('onRequest', jsonOnlyHook());
 
   setupOpenApi(app, openApiSchemas);

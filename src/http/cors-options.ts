@@ -7,7 +7,14 @@ export function corsOptions(config: Pick<AppConfig, 'corsOrigins'>): FastifyCors
   return {
     origin: config.corsOrigins.includes('*') ? '*' : [...config.corsOrigins],
     methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
-    allowedHeaders: ['Authorization', 'Content-Type', 'Last-Event-ID', 'Idempotency-Key', 'X-Request-Id'],
+    allowedHeaders: [
+      'Authorization',
+      'Content-Type',
+      'Last-Event-ID',
+      'Idempotency-Key',
+      'X-Request-Id',
+      'X-End-User',
+    ],
     // A streaming answer names its run and session in headers; browser code may read them.
     exposedHeaders: ['X-Run-Id', 'X-Session-Id', 'X-Request-Id', 'Retry-After'],
     // Bearer keys travel in a header, never in cookies: browsers need not send credentials.

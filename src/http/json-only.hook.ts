@@ -1,15 +1,16 @@
 import { UnsupportedMediaTypeException } from '@nestjs/common';
 import type { onRequestHookHandler } from 'fastify';
+import { isRawUploadRequest } from './raw-upload';
 
 /**
  * Bodies are JSON or nothing. Checked before any parser runs, so no other type is ever parsed
  * (Nest registers a form parser of its own at init), and a cross-site page cannot post to the API
  * with the "simple" types a browser sends without a CORS preflight. A request without a body (a
- * cancel) needs no type.
+ * cancel) needs no type. The upload routes (RAW_UPLOAD_ROUTES) take a file of any type instead.
  */
 export function jsonOnlyHook(): onRequestHookHandler {
   return (request, _reply, done) => {
-    if (request.is404 || !hasBody(request.headers)) return done();
+    if (request.is404 || !hasBody(request.headers) || isRawUploadRequest(request)) return done();
     const type = request.headers['content-type'];
     if (mediaType(type) === 'application/json') return done();
     const got = type === undefined ? 'no Content-Type' : JSON.stringify(type.slice(0, 100));

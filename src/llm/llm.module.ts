@@ -4,7 +4,7 @@ import { APP_CONFIG } from '../config/config.module';
 import { MODEL_PROVIDER, type ModelProvider } from './model-provider';
 import { ModelPrices } from './model-prices';
 import { ModelProviders } from './model-providers';
-import { PROVIDERS } from './providers';
+import { configuredBy, PROVIDERS, providerBaseUrl } from './providers';
 import { OPENAI } from './providers/openai/openai.definition';
 
 /**
@@ -25,14 +25,14 @@ import { OPENAI } from './providers/openai/openai.definition';
         new ModelProviders(
           config,
           PROVIDERS.flatMap((p) => {
-            const baseUrl = p.baseUrl(config);
+            const baseUrl = providerBaseUrl(p, config);
             if (baseUrl === null) return [];
             return [{ name: p.name, baseUrl, provider: p === OPENAI ? openai : p.create(config) }];
           }),
           new Map(
-            PROVIDERS.filter((p) => p.baseUrl(config) === null).map((p) => [
+            PROVIDERS.filter((p) => providerBaseUrl(p, config) === null).map((p) => [
               p.name,
-              p.variables.configuredBy,
+              configuredBy(p),
             ]),
           ),
         ),

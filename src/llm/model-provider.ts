@@ -28,10 +28,37 @@ export interface ProviderData {
   items: unknown[];
 }
 
+/**
+ * A file in a user message ("Attachments"), sent natively by each provider: an image as an image
+ * input, a PDF as a document, text as a text part carrying its name.
+ */
+export interface ModelFilePart {
+  type: 'file';
+  name: string;
+  mediaType: string;
+  /** Its bytes and an image's pixels, what the context window counts it by (when known). */
+  size?: number;
+  width?: number | null;
+  height?: number | null;
+  /** Reads its bytes (null: the file was deleted); ModelProviders calls it once per model call. */
+  load: () => Promise<Buffer | null>;
+  /** Base64 of its bytes: set by ModelProviders (withFileData) before a provider sees the request. */
+  data?: string;
+}
+
+/** A part of a user message that has files: its text and its files, in order. */
+export type ModelUserPart = { type: 'text'; text: string } | ModelFilePart;
+
 /** A message of the conversation as the model sees it (OpenAI Chat Completions shape, our names). */
 export type ModelMessage =
   | { role: 'system'; content: string }
-  | { role: 'user'; content: string }
+  | {
+      role: 'user';
+      /** Its text (its text parts joined by a blank line when it has parts). */
+      content: string;
+      /** When it has files: every part in order, what providers send instead of `content`. */
+      parts?: ModelUserPart[];
+    }
   | {
       role: 'assistant';
       content: string | null;
@@ -81,6 +108,11 @@ export interface ModelRequest {
   reasoning?: ReasoningLevel;
   /** LLM_MAX_OUTPUT_TOKENS: what one call may produce (sent where the API requires or takes it). */
   maxOutputTokens?: number;
+  /**
+   * The answer as JSON valid against `schema` (Structured output), sent as each provider's own
+   * structured output; the loop checks the answer itself in every case.
+   */
+  responseFormat?: { name: string; schema: Record<string, unknown> };
 }
 
 /**
@@ -131,6 +163,8 @@ export class ModelError extends Error {
     message: string,
     readonly retryable: boolean,
     readonly status?: number,
+    /** How long the upstream asked to wait before trying again (`retry-after-ms` / `retry-after`). */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
     this.name = 'ModelError';

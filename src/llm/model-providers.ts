@@ -1,3 +1,4 @@
+import { withFileData } from './file-data';
 import { Logger } from '@nestjs/common';
 import { ConfigError, type AppConfig } from '../config/app-config';
 import { scrubSecrets, shownUrl } from '../config/secret-variables';
@@ -10,6 +11,7 @@ import {
 } from './model-provider';
 import { guardModelStream, type StreamGuardLimits } from './model-stream-guard';
 import { fullModelName, splitModelName } from './model-name';
+import { RetryPolicy, waitUnlessAborted } from './retry-policy';
 
 /** A provider as the server knows it: its name (the prefix of its models) and where it sends requests. */
 export interface ProviderInfo {
@@ -39,6 +41,7 @@ export class ModelProviders {
   private readonly allowed: readonly string[];
   private readonly limits: StreamGuardLimits;
   private readonly secretValues: readonly string[];
+  private readonly retries: RetryPolicy;
 
   /**
    * `unconfigured`: the providers that exist but are not set up here, each with the variable that
@@ -48,7 +51,9 @@ export class ModelProviders {
     config: AppConfig,
     providers: ReadonlyArray<ProviderInfo & { provider: ModelProvider }>,
     private readonly unconfigured: ReadonlyMap<string, string | null> = new Map(),
+    retries: RetryPolicy = new RetryPolicy(config.llm.maxRetries),
   ) {
+    this.retries = retries;
     this.secretValues = config.secretValues;
     for (const p of providers) this.register(p.name, p.provider, p.baseUrl);
     this.defaultModel = config.llm.model;
@@ -127,11 +132,13 @@ export class ModelProviders {
     request: ModelRequest,
     signal: AbortSignal,
   ): AsyncGenerator<ModelStreamEvent, void, undefined> {
+    // A user message's files are read once for this call, whichever provider answers it.
+    request = await withFileData(request);
     const candidates = [
       request.model,
       ...this.fallbackModels.filter((m) => fullModelName(m) !== fullModelName(request.model)),
     ];
-    for (let i = 0; ; i++) {
+    for (let i = 0, retry = 0; ;) {
       const target = this.resolve(candidates[i]);
       const events = guardModelStream(
         (guarded, alive) => target.provider.stream({ ...request, model: target.model }, guarded, alive),
@@ -143,13 +150,21 @@ export class ModelProviders {
         next = await events.next();
       } catch (thrown) {
         const err = this.withoutSecrets(thrown);
-        const last = i + 1 >= candidates.length;
-        if (last || signal.aborted || !(err instanceof ModelError) || !err.retryable) throw err;
+        if (signal.aborted || !(err instanceof ModelError) || !err.retryable) throw err;
+        if (retry < this.retries.maxRetries) {
+          retry++;
+          await waitUnlessAborted(this.retries.delayMs(retry, err), signal);
+          if (signal.aborted) throw err;
+          continue;
+        }
+        if (i + 1 >= candidates.length) throw err;
         this.logger.warn({
           model: target.name,
           next: candidates[i + 1],
           msg: `model call failed before its first event, falling back: ${err.message}`,
         });
+        i++;
+        retry = 0;
         continue;
       }
       // The first event has come: this provider answers, whatever happens next.
@@ -175,7 +190,9 @@ export class ModelProviders {
   private withoutSecrets(err: unknown): unknown {
     if (!(err instanceof ModelError)) return err;
     const message = scrubSecrets(err.message, this.secretValues);
-    return message === err.message ? err : new ModelError(err.code, message, err.retryable, err.status);
+    return message === err.message
+      ? err
+      : new ModelError(err.code, message, err.retryable, err.status, err.retryAfterMs);
   }
 
   private providerProblem(model: string): string | undefined {

@@ -1,6 +1,6 @@
 import { ConfigError, type AppConfig } from '../config/app-config';
 import { splitModelName } from './model-name';
-import { PROVIDERS, type ProviderDefinition } from './providers';
+import { configuredBy, PROVIDERS, providerBaseUrl, type ProviderDefinition } from './providers';
 
 /**
  * LLM_MODEL, LLM_FALLBACK_MODELS and LLM_MODELS checked against the providers this configuration
@@ -48,7 +48,7 @@ function unconfiguredProvider(
   if (definition === undefined) {
     return `${provider} is no model provider (${providers.map((p) => p.name).join(', ')}); write an OpenAI-compatible router's vendor/model as openai/vendor/model`;
   }
-  if (definition.baseUrl(config) !== null) return null;
-  const setting = definition.variables.configuredBy;
+  if (providerBaseUrl(definition, config) !== null) return null;
+  const setting = configuredBy(definition);
   return `${provider} is not configured${setting === null ? '' : `: set ${setting}`}`;
 }

@@ -1,5 +1,6 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import { ModelError } from './model-provider';
+import { retryAfterMs } from './retry-policy';
 
 const MAX_MESSAGE = 500;
 
@@ -14,6 +15,7 @@ interface SdkApiError extends Error {
   readonly error: unknown;
   readonly type?: unknown;
   readonly code?: unknown;
+  readonly headers?: { get(name: string): string | null };
 }
 
 type ErrorClass<T extends Error> = abstract new (...args: never[]) => T;
@@ -69,7 +71,9 @@ function fromApiError(error: SdkApiError): ModelError {
   const body = error.error as { error?: { type?: unknown } } | undefined;
   const bodyType = typeof body === 'object' && body !== null ? body.error?.type : undefined;
   const kind = [error.type, error.code, bodyType].filter((k) => typeof k === 'string').join(' ');
-  return modelErrorFor(error.status, error.message, kind, error.code);
+  const mapped = modelErrorFor(error.status, error.message, kind, error.code);
+  const wait = mapped.retryable ? retryAfterMs(error.headers) : undefined;
+  return wait === undefined ? mapped : new ModelError(mapped.code, mapped.message, true, mapped.status, wait);
 }
 
 /**

@@ -130,7 +130,7 @@ export class RunTracing implements OnApplicationShutdown {
    * link back to the first.
    */
   startRun(
-    run: { runId: string; sessionId: string; provider: string; model: string },
+    run: { runId: string; sessionId: string; provider: string; model: string; endUser?: string | null },
     parent?: string | null,
     takenOver = false,
   ): RunTrace {
@@ -146,6 +146,8 @@ export class RunTracing implements OnApplicationShutdown {
         'gen_ai.conversation.id': run.sessionId,
         'gen_ai.request.model': run.model,
         'loopwright.run.id': run.runId,
+        // Its session's end user (X-End-User), as OpenTelemetry's general attribute names one.
+        ...(run.endUser ? { 'enduser.id': run.endUser } : {}),
       },
     };
     const span =

@@ -1,6 +1,7 @@
 import { applyDecorators, Body, Controller, Headers, Param, Post, Res } from '@nestjs/common';
 import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
+import { EndUser } from '../auth/end-user';
 import { Owner } from '../auth/owner.decorator';
 import { ApiErrors } from '../http/api-errors.decorator';
 import { ApiEventStream } from '../sse/api-event-stream.decorator';
@@ -24,18 +25,20 @@ export class ChatController {
   @ApiErrors(404, 409, 422, 429, 503)
   chat(
     @Owner() owner: string,
+    @EndUser() endUser: string | null,
     @Body() body: CreateChatDto,
     @Headers('idempotency-key') key: string | undefined,
     @Headers('last-event-id') lastEventId: string | undefined,
     @Headers('traceparent') traceParent: string | undefined,
     @Res() reply: FastifyReply,
   ) {
-    const { prompt, sessionId, ...options } = body;
-    const idempotency = idempotent(key, 'chat', body);
+    // responseFormat sent with a prompt is that run's, never the session's (also when it creates one).
+    const { prompt, sessionId, onActive, responseFormat, ...options } = body;
+    const idempotency = idempotent(key, scoped('chat', endUser), body);
     const retried = idempotency ? resumePoint(lastEventId, undefined) : 0;
     return this.streams.startAndStream(
       owner,
-      { prompt, sessionId, session: options, idempotency, traceParent },
+      { prompt, sessionId, session: options, responseFormat, idempotency, traceParent, onActive, endUser },
       reply,
       retried,
     );
@@ -48,6 +51,7 @@ export class ChatController {
   @ApiErrors(404, 409, 422, 429, 503)
   message(
     @Owner() owner: string,
+    @EndUser() endUser: string | null,
     @Param('id', SessionIdPipe) sessionId: string,
     @Body() body: CreateMessageDto,
     @Headers('idempotency-key') key: string | undefined,
@@ -55,15 +59,31 @@ export class ChatController {
     @Headers('traceparent') traceParent: string | undefined,
     @Res() reply: FastifyReply,
   ) {
-    const idempotency = idempotent(key, `messages:${sessionId}`, body);
+    const idempotency = idempotent(key, scoped(`messages:${sessionId}`, endUser), body);
     const retried = idempotency ? resumePoint(lastEventId, undefined) : 0;
     return this.streams.startAndStream(
       owner,
-      { prompt: body.content, sessionId, idempotency, traceParent },
+      {
+        prompt: body.content,
+        sessionId,
+        responseFormat: body.responseFormat,
+        idempotency,
+        traceParent,
+        onActive: body.onActive,
+        endUser,
+      },
       reply,
       retried,
     );
   }
+}
+
+/**
+ * An Idempotency-Key's endpoint, with the end user it was sent for: the same key sent for another
+ * end user (or without one) is another key, and never answers with this end user's run.
+ */
+function scoped(endpoint: string, endUser: string | null): string {
+  return endUser === null ? endpoint : `${endpoint} for ${endUser}`;
 }
 
 function idempotent(header: string | undefined, scope: string, body: object) {

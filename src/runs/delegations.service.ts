@@ -16,7 +16,7 @@ import { ToolCallDecisions } from './tool-call-decisions.service';
 const MODE_LADDER: readonly SessionMode[] = ['safe', 'write', 'exec'];
 
 /**
- * `delegate` calls (docs/decisions/016): a parent run waits for its child runs the way it waits for a
+ * `delegate` calls (docs/decisions/022): a parent run waits for its child runs the way it waits for a
  * person. The loop stores a `delegate` call as `awaiting_child` and the run pauses in
  * `requires_action`; from then on everything happens here, on whichever process: `advance` starts a
  * child run (through the ordinary start path, in a child session) for each waiting call, at most
@@ -106,6 +106,8 @@ export class Delegations implements OnModuleInit {
       await this.runs.start(parent.owner, {
         prompt: args.task,
         session: { ...this.childOptions(agent, parentSession, parent), title: titleOf(agent, args.task) },
+        // A child session is its root's key's and end user's.
+        endUser: parentSession.endUser,
         delegation: {
           parentSessionId: parentSession.id,
           parentRunId: parent.id,

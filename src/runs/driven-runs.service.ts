@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
+import { ServerProcess } from '../common/server-process';
 import { MetricsService } from '../metrics/metrics.service';
 import { ToolRegistry } from '../tools/tool-registry.service';
 import { Toolset } from '../tools/toolset';
@@ -23,11 +23,10 @@ import type { SentModelCall } from '../llm/sent-model-call';
  */
 @Injectable()
 export class DrivenRuns {
-  /** Names this process in run leases. */
-  readonly processId = randomUUID();
   private readonly logger = new Logger(DrivenRuns.name);
   private readonly handles = new Map<string, RunHandle>();
   private readonly settledListeners: ((run: RunRow, outcome: DriveOutcome) => void)[] = [];
+  private readonly freed: ((sessionId: string) => void)[] = [];
 
   constructor(
     private readonly store: RunStore,
@@ -36,6 +35,7 @@ export class DrivenRuns {
     private readonly registry: ToolRegistry,
     private readonly metrics: MetricsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly process: ServerProcess,
   ) {}
 
   /**
@@ -44,6 +44,11 @@ export class DrivenRuns {
    */
   onSettled(listener: (run: RunRow, outcome: DriveOutcome) => void): void {
     this.settledListeners.push(listener);
+  }
+
+  /** Names this process in run leases. */
+  get processId(): string {
+    return this.process.id;
   }
 
   /** The handle of a run this process holds (driven or winding down), if any. */
@@ -102,6 +107,11 @@ export class DrivenRuns {
     });
   }
 
+  /** Calls `listener` with the session of each run this process ends (its session is idle then). */
+  onSessionFreed(listener: (sessionId: string) => void): void {
+    this.freed.push(listener);
+  }
+
   /** Drives `h` in the background; `firstCall`: its first model call, already sent. */
   launch(h: RunHandle, firstCall?: SentModelCall): void {
     this.handles.set(h.run.id, h);
@@ -114,11 +124,13 @@ export class DrivenRuns {
       ...(h.trace.traceId === null ? {} : { trace_id: h.trace.traceId }),
     };
     this.logger.log({ ...ids, model: h.run.model, iteration: h.run.iterations, msg: 'driving run' });
+    let ended = false;
     void this.orchestrator
       .drive(h, firstCall)
       .then(
         (outcome) => {
           h.trace.end(outcome);
+          ended = outcome !== 'released' && outcome !== 'requires_action';
           if (outcome === 'released') {
             this.logger.warn({
               ...ids,
@@ -157,6 +169,7 @@ export class DrivenRuns {
         if (this.handles.get(h.run.id) === h) this.handles.delete(h.run.id);
         this.metrics.activeRuns.dec();
         h.markFinished();
+        if (ended) for (const listener of this.freed) listener(h.session.id);
       });
   }
 

@@ -66,7 +66,13 @@ export class FirstCallsAhead {
       // A conversation that needs room made first is sent by the run itself (ContextWindow.fit).
       const call = this.calls.sendAhead(
         {
-          run: { model: run.model, iterations: 0, maxIterations: run.maxIterations },
+          run: {
+            model: run.model,
+            iterations: 0,
+            maxIterations: run.maxIterations,
+            responseFormat: run.responseFormat,
+            replay: run.replay ?? null,
+          },
           session,
           conversation,
           toolset,

@@ -60,7 +60,7 @@ export class ResumedRuns {
     const firstSeq = conversation.find((m) => m.runId === runId && m.role === 'user')?.seq ?? 0;
     // The same trace as the run's first stretch, on whichever process drives it now.
     const trace = this.tracing.startRun(
-      { runId, sessionId: run.sessionId, ...splitModelName(run.model) },
+      { runId, sessionId: run.sessionId, ...splitModelName(run.model), endUser: run.endUser },
       run.traceParent,
       takeOver !== undefined,
     );

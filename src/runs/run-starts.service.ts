@@ -75,9 +75,10 @@ export class RunStarts {
       if (earlier) return { earlier };
       throw err;
     }
+    const spender = { owner, endUser: plan.session.endUser };
     // A replay of an Idempotency-Key starts nothing, so it sends nothing ahead.
     const ahead =
-      input.idempotency || !this.limits.maySendAhead(owner, localRuns)
+      input.idempotency || !this.limits.maySendAhead(spender, plan.session, localRuns)
         ? undefined
         : this.callsAhead.send(plan.start, plan.session, plan.toolset);
     let trace: RunTrace | undefined;
@@ -87,12 +88,13 @@ export class RunStarts {
         const earlier = await this.replays.claim(tx, owner, input.idempotency, plan.start.run.id);
         if (earlier) return { earlier };
       }
-      await this.limits.assertMayStart(owner, localRuns);
+      await this.limits.assertMayStart(spender, localRuns);
       trace = this.tracing.startRun(
         {
           runId: plan.start.run.id,
           sessionId: plan.start.run.sessionId,
           ...splitModelName(plan.start.run.model),
+          endUser: plan.session.endUser,
         },
         input.traceParent,
       );
@@ -153,7 +155,7 @@ export class RunStarts {
       conversation = await this.conversation.runConversation(session.id, tx);
     }
     return {
-      run: newRunRow(run),
+      run: newRunRow(run, session.endUser),
       session,
       conversation,
       firstEvent: plan.firstEvent,
@@ -165,9 +167,11 @@ export class RunStarts {
   }
 }
 
-function newRunRow(row: NewRun): RunRow {
+function newRunRow(row: NewRun, endUser: string | null): RunRow {
   return {
     ...row,
+    endUser,
+    replay: row.replay ?? null,
     status: 'running',
     iterations: 0,
     promptTokens: 0,
@@ -182,6 +186,7 @@ function newRunRow(row: NewRun): RunRow {
     finalMessageId: null,
     leaseExpired: false,
     cancelRequested: false,
+    outputCorrections: 0,
     createdAt: new Date(),
     finishedAt: null,
   };

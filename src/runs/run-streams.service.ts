@@ -44,7 +44,7 @@ export class RunStreams {
     if (access === 'stream-token' && tokenExpiry !== null && tokenExpiry.getTime() <= Date.now()) {
       throw new UnauthorizedException('The stream token has expired');
     }
-    const ended = run.status !== 'running' && run.status !== 'requires_action';
+    const ended = run.status !== 'queued' && run.status !== 'running' && run.status !== 'requires_action';
     if (ended && after >= run.lastSeq) {
       // The client has everything: 204 tells a browser's EventSource to stop reconnecting.
       await reply.code(204).send();

@@ -11,6 +11,7 @@ import { RunLeases } from './run-leases.service';
 import { LostRuns } from './lost-runs.service';
 import { ToolCallDecisions } from './tool-call-decisions.service';
 import { Delegations } from './delegations.service';
+import { QueuedRuns } from './queued-runs.service';
 
 const EXPIRY_EVERY_MS = 1000;
 /**
@@ -20,6 +21,13 @@ const EXPIRY_EVERY_MS = 1000;
 const TAKEOVER_EVERY_MS = 1000;
 /** How often waiting parents are looked at (one indexed statement; Delegations says why). */
 const DELEGATIONS_EVERY_MS = 1000;
+/**
+ * How often idle sessions with queued runs are looked for: a queued run whose session's run ended
+ * on a process that died (or was ended by a take-over, a cancel of a waiting run) starts within
+ * about this much (one indexed statement a second per process). The process that ends a run it
+ * drives starts the next at once.
+ */
+const QUEUE_SWEEP_EVERY_MS = 1000;
 
 /**
  * The clocks of durable runs, on every process: waiting calls past their deadline are settled
@@ -36,6 +44,7 @@ export class RunSupervisor implements OnApplicationBootstrap, OnApplicationShutd
     private readonly decisions: ToolCallDecisions,
     private readonly lostRuns: LostRuns,
     private readonly delegations: Delegations,
+    private readonly queued: QueuedRuns,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -47,6 +56,7 @@ export class RunSupervisor implements OnApplicationBootstrap, OnApplicationShutd
     this.every(TAKEOVER_EVERY_MS, 'take runs over', () => this.lostRuns.check(), true);
     // A delegation a process could not move on (it died between a child's end and its answer).
     this.every(DELEGATIONS_EVERY_MS, 'move delegations on', () => this.delegations.sweep());
+    this.every(QUEUE_SWEEP_EVERY_MS, 'start queued runs', () => this.queued.sweep(), true);
   }
 
   onApplicationShutdown(): void {

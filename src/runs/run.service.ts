@@ -17,6 +17,7 @@ import { RunStarts } from './run-starts.service';
 import type { StartedRun, StartRun } from './start-run';
 import { RunJournal } from '../store/run-journal';
 import { SessionStore } from '../store/session-store.service';
+import { QueuedRuns } from './queued-runs.service';
 
 /**
  * What a client asks of runs: start one, read it, cancel it, stop following it. A start stores the
@@ -41,6 +42,7 @@ export class RunService implements OnModuleInit {
     private readonly takeover: RunTakeover,
     private readonly journal: RunJournal,
     private readonly sessions: SessionStore,
+    private readonly queued: QueuedRuns,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -50,9 +52,53 @@ export class RunService implements OnModuleInit {
 
   /**
    * Creates the run (and the session when needed), stores the prompt and starts driving it. With an
-   * Idempotency-Key that an earlier request claimed, starts nothing and answers with that run.
+   * Idempotency-Key that an earlier request claimed, starts nothing and answers with that run. A
+   * prompt to a busy session is refused (`onActive` reject), queued behind its run (enqueue: the
+   * run is answered at once, QueuedRuns starts it), or queued first while that run is cancelled
+   * (interrupt). A queued prompt does not claim its Idempotency-Key.
    */
   async start(owner: string, input: StartRun): Promise<StartedRun> {
+    const onActive = input.onActive ?? 'reject';
+    if (onActive === 'reject' || !input.sessionId || !('prompt' in input)) return this.startNow(owner, input);
+    const sessionId = input.sessionId;
+    if (typeof input.prompt !== 'string') {
+      // A queued prompt is stored as its text until its run starts; files go with a prompt sent at once.
+      throw new DomainError(
+        ErrorCode.InvalidRequest,
+        `onActive ${onActive} takes a text prompt; send files once the session is idle`,
+      );
+    }
+    const prompt = input.prompt;
+    // Queued when the session is busy, started as usual when it is idle; a run that became active
+    // between the two looks sends the prompt to the queue after all (a few times at most).
+    for (let attempt = 1; ; attempt++) {
+      const queued = await this.queued.enqueue(
+        owner,
+        sessionId,
+        prompt,
+        onActive === 'interrupt',
+        input.responseFormat,
+      );
+      if (queued) {
+        if (onActive === 'interrupt') await this.interrupt(owner, sessionId, queued.activeRunId);
+        return { runId: queued.runId, sessionId, replayed: false };
+      }
+      try {
+        return await this.startNow(owner, input);
+      } catch (err) {
+        if (attempt >= 3 || !(err instanceof DomainError) || err.code !== ErrorCode.SessionBusy) throw err;
+      }
+    }
+  }
+
+  /** Cancels the session's active run, then starts the interrupt's run queued first behind it. */
+  private async interrupt(owner: string, sessionId: string, activeRunId: string | null): Promise<void> {
+    if (activeRunId !== null) await this.cancel(owner, activeRunId);
+    // Driven elsewhere, the run ends there and that process starts the next; the sweep otherwise.
+    await this.queued.startNext(sessionId);
+  }
+
+  private async startNow(owner: string, input: StartRun): Promise<StartedRun> {
     await this.startTicks.pass();
     const started = await this.starts.open(owner, input, this.driven.processId, this.driven.size);
     if ('earlier' in started) return started.earlier;
@@ -120,8 +166,14 @@ export class RunService implements OnModuleInit {
   }
 
   private async cancelOne(owner: string, runId: string): Promise<void> {
-    const run = await this.store.findRun(runId, owner);
+    let run = await this.store.findRun(runId, owner);
     if (!run) throw runNotFound(runId);
+    if (run.status === 'queued') {
+      if (await this.queued.cancel(runId)) return;
+      // It started a moment ago: it is cancelled like any active run.
+      run = await this.store.findRun(runId, owner);
+      if (!run) throw runNotFound(runId);
+    }
     if (!isActive(run)) return;
     const local = this.driven.get(runId);
     // A run this process let go is no longer its to end: it is ended like any undriven run.

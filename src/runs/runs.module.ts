@@ -4,6 +4,7 @@ import { StreamTokens } from '../auth/stream-tokens';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { EventsModule } from '../events/events.module';
+import { FilesModule } from '../files/files.module';
 import { LlmModule } from '../llm/llm.module';
 import { SessionsModule } from '../sessions/sessions.module';
 import { SseModule } from '../sse/sse.module';
@@ -16,6 +17,7 @@ import { ResumedRuns } from './resumed-runs.service';
 import { RunLeases } from './run-leases.service';
 import { RunService } from './run.service';
 import { RunsController } from './runs.controller';
+import { QueuedRuns } from './queued-runs.service';
 import { RunStreams } from './run-streams.service';
 import { RunStarts } from './run-starts.service';
 import { StartLimits } from './start-limits.service';
@@ -30,7 +32,16 @@ import { Delegations } from './delegations.service';
 
 /** The durable life of runs: start, take up, settle waiting calls, cancel, supervise, end; `/v1/chat` and `/v1/runs`. */
 @Module({
-  imports: [AgentModule, EventsModule, LlmModule, SessionsModule, StoreModule, ToolsModule, SseModule],
+  imports: [
+    AgentModule,
+    EventsModule,
+    FilesModule,
+    LlmModule,
+    SessionsModule,
+    StoreModule,
+    ToolsModule,
+    SseModule,
+  ],
   controllers: [ChatController, RunsController, SessionCompactionsController],
   providers: [
     RunService,
@@ -48,6 +59,7 @@ import { Delegations } from './delegations.service';
     RunSupervisor,
     SessionCompactions,
     RunStreams,
+    QueuedRuns,
     {
       provide: StreamTokens,
       inject: [APP_CONFIG],

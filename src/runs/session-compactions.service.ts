@@ -41,7 +41,7 @@ export class SessionCompactions {
   async compact(owner: string, sessionId: string): Promise<MessageRow> {
     const { session, activeRunId } = await this.sessions.findWithActiveRun(owner, sessionId);
     if (activeRunId) throw busy(sessionId, activeRunId);
-    const over = await this.budgets.keyExceeded(owner);
+    const over = await this.budgets.spent({ owner, endUser: session.endUser });
     if (over) throw budgetExceeded(over);
     const claim = await this.conversation.claimCompaction(sessionId);
     if (!claim) {
@@ -66,7 +66,7 @@ export class SessionCompactions {
     const model = session.model ?? this.models.defaultModel;
     const compaction = await this.window
       .summarizeOlder(model, rows, {
-        of: { runId: null, sessionId, owner },
+        of: { runId: null, sessionId, owner, endUser: session.endUser },
         iteration: 0,
         trace: this.tracing.outsideRun(),
         signal: new AbortController().signal,

@@ -25,7 +25,7 @@ export function storedMessage(
   runId: string | null,
   createdAt: Date,
 ): MessageRow {
-  const { id, content } = message;
+  const { id, content, parts } = message;
   return {
     id,
     seq,
@@ -40,5 +40,6 @@ export function storedMessage(
     context: null,
     kind: null,
     summarizes: null,
+    parts: parts ?? null,
   };
 }

@@ -3,7 +3,8 @@ import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import { Draining } from '../common/draining';
-import { BudgetGuard, budgetExceeded } from '../agent/budget-guard';
+import { BudgetGuard, budgetExceeded, type Spender } from '../agent/budget-guard';
+import type { SessionRow } from '../store/session-store.service';
 import {
   RunStartStore,
   type KeyRunCounts,
@@ -43,18 +44,30 @@ export class StartLimits {
 
   /**
    * Whether a start's first model call may go out before the start is admitted: not when this
-   * process, driving `localRuns` runs, would refuse it now, nor for a key under BUDGETS — its first
-   * call waits for the loop's check (BudgetGuard).
+   * process, driving `localRuns` runs, would refuse it now, nor under a limit — its first call waits
+   * for the loop's reservation (RunAccounting.reserve).
    */
-  maySendAhead(owner: string, localRuns: number): boolean {
-    return !this.refusal(localRuns) && this.budgets.keyLimits(owner).length === 0;
+  maySendAhead(
+    spender: Spender,
+    session: Pick<SessionRow, 'maxTokens' | 'maxCostUsd'>,
+    localRuns: number,
+  ): boolean {
+    return (
+      !this.refusal(localRuns) &&
+      session.maxTokens === null &&
+      session.maxCostUsd === null &&
+      this.budgets.limitsOf(spender).length === 0
+    );
   }
 
-  /** Throws the 503 of this process (driving `localRuns` runs) or the 429 of the key's spent budget. */
-  async assertMayStart(owner: string, localRuns: number): Promise<void> {
+  /**
+   * Throws the 503 of this process (driving `localRuns` runs) or the 429 of a limit of the key (or
+   * of its end user) that has no room left in its window for a call.
+   */
+  async assertMayStart(spender: Spender, localRuns: number): Promise<void> {
     const refusal = this.refusal(localRuns);
     if (refusal) throw refusal;
-    const over = await this.budgets.keyExceeded(owner);
+    const over = await this.budgets.spent(spender);
     if (over) throw budgetExceeded(over);
   }
 

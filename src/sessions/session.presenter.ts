@@ -17,19 +17,37 @@ export function sessionView(s: SessionRow & { preview?: string | null }): Sessio
     maxIterations: s.maxIterations,
     maxTokens: s.maxTokens,
     maxCostUsd: s.maxCostUsd,
+    endUser: s.endUser,
     reasoning: s.reasoning,
     agent: s.agent,
     parentSessionId: s.parentSessionId,
+    ...(s.responseFormat ? { responseFormat: s.responseFormat } : {}),
     createdAt: s.createdAt,
     updatedAt: s.updatedAt,
   };
 }
 
-export function messageView(m: MessageRow): MessageResponse {
+/** A stored message as a client reads it; `deletedFiles`: the files its parts name that are gone. */
+export function messageView(m: MessageRow, deletedFiles: ReadonlySet<string> = new Set()): MessageResponse {
   return {
     id: m.id,
     role: m.role,
     content: m.content,
+    ...(m.parts
+      ? {
+          parts: m.parts.map((p) =>
+            p.type === 'text'
+              ? p
+              : {
+                  type: p.type,
+                  fileId: p.fileId,
+                  name: p.name,
+                  mediaType: p.mediaType,
+                  ...(deletedFiles.has(p.fileId) ? { deleted: true as const } : {}),
+                },
+          ),
+        }
+      : {}),
     ...(m.toolCalls
       ? { toolCalls: m.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })) }
       : {}),

@@ -9,6 +9,7 @@ import {
 } from '@nestjs/swagger';
 import { ApiErrors } from '../http/api-errors.decorator';
 import { Sessions } from './sessions.service';
+import { EndUser, sessionEndUser } from '../auth/end-user';
 import { Owner } from '../auth/owner.decorator';
 import { ListSessionsQuery } from './dto/list-sessions.query';
 import { SessionOptionsDto } from './dto/session-options.dto';
@@ -35,16 +36,35 @@ export class SessionsController {
     description: 'Every option may be left out, the body too',
   })
   @ApiCreatedResponse({ type: SessionResponse })
-  async create(@Owner() owner: string, @Body() options: SessionOptionsDto): Promise<SessionResponse> {
-    return sessionView(await this.sessions.create(owner, options));
+  async create(
+    @Owner() owner: string,
+    @EndUser() endUser: string | null,
+    @Body() options: SessionOptionsDto,
+  ): Promise<SessionResponse> {
+    return sessionView(
+      await this.sessions.create(owner, {
+        ...options,
+        endUser: sessionEndUser(endUser, options.endUser) ?? undefined,
+      }),
+    );
   }
 
   @Get()
   @ApiOperation({ summary: "The caller's sessions, newest first" })
   @ApiOkResponse({ type: SessionPageResponse })
   @ApiErrors(400)
-  async list(@Owner() owner: string, @Query() query: ListSessionsQuery) {
-    const page = await this.sessions.list(owner, query.limit ?? 20, query.cursor, query.children === 'true');
+  async list(@Owner() owner: string, @EndUser() endUser: string | null, @Query() query: ListSessionsQuery) {
+    // With X-End-User, only that end user's: naming another in the query answers none.
+    if (endUser !== null && query.endUser !== undefined && query.endUser !== endUser) {
+      return { data: [], nextCursor: null };
+    }
+    const page = await this.sessions.list(
+      owner,
+      endUser ?? query.endUser ?? null,
+      query.limit ?? 20,
+      query.cursor,
+      query.children === 'true',
+    );
     return { data: page.data.map(sessionView), nextCursor: page.nextCursor };
   }
 
@@ -57,7 +77,7 @@ export class SessionsController {
     return {
       ...sessionView(session),
       activeRunId: session.activeRunId,
-      messages: session.messages.map(messageView),
+      messages: session.messages.map((m) => messageView(m, session.deletedFiles)),
     };
   }
 

@@ -1,7 +1,9 @@
 import { Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
 import { LlmModule } from '../llm/llm.module';
 import { StoreModule } from '../store/store.module';
 import { ToolsModule } from '../tools/tools.module';
+import { EndUserScope } from './end-user-scope.guard';
 import { SessionsController } from './sessions.controller';
 import { Sessions } from './sessions.service';
 
@@ -9,7 +11,7 @@ import { Sessions } from './sessions.service';
 @Module({
   imports: [StoreModule, ToolsModule, LlmModule],
   controllers: [SessionsController],
-  providers: [Sessions],
+  providers: [Sessions, { provide: APP_GUARD, useClass: EndUserScope }],
   exports: [Sessions],
 })
 export class SessionsModule {}

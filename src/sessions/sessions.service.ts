@@ -3,11 +3,15 @@ import { randomUUID } from 'node:crypto';
 import { APP_CONFIG } from '../config/config.module';
 import type { AgentConfig } from '../config/agents-config';
 import type { AppConfig, ReasoningLevel, SessionMode } from '../config/app-config';
+import { sessionEndUser } from '../auth/end-user';
 import { DomainError, ErrorCode } from '../common/domain-error';
+import type { ResponseFormat } from '../common/response-format';
+import { decodeCursor, encodeCursor } from '../common/page-cursor';
 import { ModelProviders } from '../llm/model-providers';
 import type { ClientToolDefinition } from '../persistence/entities/session.entity';
 import { validateJsonSchema } from '../tools/json-schema';
 import { ToolRegistry } from '../tools/tool-registry.service';
+import { BackgroundCommands } from '../tools/exec/background-commands.service';
 import { Workspaces } from '../tools/workspaces';
 import {
   ConversationStore,
@@ -15,12 +19,14 @@ import {
   type MessageRow,
 } from '../store/conversation-store.service';
 import { RunStore, type Queryable } from '../store/run-store.service';
+import { FileStore } from '../store/file-store.service';
 import {
   SessionStore,
   type Delegation,
   type NewSession,
   type SessionRow,
 } from '../store/session-store.service';
+import { checkResponseFormat } from './response-format';
 import { defaultSystemPrompt } from './system-prompt';
 import { Toolset } from '../tools/toolset';
 
@@ -37,6 +43,10 @@ export interface SessionOptions {
   reasoning?: ReasoningLevel;
   /** A named agent of AGENTS_CONFIG: the session starts from its settings; these options override them. */
   agent?: string;
+  /** Checked by checkResponseFormat (a 400 naming responseFormat). */
+  responseFormat?: ResponseFormat;
+  /** The end user the session belongs to besides its key (checked against X-End-User: auth/end-user.ts). */
+  endUser?: string;
 }
 
 export interface SessionPage {
@@ -53,7 +63,9 @@ export class Sessions {
     private readonly conversation: ConversationStore,
     private readonly registry: ToolRegistry,
     private readonly workspaces: Workspaces,
+    private readonly background: BackgroundCommands,
     private readonly modelProviders: ModelProviders,
+    private readonly files: FileStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -86,27 +98,37 @@ export class Sessions {
 
   /**
    * The owner's session named by a frontend chat (or thread) id: created with `options` by the first
-   * request, found by later ones (whose options are ignored).
+   * request (for `endUser`, the request's X-End-User), found by later ones (whose options are
+   * ignored). With an end user, another end user's chat is a 404.
    */
-  async openChat(owner: string, chatId: string, options: SessionOptions): Promise<SessionRow> {
+  async openChat(
+    owner: string,
+    chatId: string,
+    options: SessionOptions,
+    endUser: string | null,
+  ): Promise<SessionRow> {
     assertChatId(chatId);
     const existing = await this.sessions.findByChatId(owner, chatId);
-    if (existing) return existing;
-    const { session, systemMessage } = this.draft(owner, options);
+    if (existing) return ofEndUser(existing, endUser, chatId);
+    const { session, systemMessage } = this.draft(owner, {
+      ...options,
+      endUser: sessionEndUser(endUser, options.endUser) ?? undefined,
+    });
     try {
       return await this.sessions.insert(this.runs.queryable, { ...session, chatId }, systemMessage);
     } catch (err) {
       // Another request of the same chat created it first.
       const raced = await this.sessions.findByChatId(owner, chatId);
-      if (raced) return raced;
+      if (raced) return ofEndUser(raced, endUser, chatId);
       throw err;
     }
   }
 
-  /** The owner's session of a frontend chat or thread id, if there is one. */
-  findChat(owner: string, chatId: string): Promise<SessionRow | null> {
+  /** The owner's session of a frontend chat or thread id, if there is one (of `endUser`, when given). */
+  async findChat(owner: string, chatId: string, endUser: string | null): Promise<SessionRow | null> {
     assertChatId(chatId);
-    return this.sessions.findByChatId(owner, chatId);
+    const session = await this.sessions.findByChatId(owner, chatId);
+    return session && (endUser === null || session.endUser === endUser) ? session : null;
   }
 
   /** Replaces the client tools of a session (AG-UI sends its tools with every input); checked as at creation. */
@@ -122,14 +144,27 @@ export class Sessions {
   async get(
     owner: string,
     id: string,
-  ): Promise<SessionRow & { messages: MessageRow[]; activeRunId: string | null }> {
+  ): Promise<SessionRow & { messages: MessageRow[]; activeRunId: string | null; deletedFiles: Set<string> }> {
     const found = await this.sessions.findWithActiveRun(id, owner);
     if (!found) throw sessionNotFound(id);
+    const messages = await this.conversation.sessionMessages(id);
     return {
       ...found.session,
       activeRunId: found.activeRunId,
-      messages: await this.conversation.sessionMessages(id),
+      messages,
+      deletedFiles: await this.deletedFiles(messages),
     };
+  }
+
+  /** The files the messages' parts name that no longer exist ("Attachments": their parts say deleted). */
+  private async deletedFiles(messages: readonly MessageRow[]): Promise<Set<string>> {
+    const ids = [
+      ...new Set(
+        messages.flatMap((m) => (m.parts ?? []).flatMap((p) => (p.type === 'file' ? [p.fileId] : []))),
+      ),
+    ];
+    const existing = await this.files.findByIds(ids);
+    return new Set(ids.filter((fileId) => !existing.has(fileId)));
   }
 
   async rename(owner: string, id: string, title: string): Promise<SessionRow> {
@@ -160,13 +195,21 @@ export class Sessions {
     return found;
   }
 
+  /** The owner's sessions (only `endUser`'s when not null), newest first; `children`: child sessions too. */
   async list(
     owner: string,
+    endUser: string | null,
     limit: number,
     cursor: string | undefined,
     children = false,
   ): Promise<SessionPage> {
-    const rows = await this.sessions.list(owner, limit + 1, cursor ? decodeCursor(cursor) : null, children);
+    const rows = await this.sessions.list(
+      owner,
+      endUser,
+      limit + 1,
+      cursor ? decodeCursor(cursor) : null,
+      children,
+    );
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return {
@@ -178,6 +221,8 @@ export class Sessions {
   async delete(owner: string, id: string): Promise<void> {
     const { deleted, activeRunId } = await this.sessions.delete(id, owner);
     if (deleted) {
+      // Its background commands end before its workspace may go (their rows went with the session).
+      await this.background.sessionDeleted(id);
       await this.workspaces.sessionDeleted(owner, id);
       return;
     }
@@ -249,8 +294,18 @@ export class Sessions {
       maxCostUsd: o.maxCostUsd ?? null,
       reasoning: o.reasoning ?? null,
       agent: agent?.name ?? null,
+      responseFormat: o.responseFormat === undefined ? null : checkResponseFormat(o.responseFormat),
+      endUser: o.endUser ?? null,
     };
   }
+}
+
+/** `session` when the request's end user (if any) may see it; else the 404 of a chat id it does not have. */
+function ofEndUser(session: SessionRow, endUser: string | null, chatId: string): SessionRow {
+  if (endUser !== null && session.endUser !== endUser) {
+    throw new DomainError(ErrorCode.SessionNotFound, `Chat ${chatId} not found`);
+  }
+  return session;
 }
 
 export function sessionNotFound(id: string): DomainError {
@@ -264,34 +319,4 @@ function assertChatId(chatId: string): void {
 
 function invalid(message: string): DomainError {
   return new DomainError(ErrorCode.InvalidRequest, message);
-}
-
-const CURSOR_TIME = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(\.\d{1,6})?[+-]\d{2}(:\d{2})?$/;
-
-/** PostgreSQL's text of a real timestamptz: the shape, and a date and time that exist. */
-function isCursorTime(text: string): boolean {
-  const m = CURSOR_TIME.exec(text);
-  if (!m) return false;
-  const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number);
-  const t = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
-  return t.getUTCMonth() === mo - 1 && t.getUTCDate() === d && h < 24 && mi < 60 && s < 60;
-}
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-function encodeCursor(createdAt: string, id: string): string {
-  return Buffer.from(JSON.stringify([createdAt, id])).toString('base64url');
-}
-
-function decodeCursor(cursor: string): { createdAt: string; id: string } {
-  try {
-    const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as [unknown, unknown];
-    // Exactly what encodeCursor wrote (PostgreSQL's text of a timestamptz, a uuid): anything else is
-    // forged, and must not reach the query as a value PostgreSQL would refuse.
-    if (typeof createdAt === 'string' && typeof id === 'string' && isCursorTime(createdAt) && UUID.test(id)) {
-      return { createdAt, id };
-    }
-  } catch {
-    // fall through
-  }
-  throw invalid('cursor is not a cursor this server gave out');
 }

@@ -6,7 +6,7 @@ const UNCOPIED = new Set(['run_started', 'done', 'error', 'queued']);
 
 /**
  * The statements that copy a child run's events into the log of each of its ancestors waiting for
- * it (docs/decisions/016): each ancestor's `last_seq` moved on by the copies (its row locked by that
+ * it (docs/decisions/022): each ancestor's `last_seq` moved on by the copies (its row locked by that
  * update, so writers of one log take turns and its numbers stay gap-free), and the copies numbered
  * from there, each keeping the child's `runId` and adding `parentRunId` (the child's own parent).
  * `first`: the index of the first of these among the statement's CTEs (withCtes names them w<i>);

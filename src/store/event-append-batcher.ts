@@ -1,5 +1,5 @@
 import { isStoreUnavailable, LeaseLost } from './store-errors';
-import type { EventRecord } from './run-store.service';
+import type { EventRecord } from './event-record';
 import type { Queryable } from './store-sql';
 
 /** One run's events waiting for the next shared write. */

@@ -1,6 +1,7 @@
 import type {
   MessageContextMark,
   MessageRole,
+  StoredMessagePart,
   StoredToolCall,
   SummarizedSpan,
 } from '../persistence/entities/message.entity';
@@ -28,6 +29,8 @@ export interface MessageRow {
   context?: MessageContextMark | null;
   kind?: 'summary' | null;
   summarizes?: SummarizedSpan | null;
+  /** A user message's parts when its prompt had files ("Attachments"); null or absent: its content. */
+  parts?: StoredMessagePart[] | null;
   /**
    * A pruned tool result read for a run (`runConversation`): its content is left in the database
    * (null here) and this is its UTF-8 size, all its stub needs.
@@ -43,10 +46,10 @@ export interface StoredProviderData {
 
 /** Every column of a message, for a client's stored conversation (`GET /v1/sessions/:id`). */
 export const MESSAGE_COLUMNS = `id, seq, role, content, tool_calls AS "toolCalls", tool_call_id AS "toolCallId",
-  run_id AS "runId", created_at AS "createdAt", reasoning, provider_data AS "providerData", context, kind, summarizes`;
+  run_id AS "runId", created_at AS "createdAt", reasoning, provider_data AS "providerData", context, kind, summarizes, parts`;
 
 /** A message as a run reads it: a pruned tool result without its content, with its size. */
 export const RUN_MESSAGE_COLUMNS = `id, seq, role, CASE WHEN context = 'pruned' THEN NULL ELSE content END AS content,
   tool_calls AS "toolCalls", tool_call_id AS "toolCallId", run_id AS "runId", created_at AS "createdAt",
-  reasoning, provider_data AS "providerData", context, kind, summarizes,
+  reasoning, provider_data AS "providerData", context, kind, summarizes, parts,
   CASE WHEN context = 'pruned' THEN octet_length(content) END AS "prunedBytes"`;

@@ -101,8 +101,7 @@ export class RunJournal {
 
   /** What a process that took the run over closes of the lost one's work (RunTakeover). */
   recordTakeOver(at: JournalAt, t: TakeOverEntry): Promise<void> {
-    const writes: RunWrite[] = [];
-    if (t.spent) writes.push({ kind: 'spent_call', ...t.spent });
+    const writes: RunWrite[] = [releasing(at.runId, t.spent)];
     if (t.answer) {
       writes.push(
         { kind: 'next_message_seq', sessionId: t.sessionId, nextSeq: t.nextMessageSeq },
@@ -121,7 +120,7 @@ export class RunJournal {
   /**
    * The end of a run that did not finish, in one transaction under the lease: every open call
    * answered, the partial answer as the last assistant message, the model call it was in counted,
-   * the final status, the events.
+   * what it held reserved given back, the final status, the events.
    */
   finish(at: JournalAt, f: FinishEntry): Promise<void> {
     return this.runs.transaction(async (tx) => {
@@ -137,7 +136,7 @@ export class RunJournal {
    */
   async finishIn(tx: Queryable, runId: string, f: FinishEntry): Promise<void> {
     const writes: RunWrite[] = f.settled.map((s) => ({ kind: 'settle_call', ...s }));
-    if (f.spent) writes.push({ kind: 'spent_call', ...f.spent });
+    writes.push(releasing(runId, f.spent));
     if (f.partial) {
       const seq = await this.conversation.reserveMessageSeqs(tx, f.sessionId, 1);
       writes.push({
@@ -153,4 +152,13 @@ export class RunJournal {
   private write(at: JournalAt, writes: readonly RunWrite[], run: RunChanges): Promise<void> {
     return this.runs.writeWithEvents(this.runs.queryable, at.runId, at.events, writes, run, at.leaseOwner);
   }
+}
+
+/**
+ * The write that counts the call a run ended or was taken over in, if any, and gives back whatever
+ * the run holds reserved — a call refused before it streamed, or one whose process died before it
+ * was sent, holds a reservation too. A run that ends by its steps gave it back with its last one.
+ */
+function releasing(runId: string, spent: SpentCall | null): RunWrite {
+  return spent ? { kind: 'spent_call', ...spent, release: runId } : { kind: 'release_reservations', runId };
 }

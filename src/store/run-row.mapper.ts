@@ -1,4 +1,5 @@
-import type { RunError, RunStatus } from '../persistence/entities/run.entity';
+import type { ResponseFormat } from '../common/response-format';
+import type { RunError, RunReplay, RunStatus } from '../persistence/entities/run.entity';
 import type { Params } from './params';
 
 /**
@@ -11,6 +12,8 @@ export interface RunRow {
   id: string;
   sessionId: string;
   owner: string;
+  /** The end user of its session (null: none); whose budget it spends besides its key's. */
+  endUser: string | null;
   status: RunStatus;
   model: string;
   maxIterations: number;
@@ -30,11 +33,17 @@ export interface RunRow {
    */
   traceParent: string | null;
   error: RunError | null;
+  /** A replayed run's record: which run, how many steps (null: not a replay). */
+  replay: RunReplay | null;
   lastSeq: number;
   finalMessageId: string | null;
   leaseOwner: string | null;
   leaseExpired: boolean;
   cancelRequested: boolean;
+  /** What the final answer must be (the prompt's, else the session's); null: free text. */
+  responseFormat: ResponseFormat | null;
+  /** Answers sent back to the model because they did not match `responseFormat` (at most one). */
+  outputCorrections: number;
   createdAt: Date;
   finishedAt: Date | null;
 }
@@ -54,17 +63,20 @@ export type RunChanges = Partial<{
   finalMessageId: string | null;
   leaseOwner: string | null;
   traceParent: string | null;
+  outputCorrections: number;
   finished: boolean;
 }>;
 
-export const RUN_COLUMNS = `id, session_id AS "sessionId", owner, status, model, max_iterations AS "maxIterations",
+export const RUN_COLUMNS = `id, session_id AS "sessionId", owner,
+  (SELECT s.end_user FROM sessions s WHERE s.id = runs.session_id) AS "endUser", status, model, max_iterations AS "maxIterations",
   iterations, prompt_tokens AS "promptTokens", completion_tokens AS "completionTokens",
   cache_read_tokens AS "cacheReadTokens", cache_write_tokens AS "cacheWriteTokens",
   reasoning_tokens AS "reasoningTokens", usage_estimated AS "usageEstimated",
-  cost_usd AS "costUsd", trace_parent AS "traceParent", error,
+  cost_usd AS "costUsd", trace_parent AS "traceParent", error, replay,
   last_seq AS "lastSeq", final_message_id AS "finalMessageId", lease_owner AS "leaseOwner",
   (lease_expires_at IS NULL OR lease_expires_at < now()) AS "leaseExpired",
-  cancel_requested AS "cancelRequested", created_at AS "createdAt", finished_at AS "finishedAt"`;
+  cancel_requested AS "cancelRequested", response_format AS "responseFormat",
+  output_corrections AS "outputCorrections", created_at AS "createdAt", finished_at AS "finishedAt"`;
 
 /**
  * SET assignments for `fields`, their values appended to `params`. A lease given to a process
@@ -85,6 +97,7 @@ export function runSets(fields: RunChanges, p: Params, leaseMs: number): string[
   if (fields.error !== undefined) set('error', fields.error === null ? null : JSON.stringify(fields.error));
   if (fields.finalMessageId !== undefined) set('final_message_id', fields.finalMessageId);
   if (fields.traceParent !== undefined) set('trace_parent', fields.traceParent);
+  if (fields.outputCorrections !== undefined) set('output_corrections', fields.outputCorrections);
   if (fields.leaseOwner !== undefined) {
     set('lease_owner', fields.leaseOwner);
     sets.push(

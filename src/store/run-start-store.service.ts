@@ -1,6 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
+import type { RunReplay } from '../persistence/entities/run.entity';
+import type { StoredMessagePart } from '../persistence/entities/message.entity';
 import { RUN_EVENTS_CHANNEL, type EventRecord } from './run-store.service';
 import {
   SESSION_COLUMNS,
@@ -11,6 +13,7 @@ import {
   type NewSession,
   type SessionRow,
 } from './session-store.service';
+import type { ResponseFormat } from '../common/response-format';
 import type { Queryable } from './store-sql';
 import { isUniqueViolation, SessionHasActiveRun } from './store-errors';
 
@@ -24,12 +27,18 @@ export interface NewRun {
   leaseOwner: string;
   /** The `traceparent` of the run's first span (RunTracing); null without tracing. */
   traceParent: string | null;
+  /** What its final answer must be (the prompt's, else the session's); null: free text. */
+  responseFormat: ResponseFormat | null;
+  /** A replay's record (RunReplay); absent or null for any other run. */
+  replay?: RunReplay | null;
 }
 
 /** A message a start stores, its id chosen by the caller. */
 export interface NewMessage {
   id: string;
   content: string;
+  /** A prompt's parts when it had files ("Attachments"). */
+  parts?: StoredMessagePart[] | null;
 }
 
 /**
@@ -86,9 +95,9 @@ const ADMISSION_CTES = `counts AS (
  * What every start writes besides what it answers, once for each row of `gate` (one, or none): the
  * run (leased), its first event, and the key's start in run_starts (the minute's older ones pruned).
  */
-const newRunCtes = (gate: string, traceParent: string) => `run AS (
-         INSERT INTO runs (id, session_id, owner, status, model, max_iterations, lease_owner, lease_expires_at, last_seq, trace_parent)
-         SELECT $1::uuid, $2::uuid, $3, 'running', $4, $5::int, $6, now() + $7::int * interval '1 millisecond', $9::int, ${traceParent}
+const newRunCtes = (gate: string, traceParent: string, responseFormat: string, replay: string) => `run AS (
+         INSERT INTO runs (id, session_id, owner, status, model, max_iterations, lease_owner, lease_expires_at, last_seq, trace_parent, response_format, replay)
+         SELECT $1::uuid, $2::uuid, $3, 'running', $4, $5::int, $6, now() + $7::int * interval '1 millisecond', $9::int, ${traceParent}, ${responseFormat}, ${replay}
            FROM ${gate}
        ), ev AS (
          INSERT INTO run_events (run_id, seq, type, payload) SELECT $1::uuid, $9::int, $10, $8::json FROM ${gate}
@@ -101,7 +110,7 @@ const newRunCtes = (gate: string, traceParent: string) => `run AS (
 const COUNTS = `c."lastMinute", c."oldestAgeMs", c."active"`;
 
 /**
- * A child run's start (a `delegate` call's, docs/decisions/016) announces itself in its parent's log
+ * A child run's start (a `delegate` call's, docs/decisions/022) announces itself in its parent's log
  * in the same statement — `subagent_started` numbered after the parent's last event (the update
  * locks the parent's row: whoever else writes its log waits) — so it comes before any event of the
  * child; its parent's waiting ancestors get a copy, as of every event of their descendants
@@ -157,7 +166,14 @@ export class RunStartStore {
     const { sql, params, extra = [] } = this.statement(start);
     let rows: (KeyRunCounts & Partial<SessionRow> & { seq: number | null; stored: boolean })[];
     try {
-      rows = await q.query(sql, [...this.params(start, margin), ...params, start.run.traceParent, ...extra]);
+      rows = await q.query(sql, [
+        ...this.params(start, margin),
+        ...params,
+        start.run.traceParent,
+        start.run.responseFormat === null ? null : JSON.stringify(start.run.responseFormat),
+        start.run.replay ? JSON.stringify(start.run.replay) : null,
+        ...extra,
+      ]);
     } catch (err) {
       // Another start opened a run on this session between the caller's look and this insert.
       if (isUniqueViolation(err)) throw new SessionHasActiveRun(start.run.sessionId);
@@ -188,8 +204,13 @@ export class RunStartStore {
     const answers = start.answers;
     // The parameters after the new session's options.
     const after = 14 + SESSION_OPTION_COUNT;
-    // The run's traceparent is the statement's last parameter.
-    const trace = (count: number) => `$${14 + count}::text`;
+    // The run's traceparent, response format and replay come after the answers' parameters (then a
+    // child's delegation: its parent run, call and agent).
+    const trace = (count: number): [string, string, string] => [
+      `$${14 + count}::text`,
+      `$${15 + count}::jsonb`,
+      `$${16 + count}::jsonb`,
+    ];
     switch (answers.kind) {
       case 'new-session': {
         const delegation = answers.session.delegation;
@@ -202,9 +223,9 @@ export class RunStartStore {
                 ), sys AS (
                   INSERT INTO messages (id, session_id, seq, role, content) SELECT $${after}::uuid, $2::uuid, 1, 'system', $${after + 1} FROM s
                 ), msg AS (
-                  INSERT INTO messages (id, session_id, run_id, seq, role, content)
-                  SELECT $${after + 2}::uuid, $2::uuid, $1::uuid, 2, 'user', $${after + 3} FROM s
-                ), ${newRunCtes('s', trace(SESSION_OPTION_COUNT + 4))}${delegation ? `, ${subagentStarted(after + 5)}` : ''}
+                  INSERT INTO messages (id, session_id, run_id, seq, role, content, parts)
+                  SELECT $${after + 2}::uuid, $2::uuid, $1::uuid, 2, 'user', $${after + 3}, $${after + 4}::jsonb FROM s
+                ), ${newRunCtes('s', ...trace(SESSION_OPTION_COUNT + 5))}${delegation ? `, ${subagentStarted(after + 8)}` : ''}
                 SELECT ${COUNTS}, s.id IS NOT NULL AS stored, 2 AS seq, s.* FROM counts c LEFT JOIN s ON true`,
           params: [
             ...sessionOptionValues(answers.session),
@@ -212,6 +233,7 @@ export class RunStartStore {
             answers.system.content,
             answers.prompt.id,
             answers.prompt.content,
+            partsParam(answers.prompt),
           ],
           extra: delegation
             ? [delegation.parentRunId, delegation.parentCallId, answers.session.agent ?? '']
@@ -224,11 +246,11 @@ export class RunStartStore {
                   UPDATE sessions SET next_message_seq = next_message_seq + 1, updated_at = now()
                    WHERE id = $2::uuid AND EXISTS (SELECT 1 FROM admitted) RETURNING next_message_seq - 1 AS seq
                 ), msg AS (
-                  INSERT INTO messages (id, session_id, run_id, seq, role, content)
-                  SELECT $14::uuid, $2::uuid, $1::uuid, pos.seq, 'user', $15 FROM pos
-                ), ${newRunCtes('pos', trace(2))}
+                  INSERT INTO messages (id, session_id, run_id, seq, role, content, parts)
+                  SELECT $14::uuid, $2::uuid, $1::uuid, pos.seq, 'user', $15, $16::jsonb FROM pos
+                ), ${newRunCtes('pos', ...trace(3))}
                 SELECT ${COUNTS}, EXISTS (SELECT 1 FROM admitted) AS stored, (SELECT seq FROM pos) AS seq FROM counts c`,
-          params: [answers.prompt.id, answers.prompt.content],
+          params: [answers.prompt.id, answers.prompt.content, partsParam(answers.prompt)],
         };
       case 'regenerate':
         // No new message: the runs that answered the last prompt so far are marked superseded by
@@ -242,7 +264,7 @@ export class RunStartStore {
                 ), superseded AS (
                   UPDATE runs SET superseded_by = $1::uuid, updated_at = now()
                    WHERE session_id = $2::uuid AND superseded_by IS NULL AND created_at >= (SELECT created_at FROM go)
-                ), ${newRunCtes('go', trace(0))}
+                ), ${newRunCtes('go', ...trace(0))}
                 SELECT ${COUNTS}, EXISTS (SELECT 1 FROM admitted) AS stored, (SELECT seq FROM go) AS seq FROM counts c`,
           params: [],
         };
@@ -268,4 +290,9 @@ export class RunStartStore {
       this.activeRuns,
     ];
   }
+}
+
+/** A prompt's parts as the statement's jsonb parameter (null: a prompt without files). */
+function partsParam(prompt: NewMessage): string | null {
+  return prompt.parts ? JSON.stringify(prompt.parts) : null;
 }

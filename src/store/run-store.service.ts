@@ -4,12 +4,13 @@ import type { AppConfig } from '../config/app-config';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { EventAppendBatcher } from './event-append-batcher';
+import type { EventRecord } from './event-record';
 import * as runLeases from './run-leases';
 import { RUN_COLUMNS, runSets, type RunChanges, type RunRow } from './run-row.mapper';
 import { LeaseLost } from './store-errors';
 import { runBuilt, Params } from './params';
 import { ancestorCopies } from './ancestor-copies';
-import { runWriteSql, type RunWrite } from './run-writes';
+import { runWriteSql, writesOfRunChanges, type RunWrite } from './run-writes';
 import { withCtes, type Queryable } from './store-sql';
 
 // A run's types are imported with its store, from here; each is defined beside the SQL it belongs to.
@@ -17,16 +18,10 @@ export { RUN_CANCEL_CHANNEL, RUN_HANDOVER_CHANNEL, type ClaimedRun } from './run
 export type { RunChanges, RunRow } from './run-row.mapper';
 export { returningRows, type Queryable } from './store-sql';
 export type { RunWrite } from './run-writes';
+export type { EventRecord } from './event-record';
 
 /** Where every write of a run's events says so (payload: the run id and its last seq). */
 export const RUN_EVENTS_CHANNEL = 'lw_run_events';
-
-/** An event as the log stores it: its number, its type and its JSON text (serialised once). */
-export interface EventRecord {
-  seq: number;
-  type: string;
-  data: string;
-}
 
 /**
  * Runs and their event log: a run's state and the events every stream reads, written together.
@@ -104,7 +99,7 @@ export class RunStore {
     writes: readonly RunWrite[] = [],
   ): Promise<void> {
     await runBuilt(tx, (p) => {
-      const parts = writes.flatMap((w) => runWriteSql(p, w));
+      const parts = [...writes, ...writesOfRunChanges(runId, fields)].flatMap((w) => runWriteSql(p, w));
       const id = p.add(runId);
       return withCtes(
         parts,
@@ -133,7 +128,7 @@ export class RunStore {
   ): Promise<void> {
     const p = new Params();
     const id = `${p.add(runId)}::uuid`;
-    const parts = writes.flatMap((w) => runWriteSql(p, w));
+    const parts = [...writes, ...writesOfRunChanges(runId, fields)].flatMap((w) => runWriteSql(p, w));
     const sets = runSets(fields, p, this.leaseMs);
     if (events.length > 0) {
       parts.push(

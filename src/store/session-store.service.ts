@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import type { ReasoningLevel, SessionMode } from '../config/app-config';
+import type { ResponseFormat } from '../common/response-format';
 import type { RunError, RunStatus } from '../persistence/entities/run.entity';
 import type { ClientToolDefinition } from '../persistence/entities/session.entity';
 import { returningRows, type Queryable } from './store-sql';
@@ -19,8 +20,12 @@ export interface SessionRow {
   /** The most tokens (prompt + completion) and USD each run of the session may use; null = no limit. */
   maxTokens: number | null;
   maxCostUsd: number | null;
+  /** The end user the session belongs to besides its key (X-End-User or `endUser`); null: none. */
+  endUser: string | null;
   /** How hard its models are asked to reason; null: LLM_REASONING. */
   reasoning: ReasoningLevel | null;
+  /** What every run's final answer must be (Structured output); null: free text. */
+  responseFormat: ResponseFormat | null;
   /** Where the session's next message goes (internal). */
   nextMessageSeq: number;
   /** A child session's parent session; null for a client's. */
@@ -70,6 +75,7 @@ export type NewSession = Omit<
   | 'updatedAt'
   | 'nextMessageSeq'
   | 'reasoning'
+  | 'responseFormat'
   | 'parentSessionId'
   | 'parentRunId'
   | 'parentCallId'
@@ -79,6 +85,7 @@ export type NewSession = Omit<
   | 'depth'
 > & {
   reasoning?: ReasoningLevel | null;
+  responseFormat?: ResponseFormat | null;
   /** The frontend protocols' chat or thread id naming the session (unique per owner). */
   chatId?: string | null;
   agent?: string | null;
@@ -88,15 +95,15 @@ export type NewSession = Omit<
 
 /** The columns of a new session's options, for `INSERT INTO sessions (…, ${SESSION_OPTION_COLUMNS}, …)`. */
 export const SESSION_OPTION_COLUMNS =
-  'title, system_prompt, model, mode, tools, client_tools, max_iterations, max_tokens, max_cost_usd, reasoning, agent, parent_session_id, parent_run_id, parent_call_id, root_session_id, root_run_id, depth';
+  'title, system_prompt, model, mode, tools, client_tools, max_iterations, max_tokens, max_cost_usd, reasoning, response_format, end_user, agent, parent_session_id, parent_run_id, parent_call_id, root_session_id, root_run_id, depth';
 
 /** How many parameters SESSION_OPTION_COLUMNS take: the next placeholder after them is `$first + this`. */
-export const SESSION_OPTION_COUNT = 17;
+export const SESSION_OPTION_COUNT = 19;
 
 /** The placeholders of SESSION_OPTION_COLUMNS, from `$first` on, with their casts. */
 export function sessionOptionPlaceholders(first: number): string {
   const $ = (i: number) => `$${first + i}`;
-  return `${$(0)}, ${$(1)}, ${$(2)}, ${$(3)}, ${$(4)}::jsonb, ${$(5)}::jsonb, ${$(6)}::int, ${$(7)}::int, ${$(8)}::float8, ${$(9)}, ${$(10)}, ${$(11)}::uuid, ${$(12)}::uuid, ${$(13)}, ${$(14)}::uuid, ${$(15)}::uuid, ${$(16)}::int`;
+  return `${$(0)}, ${$(1)}, ${$(2)}, ${$(3)}, ${$(4)}::jsonb, ${$(5)}::jsonb, ${$(6)}::int, ${$(7)}::int, ${$(8)}::float8, ${$(9)}, ${$(10)}::jsonb, ${$(11)}, ${$(12)}, ${$(13)}::uuid, ${$(14)}::uuid, ${$(15)}, ${$(16)}::uuid, ${$(17)}::uuid, ${$(18)}::int`;
 }
 
 /** The values of SESSION_OPTION_COLUMNS for `s`, in their order. */
@@ -112,6 +119,8 @@ export function sessionOptionValues(s: NewSession): unknown[] {
     s.maxTokens,
     s.maxCostUsd,
     s.reasoning ?? null,
+    s.responseFormat ? JSON.stringify(s.responseFormat) : null,
+    s.endUser,
     s.agent ?? null,
     s.delegation?.parentSessionId ?? null,
     s.delegation?.parentRunId ?? null,
@@ -124,7 +133,8 @@ export function sessionOptionValues(s: NewSession): unknown[] {
 
 /** A session row's columns, named as SessionRow names them. */
 export const SESSION_COLUMNS = `id, owner, title, system_prompt AS "systemPrompt", model, mode, tools, client_tools AS "clientTools",
-  max_iterations AS "maxIterations", max_tokens AS "maxTokens", max_cost_usd AS "maxCostUsd", reasoning, next_message_seq AS "nextMessageSeq",
+  max_iterations AS "maxIterations", max_tokens AS "maxTokens", max_cost_usd AS "maxCostUsd", end_user AS "endUser", reasoning,
+  response_format AS "responseFormat", next_message_seq AS "nextMessageSeq",
   parent_session_id AS "parentSessionId", parent_run_id AS "parentRunId", parent_call_id AS "parentCallId",
   root_session_id AS "rootSessionId", root_run_id AS "rootRunId", agent, depth, created_at AS "createdAt", updated_at AS "updatedAt"`;
 
@@ -208,20 +218,50 @@ export class SessionStore {
   /** `children`: child sessions (a delegation's) are listed too. */
   async list(
     owner: string,
+    endUser: string | null,
     limit: number,
     cursor: { createdAt: string; id: string } | null,
     children = false,
   ): Promise<(SessionRow & { cursorAt: string; preview: string | null })[]> {
+    const params: unknown[] = [owner, limit];
+    const where = ['owner = $1'];
+    if (endUser !== null) where.push(`end_user = $${params.push(endUser)}`);
+    if (!children) where.push('parent_session_id IS NULL');
+    if (cursor)
+      where.push(
+        `(created_at, id) < ($${params.push(cursor.createdAt)}::timestamptz, $${params.push(cursor.id)}::uuid)`,
+      );
     // The start of the first prompt names a session without a title in a list (one index probe each).
     return this.db.query(
       `SELECT ${SESSION_COLUMNS}, created_at::text AS "cursorAt",
               (SELECT left(m.content, ${PREVIEW_CHARS}) FROM messages m
                 WHERE m.session_id = sessions.id AND m.role = 'user' ORDER BY m.seq LIMIT 1) AS preview
-         FROM sessions WHERE owner = $1 ${children ? '' : 'AND parent_session_id IS NULL'}
-         ${cursor ? 'AND (created_at, id) < ($3::timestamptz, $4::uuid)' : ''}
+         FROM sessions WHERE ${where.join(' AND ')}
        ORDER BY created_at DESC, id DESC LIMIT $2`,
-      cursor ? [owner, limit, cursor.createdAt, cursor.id] : [owner, limit],
+      params,
     );
+  }
+
+  /**
+   * The end user of the owner's session `id`, or of the session of its run `runId`: null when it has
+   * none, undefined when the owner has no such session or run.
+   */
+  async endUserOf(
+    of: { sessionId: string } | { runId: string },
+    owner: string,
+  ): Promise<string | null | undefined> {
+    const rows: { endUser: string | null }[] =
+      'sessionId' in of
+        ? await this.db.query(`SELECT end_user AS "endUser" FROM sessions WHERE id = $1 AND owner = $2`, [
+            of.sessionId,
+            owner,
+          ])
+        : await this.db.query(
+            `SELECT s.end_user AS "endUser" FROM runs r JOIN sessions s ON s.id = r.session_id
+              WHERE r.id = $1 AND r.owner = $2`,
+            [of.runId, owner],
+          );
+    return rows.length === 0 ? undefined : rows[0].endUser;
   }
 
   /**

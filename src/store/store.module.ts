@@ -1,11 +1,19 @@
 import { Module } from '@nestjs/common';
+import { BackgroundCommandStore } from './background-command-store.service';
+import { BudgetStore } from './budget-store.service';
 import { ConversationStore } from './conversation-store.service';
+import { ForkStore } from './fork-store.service';
+import { RecordedRunStore } from './recorded-run-store.service';
+import { FileStore } from './file-store.service';
 import { IdempotencyStore } from './idempotency-store.service';
 import { RunStartStore } from './run-start-store.service';
+import { QueuedRunStore } from './queued-run-store.service';
 import { RunJournal } from './run-journal';
+import { ScheduleStore } from './schedule-store.service';
 import { RunStore } from './run-store.service';
 import { SessionStore } from './session-store.service';
 import { UsageStore } from './usage-store.service';
+import { WebhookStore } from './webhook-store.service';
 
 /** Every SQL statement of the durable core: one store per aggregate, nothing else writes SQL. */
 @Module({
@@ -17,6 +25,14 @@ import { UsageStore } from './usage-store.service';
     SessionStore,
     IdempotencyStore,
     UsageStore,
+    BackgroundCommandStore,
+    WebhookStore,
+    QueuedRunStore,
+    ScheduleStore,
+    BudgetStore,
+    ForkStore,
+    RecordedRunStore,
+    FileStore,
   ],
   exports: [
     RunStore,
@@ -26,6 +42,14 @@ import { UsageStore } from './usage-store.service';
     SessionStore,
     IdempotencyStore,
     UsageStore,
+    BackgroundCommandStore,
+    WebhookStore,
+    QueuedRunStore,
+    ScheduleStore,
+    BudgetStore,
+    ForkStore,
+    RecordedRunStore,
+    FileStore,
   ],
 })
 export class StoreModule {}

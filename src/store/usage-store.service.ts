@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import type { BudgetWindow } from '../config/team-config';
+import { countersSql, releaseSql, type CounterRef } from './budget-store.service';
 import { runBuilt, type Params } from './params';
-import { withCtes, type Queryable, type SqlStatement } from './store-sql';
+import { withCtes, type SqlStatement } from './store-sql';
 
 /** One model call's usage as its step stores it. */
 export interface NewModelCall {
@@ -12,6 +12,8 @@ export interface NewModelCall {
   runId: string | null;
   sessionId: string;
   owner: string;
+  /** The end user of its session, if it has one. */
+  endUser: string | null;
   iteration: number;
   provider: string;
   /** `provider/model`: the model that answered. */
@@ -26,58 +28,63 @@ export interface NewModelCall {
   estimated: boolean;
 }
 
-/** A model call's usage row, with the windows of its key's spend it moves (those its limits read). */
+/**
+ * A model call's usage row, with the budget counters it moves (those its limits read: its key's,
+ * its end user's) and the run whose reservation it replaces (null: none was made).
+ */
 export interface SpentCall {
   row: NewModelCall;
-  windows: readonly BudgetWindow[];
+  counters: readonly CounterRef[];
+  release: string | null;
 }
 
-/** The statements that store a call's usage row and add its tokens and cost to its key's windows. */
-export function spentCallSql(p: Params, { row: c, windows }: SpentCall): string[] {
+/**
+ * The statements that store a call's usage row and move its budget counters: its tokens and cost
+ * added, the reservation it was sent under given back — in one INSERT, so a counter row changes
+ * once per statement (BudgetStore).
+ */
+export function spentCallSql(p: Params, { row: c, counters, release }: SpentCall): string[] {
   const statements = [
-    `INSERT INTO model_calls (id, run_id, session_id, owner, iteration, provider, model, prompt_tokens,
+    `INSERT INTO model_calls (id, run_id, session_id, owner, end_user, iteration, provider, model, prompt_tokens,
                               completion_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, cost_usd,
                               estimated)
      VALUES (${p.add(c.id)}::uuid, ${p.add(c.runId)}::uuid, ${p.add(c.sessionId)}::uuid, ${p.add(c.owner)},
-             ${p.add(c.iteration)}::int, ${p.add(c.provider)}, ${p.add(c.model)}, ${p.add(c.promptTokens)}::int,
-             ${p.add(c.completionTokens)}::int, ${p.add(c.cacheReadTokens)}::int, ${p.add(c.cacheWriteTokens)}::int,
-             ${p.add(c.reasoningTokens)}::int, ${p.add(c.costUsd)}::float8, ${p.add(c.estimated)}::boolean)`,
+             ${p.add(c.endUser)}, ${p.add(c.iteration)}::int, ${p.add(c.provider)}, ${p.add(c.model)},
+             ${p.add(c.promptTokens)}::int, ${p.add(c.completionTokens)}::int, ${p.add(c.cacheReadTokens)}::int,
+             ${p.add(c.cacheWriteTokens)}::int, ${p.add(c.reasoningTokens)}::int, ${p.add(c.costUsd)}::float8,
+             ${p.add(c.estimated)}::boolean)`,
   ];
-  // Windows in a fixed order, so concurrent steps of one key lock the rows in the same order; each
-  // by the database's clock (UTC), as UsageStore.spend reads them.
-  if (windows.length > 0) {
-    statements.push(
-      `INSERT INTO key_spend (owner, window_kind, window_start, tokens, cost_usd)
-       SELECT ${p.add(c.owner)}, w, date_trunc(w, now(), 'UTC'), ${p.add(c.promptTokens + c.completionTokens)}::bigint,
-              ${p.add(c.costUsd ?? 0)}::float8
-         FROM unnest(${p.add([...windows].sort())}::text[]) AS w
-       ON CONFLICT (owner, window_kind, window_start)
-       DO UPDATE SET tokens = key_spend.tokens + excluded.tokens,
-                     cost_usd = (key_spend.cost_usd::numeric + excluded.cost_usd::numeric)::float8`,
-    );
-  }
+  const moved = countersSql(
+    p,
+    { counters, tokens: c.promptTokens + c.completionTokens, costUsd: c.costUsd ?? 0 },
+    release,
+  );
+  if (moved !== null) statements.push(moved);
+  if (release !== null) statements.push(releaseSql(p, release));
   return statements;
 }
 
-/** A key's spend in one window. */
-export interface WindowSpend {
-  tokens: number;
-  costUsd: number;
+/** The statements that give back what a run holds reserved, when no call's usage is stored with it. */
+export function releaseRunSql(p: Params, runId: string): string[] {
+  const moved = countersSql(p, { counters: [], tokens: 0, costUsd: 0 }, runId);
+  return moved === null ? [] : [moved, releaseSql(p, runId)];
 }
 
-export type UsageGrouping = 'day' | 'model' | 'session' | 'key';
+export type UsageGrouping = 'day' | 'model' | 'session' | 'key' | 'endUser';
 
 export interface UsageQuery {
   /** Only this key's calls; null: every key's (an admin). */
   owner: string | null;
+  /** Only the calls of this end user's sessions; null: with and without an end user. */
+  endUser: string | null;
   from: Date;
   to: Date;
   groupBy: UsageGrouping;
 }
 
 export interface UsageRow {
-  /** The group: a UTC day (YYYY-MM-DD), a model, a session id or a key name. */
-  group: string;
+  /** The group: a UTC day (YYYY-MM-DD), a model, a session id, a key name or an end user (null: none). */
+  group: string | null;
   runs: number;
   promptTokens: number;
   completionTokens: number;
@@ -91,6 +98,7 @@ const GROUP_EXPRESSIONS: Readonly<Record<UsageGrouping, string>> = {
   model: 'model',
   session: 'session_id::text',
   key: 'owner',
+  endUser: 'end_user',
 };
 
 /**
@@ -105,20 +113,6 @@ export class UsageStore {
   /** Stores a model call's usage on its own, in one statement: a call outside any run (an on-demand summary). */
   async write(spent: SpentCall): Promise<void> {
     await runBuilt(this.db.manager, (p) => withCtes(spentCallSql(p, spent), 'SELECT 1'));
-  }
-
-  /** What the key has spent in the current window of each of `windows` (committed steps only). */
-  async spend(
-    owner: string,
-    windows: readonly BudgetWindow[],
-    q: Queryable = this.db.manager,
-  ): Promise<Map<BudgetWindow, WindowSpend>> {
-    const rows: { window: BudgetWindow; tokens: string; costUsd: number }[] = await q.query(
-      `SELECT window_kind AS "window", tokens, cost_usd AS "costUsd" FROM key_spend
-        WHERE owner = $1 AND window_kind = ANY($2::text[]) AND window_start = date_trunc(window_kind, now(), 'UTC')`,
-      [owner, windows],
-    );
-    return new Map(rows.map((r) => [r.window, { tokens: Number(r.tokens), costUsd: r.costUsd }]));
   }
 
   /** Usage over [from, to), grouped; one key's (a range scan of ix_model_calls_owner_created) or every key's. */
@@ -143,13 +137,15 @@ export class UsageStore {
   /** The statement of `usage` (its plan is checked against a year of calls in the tests). */
   usageSql(query: UsageQuery): SqlStatement {
     const params: unknown[] = [query.from, query.to];
-    if (query.owner !== null) params.push(query.owner);
+    const where = ['created_at >= $1', 'created_at < $2'];
+    if (query.owner !== null) where.push(`owner = $${params.push(query.owner)}`);
+    if (query.endUser !== null) where.push(`end_user = $${params.push(query.endUser)}`);
     return {
       sql: `SELECT ${GROUP_EXPRESSIONS[query.groupBy]} AS "group", count(DISTINCT run_id) AS runs,
                    sum(prompt_tokens) AS "promptTokens", sum(completion_tokens) AS "completionTokens",
                    sum(cache_read_tokens) AS "cacheReadTokens", sum(cost_usd::numeric)::float8 AS "costUsd"
               FROM model_calls
-             WHERE created_at >= $1 AND created_at < $2 ${query.owner === null ? '' : 'AND owner = $3'}
+             WHERE ${where.join(' AND ')}
              GROUP BY 1 ORDER BY 1`,
       params,
     };

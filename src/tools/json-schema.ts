@@ -51,42 +51,48 @@ export function compileSchema(schema: Record<string, unknown>): ValidateFunction
   }
 }
 
-/** Whether `schema` is a usable JSON Schema for tool parameters (an object schema ajv can compile). */
-export function validateJsonSchema(schema: unknown): SchemaCheck {
+/**
+ * Whether `schema` is a usable JSON Schema for tool parameters (an object schema ajv can compile);
+ * `field` names it in the message (a response format's `schema` is checked the same way).
+ */
+export function validateJsonSchema(schema: unknown, field = 'parameters'): SchemaCheck {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
-    return { ok: false, message: 'parameters: must be a JSON Schema object' };
+    return { ok: false, message: `${field}: must be a JSON Schema object` };
   }
   const record = schema as Record<string, unknown>;
   if (record.type !== undefined && record.type !== 'object') {
-    return { ok: false, message: 'parameters: the schema must describe an object ("type": "object")' };
+    return { ok: false, message: `${field}: the schema must describe an object ("type": "object")` };
   }
   const bounds = schemaBoundsProblem(record);
-  if (bounds !== null) return { ok: false, message: `parameters: ${bounds}` };
+  if (bounds !== null) return { ok: false, message: `${field}: ${bounds}` };
   const instance = ajvFor(record);
   if (!instance.validateSchema(record)) {
-    return { ok: false, message: `parameters: ${formatSchemaErrors(instance.errors ?? [])}` };
+    return { ok: false, message: `${field}: ${formatSchemaErrors(instance.errors ?? [])}` };
   }
   try {
     compileSchema(record);
     return { ok: true };
   } catch (err) {
-    return { ok: false, message: `parameters: ${errorMessage(err)}` };
+    return { ok: false, message: `${field}: ${errorMessage(err)}` };
   }
 }
 
-/** Validates `value` and says which field is wrong, in words a model can act on. */
-export function checkAgainst(validate: ValidateFunction, value: unknown): SchemaCheck {
+/**
+ * Validates `value` and says which field is wrong, in words a model can act on; `root` names the
+ * value itself (tool-call arguments, or an answer).
+ */
+export function checkAgainst(validate: ValidateFunction, value: unknown, root = 'arguments'): SchemaCheck {
   if (validate(value)) return { ok: true };
-  return { ok: false, message: formatSchemaErrors(validate.errors ?? []) };
+  return { ok: false, message: formatSchemaErrors(validate.errors ?? [], root) };
 }
 
 /** `/path must be string` becomes `path: must be string`; required and unknown fields are named. */
-export function formatSchemaErrors(errors: readonly ErrorObject[]): string {
-  const messages = errors.map(formatOne);
-  return [...new Set(messages)].join('; ') || 'invalid arguments';
+export function formatSchemaErrors(errors: readonly ErrorObject[], root = 'arguments'): string {
+  const messages = errors.map((e) => formatOne(e, root));
+  return [...new Set(messages)].join('; ') || `invalid ${root}`;
 }
 
-function formatOne(error: ErrorObject): string {
+function formatOne(error: ErrorObject, root: string): string {
   const at = fieldName(error.instancePath);
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
@@ -95,9 +101,9 @@ function formatOne(error: ErrorObject): string {
     case 'additionalProperties':
       return `${join(at, String(params.additionalProperty))}: is not a known parameter`;
     case 'enum':
-      return `${at || 'arguments'}: must be one of ${JSON.stringify(params.allowedValues)}`;
+      return `${at || root}: must be one of ${JSON.stringify(params.allowedValues)}`;
     default:
-      return `${at || 'arguments'}: ${error.message ?? 'is invalid'}`;
+      return `${at || root}: ${error.message ?? 'is invalid'}`;
   }
 }
 

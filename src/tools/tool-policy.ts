@@ -29,12 +29,16 @@ export function resolvePolicy(
   return MODE_POLICIES[mode][kind];
 }
 
-/** resolvePolicy for a tool object (its MCP server, if any, from its source). */
+/** resolvePolicy for a tool object (its MCP server, if any, from its source); a companion runs wherever its tool may. */
 export function policyOf(
-  tool: Pick<Tool, 'kind' | 'name' | 'source'>,
+  tool: Pick<Tool, 'kind' | 'name' | 'source' | 'offeredWith'>,
   mode: SessionMode,
   overrides: Readonly<Record<string, ToolPolicy>>,
 ): ToolPolicy {
+  if (tool.offeredWith !== undefined) {
+    const { kind, name } = tool.offeredWith;
+    return resolvePolicy(kind, name, mode, overrides) === 'deny' ? 'deny' : 'allow';
+  }
   const server = tool.source?.startsWith('mcp:') ? tool.source.slice(4) : undefined;
   return resolvePolicy(tool.kind, tool.name, mode, overrides, server);
 }

@@ -89,6 +89,11 @@ export interface Tool<Args = Record<string, unknown>> {
    * Absent: the tool runs only in its step, once its call is decided and its record committed.
    */
   readonly speculative?: boolean;
+  /**
+   * A companion of another tool (get_command_output of run_command): offered exactly where that tool
+   * is — whatever a session's `tools` list names — and then run without approval.
+   */
+  readonly offeredWith?: { readonly name: string; readonly kind: ToolKind };
   /** Whether this tool is offered at all under this configuration (e.g. run_command behind a flag). */
   isEnabled?(config: AppConfig): boolean;
   /** Timeout for one call; defaults to TOOL_TIMEOUT_MS. */

@@ -17,6 +17,10 @@ import { Workspaces } from './workspaces';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { WorkspaceRecovery } from './workspace-recovery.service';
+import { BackgroundCommands } from './exec/background-commands.service';
+import { GetCommandOutputTool } from './builtin/get-command-output.tool';
+import { CancelCommandTool } from './builtin/cancel-command.tool';
+import { ServerProcess } from '../common/server-process';
 
 /** The registry, the runner and the built-in tools. A new tool: one @AgentTool() class and one line below. */
 @Module({
@@ -37,7 +41,12 @@ import { WorkspaceRecovery } from './workspace-recovery.service';
     ApplyPatchTool,
     RunCommandTool,
     DelegateTool,
+    GetCommandOutputTool,
+    CancelCommandTool,
+    BackgroundCommands,
+    // Provided here, the lowest module that needs it; DrivenRuns names its run leases with it too.
+    ServerProcess,
   ],
-  exports: [ToolRegistry, ToolRunner, Workspaces],
+  exports: [ToolRegistry, ToolRunner, Workspaces, BackgroundCommands, ServerProcess],
 })
 export class ToolsModule {}

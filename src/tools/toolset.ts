@@ -43,7 +43,7 @@ export class Toolset {
     // A tool offered after the session was created (an MCP server came up) never hides the session's own client tool.
     const clientNames = new Set(session.clientTools.map((d) => d.function.name));
     for (const tool of registry.enabled()) {
-      if (allowed && !allowed.has(tool.name)) continue;
+      if (allowed && !allowed.has(tool.offeredWith?.name ?? tool.name)) continue;
       if (clientNames.has(tool.name)) continue;
       if (tool.name === DELEGATE_TOOL && (session.depth ?? 0) >= config.agentMaxDepth) continue;
       const policy = policyOf(tool, session.mode, config.toolPolicy);

@@ -1,5 +1,6 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { EndUser } from '../auth/end-user';
 import { Owner } from '../auth/owner.decorator';
 import { ApiErrors } from '../http/api-errors.decorator';
 import { UsageReports } from './usage-reports.service';
@@ -18,8 +19,12 @@ export class UsageController {
   })
   @ApiOkResponse({ type: UsageListResponse })
   @ApiErrors(400)
-  async usage(@Owner() owner: string, @Query() query: UsageQuery): Promise<UsageListResponse> {
-    const { grouping, rows } = await this.reports.report(owner, query);
-    return { data: rows.map((r) => usageView(grouping, r)) };
+  async usage(
+    @Owner() owner: string,
+    @EndUser() endUser: string | null,
+    @Query() query: UsageQuery,
+  ): Promise<UsageListResponse> {
+    const { grouping, rows, limits } = await this.reports.report(owner, endUser, query);
+    return { data: rows.map((r) => usageView(grouping, r)), limits };
   }
 }

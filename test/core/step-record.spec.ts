@@ -25,6 +25,7 @@ const turn = (text: string): ModelTurn => ({
     runId: 'run-1',
     sessionId: 'session-1',
     owner: 'tester',
+    endUser: null,
     iteration: 1,
     provider: 'openai',
     model: 'openai/m',

@@ -456,21 +456,25 @@ describe('long sessions on a small window (e2e)', () => {
     }
   });
 
-  it("checks the limits again after a summary: a run whose summary passed the session's maxTokens ends there, no call after it", async () => {
-    upstream.fallback = longModel;
-    const created = await api(app.url, 'POST', '/v1/sessions', { maxTokens: 1000 }, ALICE);
+  it("reserves the call after a summary: a run whose summary left no room under the session's maxTokens ends there, no call after it", async () => {
+    // Every call's prompt (at most COMPACT_AT of the 16k window) fits 20,000 tokens beside what the
+    // run used; a summary reported at 20,000 tokens leaves none for the call it made room for.
+    const costlySummary = { promptTokens: 20_000, completionTokens: 50 };
+    const dearSummaries = (request: RecordedRequest) =>
+      isSummaryCall(request) ? text('The files were read.', { usage: costlySummary }) : longModel(request);
+    const created = await api(app.url, 'POST', '/v1/sessions', { maxTokens: 20_000 }, ALICE);
     expect(created.status).toBe(201);
     const sessionId: string = created.body.id;
     let events: StreamEvent[] = [];
     for (let k = 0; k < 6 && events.at(-1)?.data.status !== 'budget_exceeded'; k++) {
       upstream.reset();
-      upstream.fallback = longModel;
+      upstream.fallback = dearSummaries;
       events = await prompt(sessionId, `Prompt ${k}: read big-${k % FILES}.txt`);
     }
     expect(events.at(-1)!.data).toMatchObject({ type: 'done', status: 'budget_exceeded' });
     expect(ofType(events, 'context_compacted').some((c) => c.summarizedMessages > 0)).toBe(true);
     expect(isSummaryCall(upstream.requests.at(-1)!)).toBe(true);
-    expect(events.at(-1)!.data.usage.promptTokens).toBeGreaterThanOrEqual(SUMMARY_USAGE.promptTokens);
+    expect(events.at(-1)!.data.usage.promptTokens).toBeGreaterThanOrEqual(costlySummary.promptTokens);
   });
 
   it('answers 409 to a compaction while the session has an active run, and 404 for another key’s session', async () => {

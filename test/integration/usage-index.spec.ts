@@ -28,13 +28,13 @@ describe('the usage report over a year of calls', () => {
   it("plans one key's month as a range scan of (owner, created_at), never a scan of the table", async () => {
     const to = new Date();
     const from = new Date(to.getTime() - 30 * 24 * 3600 * 1000);
-    const { sql, params } = store.usageSql({ owner: 'key-7', from, to, groupBy: 'day' });
+    const { sql, params } = store.usageSql({ owner: 'key-7', endUser: null, from, to, groupBy: 'day' });
     const plan: { 'QUERY PLAN': unknown }[] = await db.query(`EXPLAIN (FORMAT JSON) ${sql}`, params);
     const text = JSON.stringify(plan[0]['QUERY PLAN']);
     expect(text).toContain('ix_model_calls_owner_created');
     expect(text).not.toContain('"Seq Scan"');
 
-    const rows = await store.usage({ owner: 'key-7', from, to, groupBy: 'day' });
+    const rows = await store.usage({ owner: 'key-7', endUser: null, from, to, groupBy: 'day' });
     expect(rows.length).toBeGreaterThan(5);
     expect(rows.every((r) => r.promptTokens === r.runs * 100)).toBe(true);
   });

@@ -258,21 +258,14 @@ describe('AnthropicProvider', () => {
     expect(result.finish?.finishReason).toBe(finishReason);
   });
 
-  it('retries 529 overloaded, and fails retryable once its retries are spent', async () => {
-    fake.enqueue(anthropicStatus(529, 'overloaded_error', 'Overloaded'), anthropicText('made it'));
-    const ok = await collect(provider().stream(request([{ role: 'user', content: 'go' }]), neverAborted()));
-    expect(ok.text).toBe('made it');
-    expect(fake.requests).toHaveLength(2);
-
-    fake.enqueue(
-      anthropicStatus(529, 'overloaded_error', 'Overloaded'),
-      anthropicStatus(529, 'overloaded_error', 'Overloaded'),
-    );
+  it("fails 529 overloaded retryable after one request: retries are ModelProviders' (retry-policy.spec)", async () => {
+    fake.enqueue(anthropicStatus(529, 'overloaded_error', 'Overloaded'), anthropicText('not asked'));
     const failed = await collect(
       provider().stream(request([{ role: 'user', content: 'go' }]), neverAborted()),
     );
     expect(failed.error).toBeInstanceOf(ModelError);
     expect(failed.error).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', retryable: true, status: 529 });
+    expect(fake.requests).toHaveLength(1);
   });
 
   it('fails a refused request as UPSTREAM_BAD_REQUEST, not retryable', async () => {

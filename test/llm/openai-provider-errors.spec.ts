@@ -1,4 +1,5 @@
-import { ModelError } from '../../src/llm/model-provider';
+import { ModelError, type ModelProvider } from '../../src/llm/model-provider';
+import { ModelProviders } from '../../src/llm/model-providers';
 import { OpenAiProvider } from '../../src/llm/providers/openai/openai.provider';
 import { chunksThen, FakeUpstream, hang, raw, status, text } from '../support/fake-upstream';
 import { chatChunk, sseData, SSE_DONE } from '../support/sse-chunks';
@@ -17,14 +18,22 @@ describe('OpenAiProvider failures', () => {
     return new OpenAiProvider(llmConfig(upstream.baseUrl, { LLM_MAX_RETRIES: String(maxRetries) }));
   }
 
-  function run(p: OpenAiProvider, signal = neverAborted()) {
+  /** The provider as every call reaches it: through ModelProviders, which owns the retries. */
+  function retrying(maxRetries: number): Pick<ModelProvider, 'stream'> {
+    const config = llmConfig(upstream.baseUrl, { LLM_MAX_RETRIES: String(maxRetries) });
+    return new ModelProviders(config, [
+      { name: 'openai', baseUrl: upstream.baseUrl, provider: new OpenAiProvider(config) },
+    ]);
+  }
+
+  function run(p: Pick<ModelProvider, 'stream'>, signal = neverAborted()) {
     return collect(p.stream(userRequest('hi'), signal));
   }
 
   describe('HTTP errors before the stream', () => {
-    it('retries a 500 (the SDK, honouring retry-after-ms) and then fails retryable UPSTREAM_UNAVAILABLE', async () => {
+    it('retries a 500 (honouring retry-after-ms) and then fails retryable UPSTREAM_UNAVAILABLE', async () => {
       upstream.fallback = status(500, undefined, { 'retry-after-ms': '1' });
-      const result = await run(provider(2));
+      const result = await run(retrying(2));
       expect(result.error).toBeInstanceOf(ModelError);
       expect(result.error).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', retryable: true, status: 500 });
       expect(upstream.requests).toHaveLength(3);
@@ -33,28 +42,28 @@ describe('OpenAiProvider failures', () => {
 
     it('backs off on its own between retries when the upstream gives no retry header', async () => {
       upstream.enqueue(status(503), text('recovered'));
-      const result = await run(provider(1));
+      const result = await run(retrying(1));
       expect(result.text).toBe('recovered');
       expect(upstream.requests).toHaveLength(2);
-      // The SDK's own retry, as it says on the wire.
-      expect(upstream.requests[1].headers['x-stainless-retry-count']).toBe('1');
+      // Our retry, not the SDK's: its own are off, so it counts every request as a first one.
+      expect(upstream.requests[1].headers['x-stainless-retry-count']).toBe('0');
     });
 
     it('retries a 429 after its retry-after-ms and then succeeds', async () => {
       upstream.enqueue(status(429, undefined, { 'retry-after-ms': '60' }), text('Hello world'));
-      const result = await run(provider(2));
+      const result = await run(retrying(2));
       expect(result.error).toBeUndefined();
       expect(result.text).toBe('Hello world');
       expect(upstream.requests).toHaveLength(2);
-      expect(upstream.requests[1].headers['x-stainless-retry-count']).toBe('1');
+      expect(upstream.requests[1].headers['x-stainless-retry-count']).toBe('0');
     });
 
     it('honours a retry-after header given in seconds', async () => {
       upstream.enqueue(status(429, undefined, { 'retry-after': '0.05' }), text('ok'));
-      const result = await run(provider(1));
+      const result = await run(retrying(1));
       expect(result.text).toBe('ok');
       expect(upstream.requests).toHaveLength(2);
-      expect(upstream.requests[1].headers['x-stainless-retry-count']).toBe('1');
+      expect(upstream.requests[1].headers['x-stainless-retry-count']).toBe('0');
     });
 
     it('fails retryable UPSTREAM_RATE_LIMITED once 429 retries are exhausted', async () => {
@@ -63,7 +72,7 @@ describe('OpenAiProvider failures', () => {
         { error: { message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded' } },
         { 'retry-after-ms': '1' },
       );
-      const result = await run(provider(1));
+      const result = await run(retrying(1));
       expect(result.error).toMatchObject({ code: 'UPSTREAM_RATE_LIMITED', retryable: true, status: 429 });
       expect((result.error as Error).message).toContain('Rate limit reached');
       expect(upstream.requests).toHaveLength(2);

@@ -197,12 +197,12 @@ describe('OpenAiResponsesProvider', () => {
     expect(result.finish?.finishReason).toBe('length');
   });
 
-  it('retries a 5xx, then fails retryable; a 400 is not retryable', async () => {
-    fake.enqueue(responsesStatus(503, 'busy'), responsesStatus(503, 'busy'));
+  it("fails a 5xx retryable after one request (retries are ModelProviders'); a 400 is not retryable", async () => {
+    fake.enqueue(responsesStatus(503, 'busy'));
     const failed = await collect(
       provider().stream(request([{ role: 'user', content: 'go' }]), neverAborted()),
     );
-    expect(fake.requests).toHaveLength(2);
+    expect(fake.requests).toHaveLength(1);
     expect(failed.error).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', retryable: true });
 
     const refused = await collect(

@@ -46,6 +46,12 @@ const CONTRACT: [method: string, path: string][] = [
   ['get', '/v1/mcp/servers'],
   ['get', '/v1/sessions/{id}/changes'],
   ['post', '/v1/sessions/{id}/compact'],
+  ['post', '/v1/schedules'],
+  ['get', '/v1/schedules'],
+  ['get', '/v1/schedules/{id}'],
+  ['patch', '/v1/schedules/{id}'],
+  ['delete', '/v1/schedules/{id}'],
+  ['get', '/v1/schedules/{id}/runs'],
   ['get', '/health/live'],
   ['get', '/health/ready'],
   ['get', '/metrics'],
@@ -66,6 +72,7 @@ const EVENT_SCHEMAS = [
   'ReasoningEvent',
   'SubagentStartedEvent',
   'SubagentFinishedEvent',
+  'QueuedEvent',
 ];
 
 describe('the OpenAPI document', () => {

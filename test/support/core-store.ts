@@ -58,6 +58,7 @@ export async function insertRunningRun(
       maxIterations: null,
       maxTokens: null,
       maxCostUsd: null,
+      endUser: null,
     },
     'You are a test.',
   );
@@ -73,6 +74,7 @@ export async function insertRunningRun(
         maxIterations: 5,
         leaseOwner,
         traceParent: null,
+        responseFormat: null,
       },
       firstEvent,
       answers: { kind: 'prompt', prompt: { id: randomUUID(), content: 'hello' } },

@@ -2,7 +2,9 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { anthropicBlockRefusal } from './multimodal-parts';
 import { resolve } from 'node:path';
+import { anthropicFormatRefusal } from './structured-output-rules';
 
 /**
  * A fake of Anthropic's Messages API (`POST /v1/messages`, streaming) on 127.0.0.1. It streams what
@@ -13,7 +15,8 @@ import { resolve } from 'node:path';
  *   thinking on — a tool loop whose last assistant turn does not start with its thinking block;
  * - a thinking budget under 1024 or not below max_tokens; more than 4 cache breakpoints;
  * - a text block (system or message) that is empty or only whitespace, a message with no content
- *   (but a final assistant one), a `tool_use` id outside `^[a-zA-Z0-9_-]+$` or used twice.
+ *   (but a final assistant one), a `tool_use` id outside `^[a-zA-Z0-9_-]+$` or used twice;
+ * - an `image` or `document` block outside a user turn, or whose base64 is not its media type.
  * Prompt caching is modelled: each `cache_control` breakpoint caches the prefix up to it (tools,
  * system, messages, in that order), and a later request starting with a cached prefix reads it.
  */
@@ -33,6 +36,7 @@ export interface AnthropicBody {
   tools?: (Record<string, unknown> & { name: string })[];
   tool_choice?: { type: string };
   thinking?: { type: string; budget_tokens?: number };
+  output_config?: { format?: unknown };
   stream?: boolean;
 }
 
@@ -253,6 +257,8 @@ export class FakeAnthropic {
     if (typeof body.max_tokens !== 'number') return 'max_tokens: Field required';
     if (!Array.isArray(body.messages) || body.messages.length === 0)
       return 'messages: at least one message is required';
+    const format = anthropicFormatRefusal(body.output_config?.format);
+    if (format !== undefined) return format;
     if (body.thinking?.type === 'enabled') {
       const budget = body.thinking.budget_tokens ?? 0;
       if (budget < 1024)
@@ -283,7 +289,9 @@ export class FakeAnthropic {
         return `messages.${i}: all messages must have non-empty content except for the optional final assistant message`;
       }
       for (const [j, b] of m.content.entries()) {
-        const refused = textRefusal(b, `messages.${i}.content.${j}`);
+        const refused =
+          textRefusal(b, `messages.${i}.content.${j}`) ??
+          anthropicBlockRefusal(m.role, b, `messages.${i}.content.${j}`);
         if (refused !== undefined) return refused;
         if (b.type === 'tool_use') {
           if (toolUseIds.has(String(b.id)))

@@ -1,6 +1,8 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import { responsesContentRefusal } from './multimodal-parts';
 import type { AddressInfo } from 'node:net';
+import { openAiFormatRefusal } from './structured-output-rules';
 
 /**
  * A fake of OpenAI's Responses API (`POST /v1/responses`, streaming, `store: false`) on 127.0.0.1.
@@ -36,6 +38,7 @@ export interface ResponsesBody {
   include?: string[];
   reasoning?: { effort?: string; summary?: string };
   max_output_tokens?: number;
+  text?: { format?: { type?: string; name?: unknown; schema?: unknown; strict?: unknown } };
 }
 
 export type ResponsesScript =
@@ -194,7 +197,13 @@ export class FakeResponses {
         };
       }
     }
+    if (body.text?.format !== undefined) {
+      const refused = openAiFormatRefusal(body.text.format, 'text.format');
+      if (refused !== undefined) return { message: refused, param: 'text.format' };
+    }
     if (!Array.isArray(body.input)) return { message: "Invalid type for 'input'.", param: 'input' };
+    const badContent = responsesContentRefusal(body.input);
+    if (badContent !== undefined) return { message: badContent, param: 'input', code: 'invalid_value' };
     const calls = new Set<string>();
     const outputs = new Set<string>();
     for (const [i, item] of body.input.entries()) {

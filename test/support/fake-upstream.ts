@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base';
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
+import { chatCompletionsPartsRefusal } from './multimodal-parts';
 import {
   chatChunk,
   type ChunkEnvelope,
@@ -20,6 +21,7 @@ import {
   usageChunk,
   wireUsage,
 } from './sse-chunks';
+import { openAiFormatRefusal } from './structured-output-rules';
 
 /**
  * A fake OpenAI-compatible Chat Completions server on 127.0.0.1 for unit, end-to-end and benchmark
@@ -630,9 +632,25 @@ export function requestTokens(body: ChatCompletionCreateParams): number {
 
 /**
  * What OpenAI refuses of a request's parameters, as it refuses it: its reasoning models (the
- * o-series, gpt-5*, codex*; not the `-chat` variants) take `max_completion_tokens`, not `max_tokens`.
+ * o-series, gpt-5*, codex*; not the `-chat` variants) take `max_completion_tokens`, not `max_tokens`;
+ * a json_schema `response_format` must follow its rules (structured-output-rules.ts).
  */
 function refusedParameter(body: ChatCompletionCreateParams): object | undefined {
+  const format = body.response_format;
+  if (format?.type === 'json_schema') {
+    const refused = openAiFormatRefusal(format.json_schema, 'response_format.json_schema');
+    if (refused !== undefined) {
+      return {
+        error: { message: refused, type: 'invalid_request_error', param: 'response_format', code: null },
+      };
+    }
+  }
+  const badPart = chatCompletionsPartsRefusal(body.messages as unknown as Record<string, unknown>[]);
+  if (badPart !== undefined) {
+    return {
+      error: { message: badPart, type: 'invalid_request_error', param: 'messages', code: 'invalid_value' },
+    };
+  }
   const reasons = /^(o\d|gpt-5|codex)/.test(body.model) && !body.model.includes('-chat');
   if (reasons && body.max_tokens !== undefined && body.max_tokens !== null) {
     return {

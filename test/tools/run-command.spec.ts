@@ -9,6 +9,8 @@ import { ConfigModule } from '../../src/config/config.module';
 import type { AppConfig } from '../../src/config/app-config';
 import { RunCommandTool } from '../../src/tools/builtin/run-command.tool';
 import { CommandSandbox } from '../../src/tools/exec/command-sandbox.service';
+import { BackgroundCommands } from '../../src/tools/exec/background-commands.service';
+import { ServerProcess } from '../../src/common/server-process';
 import type { ToolResult } from '../../src/tools/tool';
 import { ToolRunner, type ToolRunContext } from '../../src/tools/tool-runner.service';
 import { ToolsModule } from '../../src/tools/tools.module';
@@ -18,7 +20,7 @@ import { makeWorkspace, testConfig, type TempWorkspace } from './support/tool-fi
 function toolFor(config: AppConfig): RunCommandTool {
   const sandbox = new CommandSandbox(config);
   sandbox.onModuleInit();
-  return new RunCommandTool(config, sandbox);
+  return new RunCommandTool(config, sandbox, new BackgroundCommands(config, new ServerProcess()));
 }
 
 type Chunk = { stream: 'stdout' | 'stderr'; chunk: string; at: number };

@@ -12,6 +12,8 @@ import type { AppConfig } from '../../src/config/app-config';
 import type { ToolResult } from '../../src/tools/tool';
 import { RunCommandTool } from '../../src/tools/builtin/run-command.tool';
 import { CommandSandbox } from '../../src/tools/exec/command-sandbox.service';
+import { BackgroundCommands } from '../../src/tools/exec/background-commands.service';
+import { ServerProcess } from '../../src/common/server-process';
 import { ToolRunner } from '../../src/tools/tool-runner.service';
 import { ToolsModule } from '../../src/tools/tools.module';
 import { eventually } from '../support/eventually';
@@ -225,9 +227,17 @@ function hostProcesses(marker: string): number[] {
     const config = testConfig(ws.root, { enableRunCommand: true });
     const sandbox = new NoSandbox(config);
     sandbox.onModuleInit();
-    expect(new RunCommandTool(config, sandbox).isEnabled(config)).toBe(false);
+    expect(
+      new RunCommandTool(config, sandbox, new BackgroundCommands(config, new ServerProcess())).isEnabled(
+        config,
+      ),
+    ).toBe(false);
     const working = new CommandSandbox(config);
     working.onModuleInit();
-    expect(new RunCommandTool(config, working).isEnabled(config)).toBe(true);
+    expect(
+      new RunCommandTool(config, working, new BackgroundCommands(config, new ServerProcess())).isEnabled(
+        config,
+      ),
+    ).toBe(true);
   });
 });

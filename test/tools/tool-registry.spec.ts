@@ -11,7 +11,9 @@ import { makeWorkspace, testConfig, type TempWorkspace } from './support/tool-fi
 
 const BUILT_INS = [
   'apply_patch',
+  'cancel_command',
   'edit_file',
+  'get_command_output',
   'glob',
   'list_directory',
   'read_file',

@@ -76,7 +76,7 @@ describe('loadConfig', () => {
 
   it('reads the model providers’ variables, with the contract defaults', () => {
     expect(loadConfig({}, '/srv').llm).toMatchObject({
-      anthropic: { apiKey: null, baseUrl: null },
+      endpoints: { OPENAI: { apiKey: null, baseUrl: null }, ANTHROPIC: { apiKey: null, baseUrl: null } },
       headers: {},
       fallbackModels: [],
       models: [],
@@ -93,7 +93,7 @@ describe('loadConfig', () => {
       },
       '/srv',
     );
-    expect(c.llm.anthropic.apiKey).toBe('sk-ant');
+    expect(c.llm.endpoints.ANTHROPIC.apiKey).toBe('sk-ant');
     expect(c.llm.headers).toEqual({
       'Copilot-Integration-Id': 'vscode-chat',
       'Editor-Version': 'vscode/1.99',

@@ -132,6 +132,7 @@ describe('counting tokens', () => {
       kind: 'estimate',
       encoding: 'o200k_base',
       factor: CLAUDE_FACTOR,
+      images: 'area',
     });
     expect(tokenizerFor('openai', 'qwen3-coder').kind).toBe('estimate');
   });

@@ -225,7 +225,7 @@ describe('the AI SDK UI message projection', () => {
       ]),
     ).toEqual({
       kind: 'prompt',
-      text: 'a\nb',
+      prompt: 'a\nb',
     });
     expect(
       readLastMessage([

@@ -79,7 +79,7 @@ describe('the secret variables (one declaration, read by every refusal and by ru
   });
 
   it("keeps every provider's declared secret from run_command", () => {
-    const secrets = PROVIDERS.flatMap((p) => p.variables.secrets);
+    const secrets = PROVIDERS.flatMap((p) => [`${p.endpoint.name}_API_KEY`, `${p.endpoint.name}_BASE_URL`]);
     expect(secrets).toEqual(expect.arrayContaining(['OPENAI_API_KEY', 'ANTHROPIC_API_KEY']));
     const env = Object.fromEntries(secrets.map((n) => [n, 'https://secret.example.com']));
     const config = loadConfig({ ...env, RUN_COMMAND_ENV: secrets.join(',') });

@@ -9,6 +9,7 @@ import {
   type ModelsInfo,
   type SessionSummary,
 } from './api';
+import { SchedulesPanel } from './SchedulesPanel';
 import { Chat } from './Chat';
 
 /** Which session the main area shows; `view` changes only when the person picks another one. */
@@ -170,6 +171,7 @@ export function App() {
             ))}
           </ul>
           {sessions.length > 0 && shown.length === 0 && <p className="empty">No session title matches.</p>}
+          <SchedulesPanel apiKey={apiKey} />
         </div>
       </aside>
       <main>
@@ -182,6 +184,10 @@ export function App() {
           listedTitle={titleIn(sessions, selection.sessionId)}
           onSessionStarted={onSessionStarted}
           onRunSettled={refresh}
+          onOpenSession={(sessionId) => {
+            setSelection({ view: sessionId, sessionId });
+            refresh();
+          }}
         />
       </main>
     </div>

@@ -3,12 +3,16 @@ import {
   ApiError,
   cancelRun,
   decide,
+  forkSession,
   getRun,
   getSession,
   postToolResult,
   runEvents,
   startRun,
+  uploadFile,
+  type Attachment,
   type Decision,
+  type Prompt,
   type StoredMessage,
 } from './api';
 import { Markdown } from './Markdown';
@@ -17,6 +21,7 @@ import {
   applyEvent,
   editedArgumentsIn,
   isActive,
+  isPending,
   newRun,
   type RunEvent,
   type RunView,
@@ -43,6 +48,8 @@ const RECONNECT_MS = 1000;
 /** A prompt sent from this page (or the active run found when a session opened) and its run. */
 interface Turn {
   prompt: string | null;
+  /** The files sent with the prompt. */
+  files?: Attachment[];
   run: RunView;
 }
 
@@ -63,6 +70,8 @@ interface Props {
   listedTitle: string | null | undefined;
   onSessionStarted: (sessionId: string) => void;
   onRunSettled: () => void;
+  /** Opens another session (a replay's fork). */
+  onOpenSession: (sessionId: string) => void;
 }
 
 /** One session: its stored conversation, the runs started here (streamed), the composer, and the run panel. */
@@ -74,6 +83,7 @@ export function Chat({
   listedTitle,
   onSessionStarted,
   onRunSettled,
+  onOpenSession,
 }: Props) {
   const keyRef = useRef(apiKey);
   keyRef.current = apiKey;
@@ -90,6 +100,8 @@ export function Chat({
   const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [input, setInput] = useState('');
+  const [attachments, setAttachments] = useState<Attachment[]>([]);
+  const fileInput = useRef<HTMLInputElement>(null);
   const [inspected, setInspected] = useState<string | null>(null);
   const [runModel, setRunModel] = useState<string | null>(null);
   const unmounted = useRef(new AbortController());
@@ -164,7 +176,7 @@ export function Chat({
         if (signal.aborted) return;
         response = null;
         const run = runOf(runId);
-        if (run === undefined || !isActive(run)) break;
+        if (run === undefined || !isPending(run)) break;
         setConnectionLost(true);
         await sleep(RECONNECT_MS);
       }
@@ -224,23 +236,53 @@ export function Chat({
           ? 'waiting'
           : 'streaming';
 
+  /** Uploads files (from the Attach button, a drop or a paste) and adds them to the next prompt. */
+  const attach = (files: readonly File[]) => {
+    for (const file of files) {
+      uploadFile(keyRef.current, file).then(
+        (uploaded) => setAttachments((current) => [...current, uploaded]),
+        (err: unknown) => setError(`${file.name}: ${err instanceof Error ? err.message : String(err)}`),
+      );
+    }
+  };
+
   const send = (event: FormEvent) => {
     event.preventDefault();
-    const prompt = input.trim();
-    if (prompt === '' || submitting || activeRun !== undefined) return;
+    const text = input.trim();
+    const files = attachments;
+    // A prompt sent while the session's run is active waits for it (queued under it); files go at once.
+    const enqueue = activeRun !== undefined;
+    if ((text === '' && files.length === 0) || submitting) return;
+    if (enqueue && (sessionRef.current === undefined || files.length > 0)) return;
+    sendPrompt(text, files, enqueue);
+  };
+
+  /**
+   * Sends `text` with `files` to the open session (a new one when none is open yet) and follows its
+   * run; `enqueue`: behind its active run.
+   */
+  const sendPrompt = (text: string, files: typeof attachments, enqueue = false) => {
+    const prompt: Prompt =
+      files.length === 0
+        ? text
+        : [
+            ...(text === '' ? [] : [{ type: 'text' as const, text }]),
+            ...files.map((f) => ({ type: 'file' as const, fileId: f.id })),
+          ];
     setSubmitting(true);
     setError(null);
     setNotice(null);
     const options = {
-      title: prompt.slice(0, 80),
+      title: (text || files[0]?.name || '').slice(0, 80),
       mode: newSession.mode,
       ...(newSession.model.trim() ? { model: newSession.model.trim() } : {}),
       clientTools: CLIENT_TOOLS,
     };
-    startRun(keyRef.current, sessionRef.current, prompt, options, unmounted.current.signal).then(
+    startRun(keyRef.current, sessionRef.current, prompt, options, unmounted.current.signal, enqueue).then(
       (response) => {
         setSubmitting(false);
         setInput('');
+        setAttachments([]);
         const runId = response.headers.get('X-Run-Id') ?? '';
         const sessionId = response.headers.get('X-Session-Id') ?? '';
         if (sessionRef.current === undefined) {
@@ -248,7 +290,7 @@ export function Chat({
           setInfo({ title: options.title, model: options.model ?? null, mode: options.mode });
           onSessionStarted(sessionId);
         }
-        turnsRef.current = [...turnsRef.current, { prompt, run: newRun(runId, true) }];
+        turnsRef.current = [...turnsRef.current, { prompt: text, files, run: newRun(runId, true) }];
         setTurns(turnsRef.current);
         setInspected(runId);
         void follow(runId, response);
@@ -264,6 +306,37 @@ export function Chat({
       },
     );
   };
+
+  /**
+   * "Edit" on a past prompt, and "Regenerate" on an answer (its own prompt again): the session is
+   * forked at the message before that prompt, the page switches to the fork, and `prompt` is sent
+   * there. The source session stays as it was (it is still in the list).
+   */
+  const sendInstead = (promptId: string, prompt: string) => {
+    const source = sessionRef.current;
+    const at = history.findIndex((m) => m.id === promptId);
+    if (source === undefined || at < 1 || submitting || activeRun !== undefined) return;
+    setSubmitting(true);
+    setError(null);
+    setNotice(null);
+    forkSession(keyRef.current, source, history[at - 1].id)
+      .then(async (fork) => {
+        const forked = await getSession(keyRef.current, fork.id);
+        sessionRef.current = fork.id;
+        setInfo({ title: forked.title, model: forked.model, mode: forked.mode });
+        setHistory(forked.messages);
+        setFailures({});
+        turnsRef.current = [];
+        setTurns([]);
+        onSessionStarted(fork.id);
+        sendPrompt(prompt, []);
+      })
+      .catch((err: unknown) => {
+        setSubmitting(false);
+        setError(err instanceof Error ? err.message : String(err));
+      });
+  };
+  const canRewrite = !submitting && activeRun === undefined;
 
   const cancel = () => {
     if (activeRun === undefined) return;
@@ -313,7 +386,12 @@ export function Chat({
               {loadError}
             </p>
           )}
-          <StoredConversation messages={history} failures={failures} onInspect={setInspected} />
+          <StoredConversation
+            messages={history}
+            failures={failures}
+            onInspect={setInspected}
+            onRewrite={canRewrite ? sendInstead : undefined}
+          />
           {history.length === 0 && turns.length === 0 && openedId === undefined && (
             <p className="empty">
               Send a message to start a run. Tool calls appear as cards; in safe mode, writes wait for your
@@ -336,7 +414,35 @@ export function Chat({
           </p>
         )}
         {notice !== null && <p className="notice">{notice}</p>}
-        <form className="composer" onSubmit={send}>
+        <form
+          className="composer"
+          onSubmit={send}
+          onDragOver={(event) => event.preventDefault()}
+          onDrop={(event) => {
+            event.preventDefault();
+            attach([...event.dataTransfer.files]);
+          }}
+          onPaste={(event) => {
+            if (event.clipboardData.files.length > 0) attach([...event.clipboardData.files]);
+          }}
+        >
+          {attachments.length > 0 && (
+            <ul className="attachments" aria-label="Attachments">
+              {attachments.map((a) => (
+                <li key={a.id} className="attachment">
+                  <span>{a.name}</span>
+                  <button
+                    type="button"
+                    className="link"
+                    aria-label={`Remove ${a.name}`}
+                    onClick={() => setAttachments((current) => current.filter((f) => f.id !== a.id))}
+                  >
+                    ×
+                  </button>
+                </li>
+              ))}
+            </ul>
+          )}
           <textarea
             aria-label="Message"
             placeholder="Ask the agent… (Enter sends, Shift+Enter for a new line)"
@@ -350,16 +456,43 @@ export function Chat({
             <span className="status" data-status={status}>
               {status}
             </span>
+            <input
+              ref={fileInput}
+              type="file"
+              multiple
+              hidden
+              aria-label="Attach file"
+              onChange={(event) => {
+                attach([...(event.target.files ?? [])]);
+                event.target.value = '';
+              }}
+            />
+            <button type="button" onClick={() => fileInput.current?.click()}>
+              Attach
+            </button>
             <button type="button" className="danger" onClick={cancel} disabled={activeRun === undefined}>
               Cancel
             </button>
-            <button type="submit" disabled={submitting || activeRun !== undefined || input.trim() === ''}>
+            <button
+              type="submit"
+              disabled={
+                submitting ||
+                (input.trim() === '' && attachments.length === 0) ||
+                (activeRun !== undefined && attachments.length > 0)
+              }
+            >
               Send
             </button>
           </div>
         </form>
       </div>
-      <RunPanel apiKey={apiKey} runId={inspected} live={panelRun} onModel={setRunModel} />
+      <RunPanel
+        apiKey={apiKey}
+        runId={inspected}
+        live={panelRun}
+        onModel={setRunModel}
+        onReplayed={onOpenSession}
+      />
     </div>
   );
 }
@@ -375,15 +508,21 @@ function LiveTurn({
 }) {
   const { run } = turn;
   const waiting = run.status === 'requires_action';
+  const ended = !isPending(run);
   const hasContent = run.segments.some((s) => s.kind === 'tool' || s.text !== '');
   return (
     <>
       {turn.prompt !== null && (
         <article className="message user">
-          <div className="text">{turn.prompt}</div>
+          {turn.prompt !== '' && <div className="text">{turn.prompt}</div>}
+          {(turn.files ?? []).map((f) => (
+            <div key={f.id} className="attachment" data-media-type={f.mediaType}>
+              📎 {f.name}
+            </div>
+          ))}
         </article>
       )}
-      {(hasContent || run.error !== null || !isActive(run)) && (
+      {(hasContent || run.error !== null || ended) && (
         <article className="message assistant">
           {run.segments.map((segment, i) =>
             segment.kind === 'text' ? (
@@ -410,15 +549,22 @@ function LiveTurn({
               </Fragment>
             ),
           )}
+          {run.output !== undefined && (
+            // JSON as text (React escapes it), never as HTML or Markdown.
+            <pre className="run-output" aria-label="Structured output">
+              {JSON.stringify(run.output, null, 2)}
+            </pre>
+          )}
           {run.error !== null && (
             <p className="run-error" role="alert">
               The run failed: {run.error.message}
             </p>
           )}
-          {!isActive(run) && (
+          {ended && (
             <footer className="run-status">
               run {run.status}
               {run.usage && ` · ${run.usage.promptTokens} + ${run.usage.completionTokens} tokens`}
+              {typeof run.usage?.costUsd === 'number' && ` · ${dollars(run.usage.costUsd)}`}
               <button type="button" className="link" onClick={onInspect}>
                 Inspect run
               </button>
@@ -427,6 +573,12 @@ function LiveTurn({
         </article>
       )}
       {!hasContent && isActive(run) && <p className="thinking">Thinking…</p>}
+      {run.status === 'queued' && (
+        <p className="thinking queued" data-status="queued">
+          Queued{run.queuedPosition !== null && ` (${run.queuedPosition} in line)`}: starts when the run
+          before it ends.
+        </p>
+      )}
     </>
   );
 }
@@ -436,11 +588,16 @@ function StoredConversation({
   messages,
   failures,
   onInspect,
+  onRewrite,
 }: {
   messages: readonly StoredMessage[];
   failures: Readonly<Record<string, string>>;
   onInspect: (runId: string) => void;
+  /** Sends a prompt instead of a stored one, in a fork (undefined while a run is active). */
+  onRewrite: ((promptId: string, prompt: string) => void) | undefined;
 }) {
+  const [editing, setEditing] = useState<string | null>(null);
+  const [draft, setDraft] = useState('');
   const results = new Map(
     messages.filter((m) => m.role === 'tool').map((m) => [m.toolCallId, m.content ?? '']),
   );
@@ -461,7 +618,49 @@ function StoredConversation({
           return (
             <Fragment key={m.id}>
               <article className="message user stored">
-                <div className="text">{m.content}</div>
+                {editing === m.id ? (
+                  <form
+                    className="edit-prompt"
+                    onSubmit={(event) => {
+                      event.preventDefault();
+                      if (draft.trim() === '' || onRewrite === undefined) return;
+                      setEditing(null);
+                      onRewrite(m.id, draft.trim());
+                    }}
+                  >
+                    <textarea
+                      aria-label="Edited prompt"
+                      value={draft}
+                      autoFocus
+                      onChange={(event) => setDraft(event.target.value)}
+                    />
+                    <div className="actions">
+                      <button type="button" className="quiet" onClick={() => setEditing(null)}>
+                        Discard
+                      </button>
+                      <button type="submit" disabled={draft.trim() === '' || onRewrite === undefined}>
+                        Send in a fork
+                      </button>
+                    </div>
+                  </form>
+                ) : (
+                  <>
+                    <div className="text">{m.content}</div>
+                    {onRewrite !== undefined && (
+                      <button
+                        type="button"
+                        className="link"
+                        title="Fork the session before this prompt and send an edited one"
+                        onClick={() => {
+                          setDraft(m.content ?? '');
+                          setEditing(m.id);
+                        }}
+                      >
+                        Edit
+                      </button>
+                    )}
+                  </>
+                )}
               </article>
               {failed}
             </Fragment>
@@ -494,6 +693,19 @@ function StoredConversation({
                   <button type="button" className="link" onClick={() => onInspect(m.runId!)}>
                     Inspect run
                   </button>
+                  {onRewrite !== undefined && promptOf(messages, m) !== undefined && (
+                    <button
+                      type="button"
+                      className="link"
+                      title="Fork the session before this answer's prompt and answer it again"
+                      onClick={() => {
+                        const prompt = promptOf(messages, m)!;
+                        onRewrite(prompt.id, prompt.content ?? '');
+                      }}
+                    >
+                      Regenerate
+                    </button>
+                  )}
                 </footer>
               )}
             </article>
@@ -503,6 +715,12 @@ function StoredConversation({
       })}
     </>
   );
+}
+
+/** The prompt an answer answers: the last user message before it. */
+function promptOf(messages: readonly StoredMessage[], answer: StoredMessage): StoredMessage | undefined {
+  const at = messages.indexOf(answer);
+  return messages.slice(0, at).findLast((m) => m.role === 'user');
 }
 
 /**
@@ -530,4 +748,14 @@ function parseStored(value: unknown): unknown {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A run's cost as people read dollars: `$0.42`, and a small one to its first significant digits (`$0.000123`). */
+function dollars(usd: number): string {
+  return new Intl.NumberFormat('en-US', {
+    style: 'currency',
+    currency: 'USD',
+    minimumFractionDigits: 2,
+    maximumFractionDigits: usd >= 0.01 || usd === 0 ? 2 : 6,
+  }).format(usd);
 }

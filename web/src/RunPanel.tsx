@@ -1,6 +1,14 @@
 import { useEffect, useState } from 'react';
-import { runEvents } from './api';
-import { applyEvent, formatDuration, newRun, stepsOf, type RunEvent, type RunView } from './run-state';
+import { replayRun, runEvents } from './api';
+import {
+  applyEvent,
+  formatDuration,
+  isActive,
+  newRun,
+  stepsOf,
+  type RunEvent,
+  type RunView,
+} from './run-state';
 import { readSse } from './sse';
 
 interface Props {
@@ -10,10 +18,12 @@ interface Props {
   live: RunView | undefined;
   /** The model a loaded run used (run_started), for a session that names none. */
   onModel: (model: string) => void;
+  /** Opens the session a replay of the run runs in. */
+  onReplayed: (sessionId: string) => void;
 }
 
 /** A run's timeline (each model call and the tool calls it asked for) and its raw events. */
-export function RunPanel({ apiKey, runId, live, onModel }: Props) {
+export function RunPanel({ apiKey, runId, live, onModel, onReplayed }: Props) {
   const [tab, setTab] = useState<'timeline' | 'events'>('timeline');
   const [loaded, setLoaded] = useState<RunView | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -41,6 +51,13 @@ export function RunPanel({ apiKey, runId, live, onModel }: Props) {
   }, [apiKey, runId, live === undefined]);
 
   const run = live ?? loaded;
+  /** Runs the run again in a fork (from its record; live after `fromStep` when given) and opens it. */
+  const replay = (runId: string, fromStep?: number) => {
+    replayRun(apiKey, runId, fromStep).then(
+      (started) => onReplayed(started.sessionId),
+      (err: unknown) => setError(err instanceof Error ? err.message : String(err)),
+    );
+  };
   return (
     <aside className="run-panel" aria-label="Run details">
       <div className="tabs" role="tablist">
@@ -72,15 +89,39 @@ export function RunPanel({ apiKey, runId, live, onModel }: Props) {
                 · <span className="model-name">{run.model}</span>
               </>
             )}
+            {!isActive(run) && (
+              <button
+                type="button"
+                className="link replay"
+                title="Run it again from what it stored, in a fork of its session: no model call, no tool"
+                onClick={() => replay(run.runId)}
+              >
+                Replay
+              </button>
+            )}
           </p>
-          {tab === 'timeline' ? <Timeline run={run} /> : <Events run={run} />}
+          {tab === 'timeline' ? (
+            <Timeline
+              run={run}
+              onReplayFrom={isActive(run) ? undefined : (step) => replay(run.runId, step)}
+            />
+          ) : (
+            <Events run={run} />
+          )}
         </>
       )}
     </aside>
   );
 }
 
-function Timeline({ run }: { run: RunView }) {
+function Timeline({
+  run,
+  onReplayFrom,
+}: {
+  run: RunView;
+  /** Replays the run's steps up to this one from the record, the rest live (a finished run only). */
+  onReplayFrom: ((step: number) => void) | undefined;
+}) {
   const steps = stepsOf(run);
   if (steps.length === 0) return <p className="empty">No model call finished yet.</p>;
   return (
@@ -96,6 +137,16 @@ function Timeline({ run }: { run: RunView }) {
             )}
             {step.durationMs !== null && <span className="duration">{formatDuration(step.durationMs)}</span>}
             {step.finishReason !== null && <span className="finish">{step.finishReason}</span>}
+            {onReplayFrom !== undefined && (
+              <button
+                type="button"
+                className="link"
+                title="Replay this run in a fork: up to this step from the record, then live"
+                onClick={() => onReplayFrom(step.iteration)}
+              >
+                Replay from here
+              </button>
+            )}
           </div>
           {step.tools.length > 0 && (
             <ul className="step-tools">

@@ -117,6 +117,28 @@ export function renameSession(key: string, id: string, title: string): Promise<S
   return request(key, 'PATCH', `/v1/sessions/${encodeURIComponent(id)}`, { title });
 }
 
+/** A new session with the conversation of `id` up to and including `atMessageId` ("Fork and replay"). */
+export function forkSession(key: string, id: string, atMessageId: string): Promise<SessionSummary> {
+  return request(key, 'POST', `/v1/sessions/${encodeURIComponent(id)}/fork`, { atMessageId });
+}
+
+/**
+ * A finished run run again in a fork of its session ("Fork and replay"): from its record, or — with
+ * `fromStep` — its steps up to that one from the record and the rest live.
+ */
+export function replayRun(
+  key: string,
+  runId: string,
+  fromStep?: number,
+): Promise<{ runId: string; sessionId: string }> {
+  return request(
+    key,
+    'POST',
+    `/v1/runs/${encodeURIComponent(runId)}/replay`,
+    fromStep === undefined ? {} : { fromStep },
+  );
+}
+
 export function deleteSession(key: string, id: string): Promise<void> {
   return request(key, 'DELETE', `/v1/sessions/${encodeURIComponent(id)}`);
 }
@@ -159,18 +181,45 @@ export async function getModels(key: string): Promise<ModelsInfo | null> {
   return { default: body.default, providers: Array.isArray(body.providers) ? body.providers : [] };
 }
 
+/** A file uploaded for a prompt (POST /v1/files). */
+export interface Attachment {
+  id: string;
+  name: string;
+  mediaType: string;
+}
+
+/** A prompt: its text, or its parts (text, and files by id). */
+export type Prompt = string | ({ type: 'text'; text: string } | { type: 'file'; fileId: string })[];
+
+/** Uploads a file as the raw body with its own type; the server judges its bytes. */
+export async function uploadFile(key: string, file: File): Promise<Attachment> {
+  const response = await fetch(`/v1/files?name=${encodeURIComponent(file.name || 'file')}`, {
+    method: 'POST',
+    headers: { ...authHeaders(key), 'Content-Type': file.type || 'application/octet-stream' },
+    body: file,
+  });
+  if (!response.ok) throw await apiError(response);
+  const body = (await response.json()) as Attachment;
+  return { id: body.id, name: body.name, mediaType: body.mediaType };
+}
+
 /** Starts a run: in a new session (POST /v1/chat) or in `sessionId`. The stream's response. */
 export async function startRun(
   key: string,
   sessionId: string | undefined,
-  prompt: string,
+  prompt: Prompt,
   options: Record<string, unknown>,
   signal: AbortSignal,
+  /** A prompt to a session whose run is active waits for it (onActive "enqueue"). */
+  enqueue = false,
 ): Promise<Response> {
   const [path, body] =
     sessionId === undefined
       ? ['/v1/chat', { ...options, prompt }]
-      : [`/v1/sessions/${encodeURIComponent(sessionId)}/messages`, { content: prompt }];
+      : [
+          `/v1/sessions/${encodeURIComponent(sessionId)}/messages`,
+          { content: prompt, ...(enqueue ? { onActive: 'enqueue' } : {}) },
+        ];
   const response = await fetch(path, {
     method: 'POST',
     headers: { ...authHeaders(key), 'Content-Type': 'application/json' },
@@ -195,4 +244,21 @@ export async function runEvents(
   if (response.status === 204) return null;
   if (!response.ok) throw await apiError(response);
   return response;
+}
+
+/** GET /v1/schedules: a prompt the server sends on a cron. */
+export interface ScheduleSummary {
+  id: string;
+  cron: string;
+  timezone: string;
+  prompt: string;
+  sessionId: string | null;
+  enabled: boolean;
+  nextRunAt: string | null;
+}
+
+/** The key's schedules, newest first (the first page: a read-only panel needs no more). */
+export async function listSchedules(key: string): Promise<ScheduleSummary[]> {
+  const page: { data: ScheduleSummary[] } = await request(key, 'GET', '/v1/schedules?limit=100');
+  return page.data;
 }

@@ -17,7 +17,14 @@ export interface ReceivedEvent {
 }
 
 export type RunStatus =
-  'running' | 'requires_action' | 'completed' | 'max_iterations' | 'cancelled' | 'budget_exceeded' | 'failed';
+  | 'queued'
+  | 'running'
+  | 'requires_action'
+  | 'completed'
+  | 'max_iterations'
+  | 'cancelled'
+  | 'budget_exceeded'
+  | 'failed';
 
 export interface ToolCallView {
   id: string;
@@ -56,7 +63,10 @@ export interface RunView {
   calls: Record<string, ToolCallView>;
   status: RunStatus;
   error: { code: string; message: string } | null;
-  usage: { promptTokens: number; completionTokens: number } | null;
+  /** `done`'s usage: tokens, and the run's cost in USD (null for models without a price). */
+  usage: { promptTokens: number; completionTokens: number; costUsd?: number | null } | null;
+  /** `done.output`: the final answer's parsed value, with a responseFormat ("Structured output"). */
+  output?: unknown;
   lastSeq: number;
   events: ReceivedEvent[];
   /** Followed from its start by this page: arrival times measure its model calls. */
@@ -67,6 +77,8 @@ export interface RunView {
    */
   children: Record<string, RunView>;
   delegations: Record<string, string>;
+  /** While it waits for its session's run (`queued`): its place in the queue, 1 next. */
+  queuedPosition: number | null;
 }
 
 export function newRun(runId: string, live: boolean): RunView {
@@ -83,6 +95,7 @@ export function newRun(runId: string, live: boolean): RunView {
     live,
     children: {},
     delegations: {},
+    queuedPosition: null,
   };
 }
 
@@ -115,8 +128,14 @@ export function applyEvent(view: RunView, event: RunEvent, at: number): RunView 
       next.delegations = { ...next.delegations, [id]: childRunId };
       break;
     }
+    case 'queued':
+      next.status = 'queued';
+      next.queuedPosition = typeof event.position === 'number' ? event.position : null;
+      break;
     case 'run_started':
       next.model = str(event.model) || null;
+      if (next.status === 'queued') next.status = 'running';
+      next.queuedPosition = null;
       break;
     case 'text': {
       const last = next.segments.at(-1);
@@ -176,6 +195,7 @@ export function applyEvent(view: RunView, event: RunEvent, at: number): RunView 
     case 'done':
       next.status = (str(event.status) || 'completed') as RunStatus;
       next.usage = (event.usage as RunView['usage']) ?? null;
+      if (event.output !== undefined) next.output = event.output;
       break;
     case 'error':
       next.status = 'failed';
@@ -194,6 +214,11 @@ export function pendingCalls(view: RunView): ToolCallView[] {
 
 export function isActive(view: RunView): boolean {
   return view.status === 'running' || view.status === 'requires_action';
+}
+
+/** Not ended yet: active, or queued behind its session's active run. */
+export function isPending(view: RunView): boolean {
+  return isActive(view) || view.status === 'queued';
 }
 
 export interface StepView {

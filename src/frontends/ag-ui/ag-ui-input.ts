@@ -1,8 +1,9 @@
 import type { Message, RunAgentInput } from '@ag-ui/core';
+import type { PromptInput, PromptPart } from '../../files/prompt-parts';
 import type { ClientToolDefinition } from '../../persistence/entities/session.entity';
 
 export type AgUiTurn =
-  | { kind: 'prompt'; text: string }
+  | { kind: 'prompt'; prompt: PromptInput }
   | { kind: 'results'; results: { toolCallId: string; content: string; isError: boolean }[] }
   /** No new user message: the thread's run goes on from where the client's last stream ended. */
   | { kind: 'continue' }
@@ -34,9 +35,16 @@ export function readAgUiTurn(input: RunAgentInput): AgUiTurn {
   if (input.messages.at(-1)?.role === 'assistant') return { kind: 'continue' };
   const user = [...input.messages].reverse().find((m) => m.role === 'user');
   const text = user ? contentText(user.content) : '';
-  if (text.trim() === '') return { kind: 'none' };
+  const files = user ? fileParts(user.content) : [];
   const context = input.context.map((c) => `${c.description}: ${c.value}`);
-  return { kind: 'prompt', text: context.length > 0 ? `${text}\n\n${context.join('\n')}` : text };
+  if (files.length > 0) {
+    // With files, the prompt is its parts in order, the context a text part after them.
+    const parts = (user!.content as unknown[]).flatMap(promptPart);
+    if (context.length > 0) parts.push({ type: 'text', text: context.join('\n') });
+    return { kind: 'prompt', prompt: parts };
+  }
+  if (text.trim() === '') return { kind: 'none' };
+  return { kind: 'prompt', prompt: context.length > 0 ? `${text}\n\n${context.join('\n')}` : text };
 }
 
 /** The input's tools as the session's client tools (OpenAI function definitions). */
@@ -64,4 +72,77 @@ function contentText(content: unknown): string {
     )
     .map((p) => p.text)
     .join('\n');
+}
+
+type Loose = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Loose => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The `binary` input part of AG-UI before 1.0 (`{ type: 'binary', mimeType, data | url | id,
+ * filename? }`), which the current schema no longer knows, as the 1.x part that says the same: an
+ * `image` for an image type, a `document` otherwise (its source the data, the URL or the file id;
+ * the file name kept in `metadata`). Applied to a body before it is validated.
+ */
+export function upgradeBinaryParts(body: unknown): unknown {
+  if (!isObject(body) || !Array.isArray(body.messages)) return body;
+  const messages = (body.messages as unknown[]).map((m) => {
+    if (!isObject(m) || m.role !== 'user' || !Array.isArray(m.content)) return m;
+    return { ...m, content: (m.content as unknown[]).map(upgradeBinary) };
+  });
+  return { ...body, messages };
+}
+
+function upgradeBinary(part: unknown): unknown {
+  if (!isObject(part) || part.type !== 'binary' || typeof part.mimeType !== 'string') return part;
+  const mimeType = part.mimeType;
+  const source =
+    typeof part.data === 'string'
+      ? { type: 'data', value: part.data, mimeType }
+      : typeof part.url === 'string'
+        ? { type: 'url', value: part.url, mimeType }
+        : typeof part.id === 'string'
+          ? { type: 'file', value: part.id, mimeType }
+          : undefined;
+  if (source === undefined) return part;
+  return {
+    type: mimeType.startsWith('image/') ? 'image' : 'document',
+    source,
+    ...(typeof part.filename === 'string' ? { metadata: { filename: part.filename } } : {}),
+  };
+}
+
+function fileParts(content: unknown): Loose[] {
+  if (!Array.isArray(content)) return [];
+  return (content as unknown[]).filter(
+    (p): p is Loose => isObject(p) && (p.type === 'image' || p.type === 'document'),
+  );
+}
+
+const FILE_PATH = /^(?:https?:\/\/[^/]+)?\/v1\/files\/([^/?#]+)$/;
+
+/**
+ * A user message's part as a prompt part ("Attachments"): text as text; an `image` or `document`
+ * by its source — data (base64) as a data URL, a URL (a `/v1/files/:id` of this server, or a data
+ * URL), a file id as the caller's file.
+ */
+function promptPart(part: unknown): PromptPart[] {
+  if (!isObject(part)) return [];
+  if (part.type === 'text') {
+    return typeof part.text === 'string' && part.text !== '' ? [{ type: 'text', text: part.text }] : [];
+  }
+  if ((part.type !== 'image' && part.type !== 'document') || !isObject(part.source)) return [];
+  const source = part.source;
+  const value = typeof source.value === 'string' ? source.value : '';
+  const name =
+    isObject(part.metadata) && typeof part.metadata.filename === 'string'
+      ? { name: part.metadata.filename }
+      : {};
+  if (source.type === 'file') return [{ type: 'file', fileId: value }];
+  if (source.type === 'url') {
+    const stored = FILE_PATH.exec(value);
+    return [stored ? { type: 'file', fileId: stored[1] } : { type: 'file', url: value, ...name }];
+  }
+  const mimeType = typeof source.mimeType === 'string' ? source.mimeType : 'application/octet-stream';
+  return [{ type: 'file', url: `data:${mimeType};base64,${value}`, ...name }];
 }

@@ -63,6 +63,7 @@ export function projectAgUiEvent(s: AgUiProjectionState, e: RunEvent): BaseEvent
       break;
     }
     // context_compacted: older context made room for the next call; the client's messages are unchanged.
+    case 'queued':
     case 'run_started':
     case 'tool_call_output':
     case 'context_compacted':
@@ -126,6 +127,8 @@ export function projectAgUiEvent(s: AgUiProjectionState, e: RunEvent): BaseEvent
     case 'done':
       closeStep(s, out);
       s.ended = true;
+      // A structured answer's value (responseFormat), as the run's state before it finishes.
+      if (e.output !== undefined) out.push(ev(EventType.STATE_SNAPSHOT, { snapshot: { output: e.output } }));
       out.push(finished(s, e.status, []));
       break;
     case 'error':

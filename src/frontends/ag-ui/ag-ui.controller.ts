@@ -1,6 +1,7 @@
 import { Body, Controller, Headers, Post, Res } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
+import { EndUser } from '../../auth/end-user';
 import { Owner } from '../../auth/owner.decorator';
 import { ApiErrors } from '../../http/api-errors.decorator';
 import { AgUiService } from './ag-ui.service';
@@ -37,10 +38,11 @@ export class AgUiController {
   @ApiErrors(409, 429, 503)
   run(
     @Owner() owner: string,
+    @EndUser() endUser: string | null,
     @Body() body: unknown,
     @Res() reply: FastifyReply,
     @Headers('traceparent') traceParent: string | undefined,
   ) {
-    return this.agUi.run(owner, body, reply, traceParent);
+    return this.agUi.run(owner, endUser, body, reply, traceParent);
   }
 }

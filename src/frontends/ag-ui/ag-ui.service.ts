@@ -11,7 +11,7 @@ import { WaitingRunTurns } from '../waiting-run-turns.service';
 import { Sessions, type SessionOptions } from '../../sessions/sessions.service';
 import { ProjectedRunStream } from '../projected-run.service';
 import { EventStreams } from '../../sse/event-streams.service';
-import { clientToolsOf, readAgUiTurn } from './ag-ui-input';
+import { clientToolsOf, readAgUiTurn, upgradeBinaryParts } from './ag-ui-input';
 import { AgUiContinuation } from './ag-ui-continuation.service';
 import {
   agUiWaitingFinish,
@@ -31,6 +31,7 @@ const SESSION_OPTION_KEYS = [
   'reasoning',
   'maxTokens',
   'maxCostUsd',
+  'responseFormat',
 ] as const;
 
 /** AG-UI's RunAgentInput as Loopwright runs, answered as AG-UI events. */
@@ -45,10 +46,19 @@ export class AgUiService {
     private readonly continuation: AgUiContinuation,
   ) {}
 
-  /** `traceParent`: the request's W3C traceparent, under which a run it starts is traced. */
-  async run(owner: string, body: unknown, reply: FastifyReply, traceParent?: string): Promise<void> {
+  /**
+   * `traceParent`: the request's W3C traceparent, under which a run it starts is traced; `endUser`:
+   * the request's X-End-User (the thread id names a session of the key and this end user).
+   */
+  async run(
+    owner: string,
+    endUser: string | null,
+    body: unknown,
+    reply: FastifyReply,
+    traceParent?: string,
+  ): Promise<void> {
     this.streams.assertCapacity();
-    const parsed = RunAgentInputSchema.safeParse(body);
+    const parsed = RunAgentInputSchema.safeParse(upgradeBinaryParts(body));
     if (!parsed.success) {
       throw new DomainError(
         ErrorCode.InvalidRequest,
@@ -66,16 +76,17 @@ export class AgUiService {
     const options = await sessionOptions(input.forwardedProps);
     // Checked as POST /v1/sessions checks clientTools, before the thread's session is opened.
     const { clientTools = [] } = await checkedOptions({ clientTools: clientToolsOf(input) }, 'tools');
-    const session = await this.sessions.openChat(owner, input.threadId, options);
+    const session = await this.sessions.openChat(owner, input.threadId, options, endUser);
     // The input's tools are the thread's client tools from now on.
     await this.sessions.setClientTools(owner, session, clientTools);
     const ids = { threadId: input.threadId, inputRunId: input.runId, sessionId: session.id };
 
     if (turn.kind === 'prompt') {
       const { runId } = await this.runs.start(owner, {
-        prompt: turn.text,
+        prompt: turn.prompt,
         sessionId: session.id,
         traceParent,
+        endUser,
       });
       return this.stream(reply, newAgUiProjection({ ...ids, runId }));
     }

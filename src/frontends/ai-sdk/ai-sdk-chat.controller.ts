@@ -1,6 +1,7 @@
 import { Body, Controller, Get, Headers, Param, Post, Res } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
+import { EndUser } from '../../auth/end-user';
 import { Owner } from '../../auth/owner.decorator';
 import { ApiErrors } from '../../http/api-errors.decorator';
 import { AiSdkChatDto } from './ai-sdk-chat.dto';
@@ -26,11 +27,12 @@ export class AiSdkChatController {
   @ApiErrors(409, 429, 503)
   send(
     @Owner() owner: string,
+    @EndUser() endUser: string | null,
     @Body() { id, messages, trigger, messageId: _, ...options }: AiSdkChatDto,
     @Res() reply: FastifyReply,
     @Headers('traceparent') traceParent: string | undefined,
   ) {
-    return this.chats.send(owner, { chatId: id, messages, trigger, options, traceParent }, reply);
+    return this.chats.send(owner, { chatId: id, messages, trigger, options, traceParent, endUser }, reply);
   }
 
   @Get(':chatId/messages')
@@ -55,8 +57,8 @@ export class AiSdkChatController {
     },
   })
   @ApiErrors(400)
-  messages(@Owner() owner: string, @Param('chatId') chatId: string) {
-    return this.chats.messages(owner, chatId);
+  messages(@Owner() owner: string, @EndUser() endUser: string | null, @Param('chatId') chatId: string) {
+    return this.chats.messages(owner, endUser, chatId);
   }
 
   @Get(':chatId/stream')
@@ -65,7 +67,12 @@ export class AiSdkChatController {
   @ApiOkResponse(UI_MESSAGE_STREAM)
   @ApiNoContentResponse({ description: 'The chat has no running or waiting run' })
   @ApiErrors(400, 503)
-  resume(@Owner() owner: string, @Param('chatId') chatId: string, @Res() reply: FastifyReply) {
-    return this.chats.resume(owner, chatId, reply);
+  resume(
+    @Owner() owner: string,
+    @EndUser() endUser: string | null,
+    @Param('chatId') chatId: string,
+    @Res() reply: FastifyReply,
+  ) {
+    return this.chats.resume(owner, endUser, chatId, reply);
   }
 }

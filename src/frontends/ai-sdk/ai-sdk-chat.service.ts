@@ -27,6 +27,8 @@ export interface AiSdkChatRequest {
   options: SessionOptions;
   /** The request's W3C traceparent: a run it starts is traced under it. */
   traceParent?: string;
+  /** The request's end user (X-End-User): the chat id names a session of the key and this end user. */
+  endUser: string | null;
 }
 
 /** `useChat`'s requests as Loopwright runs, answered as AI SDK UI message streams. */
@@ -46,11 +48,12 @@ export class AiSdkChatService {
     this.streams.assertCapacity();
     if (req.trigger === 'regenerate-message') {
       // The stored last prompt is answered again in a new run; nothing of the client's history is read.
-      const session = await this.sessions.openChat(owner, req.chatId, req.options);
+      const session = await this.sessions.openChat(owner, req.chatId, req.options, req.endUser);
       const { runId } = await this.runs.start(owner, {
         regenerate: true,
         sessionId: session.id,
         traceParent: req.traceParent,
+        endUser: req.endUser,
       });
       return this.stream(reply, newUiProjection(runId, session.id));
     }
@@ -61,12 +64,13 @@ export class AiSdkChatService {
         'the last message must be a user message with text, or an assistant message with tool approval responses or outputs',
       );
     }
-    const session = await this.sessions.openChat(owner, req.chatId, req.options);
+    const session = await this.sessions.openChat(owner, req.chatId, req.options, req.endUser);
     if (last.kind === 'prompt') {
       const { runId } = await this.runs.start(owner, {
-        prompt: last.text,
+        prompt: last.prompt,
         sessionId: session.id,
         traceParent: req.traceParent,
+        endUser: req.endUser,
       });
       return this.stream(reply, newUiProjection(runId, session.id));
     }
@@ -82,8 +86,8 @@ export class AiSdkChatService {
   }
 
   /** The chat's running or waiting run from its start; 204 when it has none. */
-  async resume(owner: string, chatId: string, reply: FastifyReply): Promise<void> {
-    const session = await this.sessions.findChat(owner, chatId);
+  async resume(owner: string, endUser: string | null, chatId: string, reply: FastifyReply): Promise<void> {
+    const session = await this.sessions.findChat(owner, chatId, endUser);
     const runId = session ? await this.store.activeRunOfSession(this.store.queryable, session.id) : null;
     if (!session || !runId) {
       await reply.status(204).send();
@@ -93,8 +97,8 @@ export class AiSdkChatService {
   }
 
   /** The chat's stored conversation as `UIMessage[]` (what `useChat({ messages })` takes); `[]` for an unused chat id. */
-  async messages(owner: string, chatId: string): Promise<LoopwrightUiMessage[]> {
-    const session = await this.sessions.findChat(owner, chatId);
+  async messages(owner: string, endUser: string | null, chatId: string): Promise<LoopwrightUiMessage[]> {
+    const session = await this.sessions.findChat(owner, chatId, endUser);
     if (!session) return [];
     const [messages, calls] = await Promise.all([
       this.conversation.sessionMessages(session.id),

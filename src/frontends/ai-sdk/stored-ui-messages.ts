@@ -26,7 +26,7 @@ export function storedUiMessages(
     if (m.role === 'system' || m.role === 'tool') continue;
     if (m.role === 'user') {
       current = null;
-      out.push({ id: m.id, role: 'user', parts: [{ type: 'text', text: m.content ?? '' }] });
+      out.push({ id: m.id, role: 'user', parts: userParts(m) });
       continue;
     }
     const runId = m.runId ?? m.id;
@@ -97,4 +97,14 @@ function toolPart(c: ToolCallRow): Part {
   // A client tool is a static part named after the tool, as `tool-input-available` without `dynamic` makes it.
   const { type: _, toolName: __, ...rest } = state;
   return { ...rest, type: `tool-${c.name}` };
+}
+
+/** A user message's parts as useChat shows them: its text, and its files by their URL on this server. */
+function userParts(m: MessageRow): Part[] {
+  if (!m.parts) return [{ type: 'text', text: m.content ?? '' }];
+  return m.parts.map((p): Part =>
+    p.type === 'text'
+      ? { type: 'text', text: p.text }
+      : { type: 'file', mediaType: p.mediaType, filename: p.name, url: `/v1/files/${p.fileId}` },
+  );
 }

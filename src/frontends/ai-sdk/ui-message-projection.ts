@@ -98,6 +98,7 @@ export function projectUiEvent(s: UiProjectionState, e: RunEvent): LoopwrightChu
       out.push(subagentChunk(data));
       break;
     }
+    case 'queued':
     case 'run_started':
     case 'tool_call_output':
     case 'context_compacted':
@@ -162,6 +163,8 @@ export function projectUiEvent(s: UiProjectionState, e: RunEvent): LoopwrightChu
     case 'done':
       closeStep(s, out);
       s.ended = true;
+      // A structured answer's value (responseFormat), before the finish.
+      if (e.output !== undefined) out.push({ type: 'data-output', data: { output: e.output } });
       out.push({
         type: 'finish',
         finishReason:
@@ -233,6 +236,7 @@ function projectChildEvent(s: UiProjectionState, e: RunEvent, out: LoopwrightChu
         });
       return;
     // The rest of a child's work shows in its part's status and text, or nowhere in this message.
+    case 'queued':
     case 'run_started':
     case 'reasoning':
     case 'tool_call_start':

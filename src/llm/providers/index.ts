@@ -3,7 +3,12 @@ import { OPENAI } from './openai/openai.definition';
 import { OPENAI_RESPONSES_PROVIDER } from './openai-responses/openai-responses.definition';
 import type { ProviderDefinition } from './provider-definition';
 
-export type { ProviderDefinition } from './provider-definition';
+export {
+  configuredBy,
+  providerBaseUrl,
+  upstreamToCheck,
+  type ProviderDefinition,
+} from './provider-definition';
 
 /**
  * Every model provider: a folder each, registered here (one line). Only the configured ones are

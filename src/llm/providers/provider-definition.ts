@@ -1,18 +1,24 @@
 import type { AppConfig } from '../../config/app-config';
-import type { SecretVariable } from '../../config/secret-variables';
+import type { EndpointName } from '../../config/secret-variables';
 import type { ModelProvider } from '../model-provider';
+import type { UpstreamToCheck } from '../upstream-check';
 
 /** One provider as a folder of src/llm/providers/ registers it (providers/index.ts). */
 export interface ProviderDefinition {
   /** The prefix of its models: `<name>/<model>`. */
   readonly name: string;
   /**
-   * The variables of its settings (config/ reads them into AppConfig.llm): the one that configures
-   * it when it is not always on (named in the refusal of a model of it while unset), and the secret
-   * ones — names of config's SECRET_VARIABLES, so a provider's new key is declared a secret there
-   * (kept from run_command, redacted in refusals) or this does not compile.
+   * Where it sends requests: the endpoint whose `<NAME>_API_KEY` and `<NAME>_BASE_URL` set it up
+   * (declared in config/secret-variables.ts, so its key is a secret — kept from run_command, redacted
+   * in refusals — or this does not compile; config/ reads them into AppConfig.llm.endpoints), the base
+   * URL used when none is set, and whether it is configured only once its key is set (a model of it
+   * is then refused naming `<NAME>_API_KEY`) or always (a local server may need no key).
    */
-  readonly variables: { readonly configuredBy: string | null; readonly secrets: readonly SecretVariable[] };
+  readonly endpoint: {
+    readonly name: EndpointName;
+    readonly defaultBaseUrl: string;
+    readonly needsKey: boolean;
+  };
   /**
    * How the rest of the server names its models elsewhere: the provider id of the price table
    * (`@pydantic/genai-prices`) and of the context-window registry (tokenlens), or null when neither
@@ -34,7 +40,34 @@ export interface ProviderDefinition {
     readonly documents: boolean;
     readonly structuredOutput: boolean;
   };
-  /** Where its requests go, or null when it is not configured (its models are then refused). */
-  baseUrl(config: AppConfig): string | null;
   create(config: AppConfig): ModelProvider;
+  /**
+   * What start-up asks to learn whether its upstream answers and takes the key; the default asks
+   * `GET {baseUrl}/models` with the key as a bearer token (every OpenAI-compatible server has it).
+   */
+  upstreamCheck?(baseUrl: string, apiKey: string, headers: Readonly<Record<string, string>>): UpstreamToCheck;
+}
+
+/** Where `definition`'s requests go, or null when it is not configured (its models are then refused). */
+export function providerBaseUrl(definition: ProviderDefinition, config: AppConfig): string | null {
+  const { name, defaultBaseUrl, needsKey } = definition.endpoint;
+  const endpoint = config.llm.endpoints[name];
+  if (needsKey && endpoint.apiKey === null) return null;
+  return endpoint.baseUrl ?? defaultBaseUrl;
+}
+
+/** The variable that configures `definition` when it is not always on (named when one of its models is refused). */
+export function configuredBy(definition: ProviderDefinition): string | null {
+  return definition.endpoint.needsKey ? `${definition.endpoint.name}_API_KEY` : null;
+}
+
+/** What start-up checks of a configured provider (see ProviderDefinition.upstreamCheck). */
+export function upstreamToCheck(definition: ProviderDefinition, config: AppConfig): UpstreamToCheck | null {
+  const baseUrl = providerBaseUrl(definition, config);
+  if (baseUrl === null) return null;
+  const apiKey = config.llm.endpoints[definition.endpoint.name].apiKey;
+  if (definition.upstreamCheck !== undefined && apiKey !== null) {
+    return definition.upstreamCheck(baseUrl, apiKey, config.llm.headers);
+  }
+  return { provider: definition.name, baseUrl, apiKey, headers: config.llm.headers };
 }

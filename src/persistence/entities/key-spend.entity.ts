@@ -1,8 +1,9 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 /**
- * What a key spent in one budget window (BUDGETS), moved by the statement that stores each model
- * call's step: the counter every check before a model call reads (one row, not a sum of calls).
+ * What a key — or one end user of a key, `owner` `<key>/<end user>` — spent in one budget window
+ * (BUDGETS), moved by the statement that stores each model call's step, and what the calls in flight
+ * have reserved: the counter every reservation before a model call reads (one row, not a sum of calls).
  */
 @Entity({ name: 'key_spend' })
 export class KeySpendEntity {
@@ -22,4 +23,12 @@ export class KeySpendEntity {
 
   @Column({ name: 'cost_usd', type: 'double precision', default: 0 })
   costUsd!: number;
+
+  /** Prompt + maximum output tokens of the calls in flight (budget_reservations). */
+  @Column({ name: 'reserved_tokens', type: 'bigint', default: 0 })
+  reservedTokens!: string;
+
+  /** Their maximum cost. */
+  @Column({ name: 'reserved_usd', type: 'numeric', default: 0 })
+  reservedUsd!: string;
 }

@@ -12,6 +12,23 @@ export interface SummarizedSpan {
   toId: string;
 }
 
+/**
+ * A part of a user message whose prompt came as parts ("Attachments"): its text, or a reference to
+ * a file (never its bytes) with the name and type it had when it was sent.
+ */
+export type StoredMessagePart =
+  | { type: 'text'; text: string }
+  | {
+      type: 'file';
+      fileId: string;
+      name: string;
+      mediaType: string;
+      /** Bytes, and an image's pixels: what the context window counts it by (not shown to clients). */
+      size?: number;
+      width?: number | null;
+      height?: number | null;
+    };
+
 export interface StoredToolCall {
   id: string;
   name: string;
@@ -55,6 +72,10 @@ export class MessageEntity {
   /** What the provider that wrote this message needs back on later calls (llm's ProviderData). */
   @Column({ name: 'provider_data', type: 'jsonb', nullable: true })
   providerData!: { provider: string; items: unknown[] } | null;
+
+  /** A user message's parts, in order, when its prompt had a file; null: its content is all of it. */
+  @Column({ type: 'jsonb', nullable: true })
+  parts!: StoredMessagePart[] | null;
 
   @Column({ name: 'tool_call_id', type: 'text', nullable: true })
   toolCallId!: string | null;

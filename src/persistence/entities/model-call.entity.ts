@@ -57,6 +57,10 @@ export class ModelCallEntity {
   @Column({ type: 'boolean', default: false })
   estimated!: boolean;
 
+  /** The end user of its session, when it has one (GET /v1/usage groupBy=endUser). */
+  @Column({ name: 'end_user', type: 'text', nullable: true })
+  endUser!: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
 }

@@ -1,3 +1,4 @@
+import type { ResponseFormat } from '../../common/response-format';
 import {
   Column,
   CreateDateColumn,
@@ -11,9 +12,22 @@ import {
 import { SessionEntity } from './session.entity';
 
 export type RunStatus =
-  'running' | 'requires_action' | 'completed' | 'max_iterations' | 'cancelled' | 'budget_exceeded' | 'failed';
+  | 'queued'
+  | 'running'
+  | 'requires_action'
+  | 'completed'
+  | 'max_iterations'
+  | 'cancelled'
+  | 'budget_exceeded'
+  | 'failed';
 
 export const ACTIVE_RUN_STATUSES: readonly RunStatus[] = ['running', 'requires_action'];
+
+/** What a replayed run replays ("Fork and replay"): `of` the run, its steps 1…`steps` recorded (null: all). */
+export interface RunReplay {
+  of: string;
+  steps: number | null;
+}
 
 export interface RunError {
   code: string;
@@ -31,6 +45,8 @@ export interface RunError {
 // A key's active runs, counted at every start (MAX_ACTIVE_RUNS_PER_KEY) without reading its history.
 @Index('idx_runs_owner_active', ['owner'], { where: "status IN ('running', 'requires_action')" })
 @Index('idx_runs_active_lease', ['leaseExpiresAt'], { where: "status = 'running'" })
+// A session's queue, oldest first ("Messages while a run is active").
+@Index('idx_runs_queued', ['sessionId', 'queuedAt', 'createdAt'], { where: "status = 'queued'" })
 export class RunEntity {
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'pk_runs' })
   id!: string;
@@ -91,6 +107,10 @@ export class RunEntity {
   @Column({ type: 'jsonb', nullable: true })
   error!: RunError | null;
 
+  /** A replayed run: the run it replays, and how many of its steps come from the record (null: all). */
+  @Column({ type: 'jsonb', nullable: true })
+  replay!: RunReplay | null;
+
   /** The last event number stored for this run. */
   @Column({ name: 'last_seq', type: 'int', default: 0 })
   lastSeq!: number;
@@ -109,6 +129,22 @@ export class RunEntity {
   /** How often a process took the run over after its own one died or shut down (RUN_MAX_RESUMES). */
   @Column({ type: 'int', default: 0 })
   resumes!: number;
+
+  /** A queued run's prompt, until it starts (then it is a message of the session, and this is null). */
+  @Column({ name: 'queued_prompt', type: 'text', nullable: true })
+  queuedPrompt!: string | null;
+
+  /** Orders a session's queued runs (an interrupt's goes first); null for a run never queued. */
+  @Column({ name: 'queued_at', type: 'timestamptz', nullable: true })
+  queuedAt!: Date | null;
+
+  /** What the final answer must be: the prompt's responseFormat, else the session's; null: free text. */
+  @Column({ name: 'response_format', type: 'jsonb', nullable: true })
+  responseFormat!: ResponseFormat | null;
+
+  /** Answers sent back to the model because they did not match `responseFormat` (at most one). */
+  @Column({ name: 'output_corrections', type: 'int', default: 0 })
+  outputCorrections!: number;
 
   @Column({ name: 'cancel_requested', type: 'boolean', default: false })
   cancelRequested!: boolean;

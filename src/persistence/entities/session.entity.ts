@@ -1,3 +1,4 @@
+import type { ResponseFormat } from '../../common/response-format';
 import {
   Column,
   CreateDateColumn,
@@ -64,9 +65,17 @@ export class SessionEntity {
   @Column({ name: 'max_cost_usd', type: 'double precision', nullable: true })
   maxCostUsd!: number | null;
 
+  /** The end user (X-End-User or `endUser`) the session belongs to besides its key; null: the key's alone. */
+  @Column({ name: 'end_user', type: 'text', nullable: true })
+  endUser!: string | null;
+
   /** `off`, `low`, `medium`, `high`; null: LLM_REASONING. */
   @Column({ type: 'text', nullable: true })
   reasoning!: string | null;
+
+  /** What every run's final answer must be (Structured output); null: free text. */
+  @Column({ name: 'response_format', type: 'jsonb', nullable: true })
+  responseFormat!: ResponseFormat | null;
 
   /** The next message's position in the session; messages are ordered by it. */
   @Column({ name: 'next_message_seq', type: 'int', default: 1 })

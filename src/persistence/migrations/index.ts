@@ -12,7 +12,16 @@ import { MessageContext1795779164919 } from './1795779164919-message-context';
 import { SessionModelCalls1795800000000 } from './1795800000000-session-model-calls';
 import { SessionCompactionClaims1795900000000 } from './1795900000000-session-compaction-claims';
 import { CountedUsage1796179338219 } from './1796179338219-counted-usage';
+import { BackgroundCommands1797000000000 } from './1797000000000-background-commands';
 import { ChildSessions1797100000000 } from './1797100000000-child-sessions';
+import { Files1797200000000 } from './1797200000000-files';
+import { MessageParts1797200000001 } from './1797200000001-message-parts';
+import { ResponseFormat1797300000000 } from './1797300000000-response-format';
+import { BudgetReservations1797400000000 } from './1797400000000-budget-reservations';
+import { QueuedRuns1797500000000 } from './1797500000000-queued-runs';
+import { Schedules1797500000001 } from './1797500000001-schedules';
+import { Webhooks1797600000000 } from './1797600000000-webhooks';
+import { RunReplays1797700000000 } from './1797700000000-run-replays';
 
 /** Every committed migration, oldest first. Never edit one that has landed; add a new one. */
 export const MIGRATIONS = [
@@ -30,5 +39,14 @@ export const MIGRATIONS = [
   SessionModelCalls1795800000000,
   SessionCompactionClaims1795900000000,
   CountedUsage1796179338219,
+  BackgroundCommands1797000000000,
   ChildSessions1797100000000,
+  Files1797200000000,
+  MessageParts1797200000001,
+  ResponseFormat1797300000000,
+  BudgetReservations1797400000000,
+  QueuedRuns1797500000000,
+  Schedules1797500000001,
+  Webhooks1797600000000,
+  RunReplays1797700000000,
 ];

@@ -1,12 +1,13 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsNotEmpty, IsOptional, IsString, IsUUID } from 'class-validator';
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsOptional, IsUUID } from 'class-validator';
+import type { PromptInput } from '../../files/prompt-parts';
 import { SessionOptionsDto } from '../../sessions/dto/session-options.dto';
+import { ON_ACTIVE_VALUES, type OnActive } from '../start-run';
+import { ApiPrompt } from './prompt.dto';
 
 export class CreateChatDto extends SessionOptionsDto {
-  @ApiProperty({ example: 'What is in README.md?' })
-  @IsString()
-  @IsNotEmpty()
-  prompt!: string;
+  @ApiPrompt('What is in README.md?')
+  prompt!: PromptInput;
 
   @ApiPropertyOptional({
     format: 'uuid',
@@ -15,4 +16,14 @@ export class CreateChatDto extends SessionOptionsDto {
   @IsOptional()
   @IsUUID()
   sessionId?: string;
+
+  @ApiPropertyOptional({
+    enum: ON_ACTIVE_VALUES,
+    default: 'reject',
+    description:
+      'When the session has an active run: reject (409), enqueue (the stream begins with queued and goes on when the runs before it ended), interrupt (the active run is cancelled, this one starts)',
+  })
+  @IsOptional()
+  @IsIn(ON_ACTIVE_VALUES)
+  onActive?: OnActive;
 }

@@ -87,6 +87,7 @@ export class RunResponse {
 
   @ApiProperty({
     enum: [
+      'queued',
       'running',
       'requires_action',
       'completed',

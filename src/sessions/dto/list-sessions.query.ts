@@ -1,6 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { END_USER_PATTERN } from '../../auth/end-user';
 
 export class ListSessionsQuery {
   @ApiPropertyOptional({ minimum: 1, maximum: 100, description: 'Sessions per page (default 20)' })
@@ -23,4 +24,13 @@ export class ListSessionsQuery {
   @IsOptional()
   @IsIn(['true', 'false'])
   children?: 'true' | 'false';
+
+  @ApiPropertyOptional({
+    minLength: 1,
+    maxLength: 200,
+    description: "Only this end user's sessions (with X-End-User, naming another answers none)",
+  })
+  @IsOptional()
+  @Matches(END_USER_PATTERN, { message: 'endUser must be 1–200 printable ASCII characters' })
+  endUser?: string;
 }

@@ -16,7 +16,9 @@ import {
   MinLength,
   ValidateNested,
 } from 'class-validator';
+import { END_USER_PATTERN } from '../../auth/end-user';
 import type { ReasoningLevel, SessionMode } from '../../config/app-config';
+import { ResponseFormatDto } from './response-format.dto';
 
 export class ClientFunctionDto {
   @ApiProperty({
@@ -152,4 +154,26 @@ export class SessionOptionsDto {
   @IsString()
   @MaxLength(64)
   agent?: string;
+
+  @ApiPropertyOptional({
+    type: ResponseFormatDto,
+    description:
+      "The final answer as JSON valid against a schema (Structured output): the session's for every run; sent with a prompt, that run's only",
+  })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ResponseFormatDto)
+  @IsObject()
+  responseFormat?: ResponseFormatDto;
+
+  @ApiPropertyOptional({
+    minLength: 1,
+    maxLength: 200,
+    description:
+      'The end user the session belongs to besides the key (1–200 printable ASCII characters); as X-End-User, which it must not disagree with',
+  })
+  @IsOptional()
+  @IsString()
+  @Matches(END_USER_PATTERN, { message: 'endUser must be 1–200 printable ASCII characters' })
+  endUser?: string;
 }

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ResponseFormatDto } from './response-format.dto';
 import { ClientToolDto } from './session-options.dto';
 
 /** What the answers of the API are made of, for the OpenAPI document (built by session.presenter.ts). */
@@ -54,6 +55,13 @@ export class SessionResponse {
 
   @ApiProperty({
     type: String,
+    nullable: true,
+    description: 'The end user it belongs to besides the key (X-End-User or endUser); null: none',
+  })
+  endUser!: string | null;
+
+  @ApiProperty({
+    type: String,
     enum: ['off', 'low', 'medium', 'high'],
     nullable: true,
     description: 'null: LLM_REASONING',
@@ -74,6 +82,9 @@ export class SessionResponse {
     description: "A child session (a delegate call's): its parent session; null for a client's",
   })
   parentSessionId!: string | null;
+
+  @ApiPropertyOptional({ type: ResponseFormatDto, description: 'Present when the session has one' })
+  responseFormat?: ResponseFormatDto;
 
   @ApiProperty({ type: String, format: 'date-time' })
   createdAt!: Date;
@@ -113,6 +124,26 @@ export class SummarizedSpanResponse {
   toId!: string;
 }
 
+export class MessagePartResponse {
+  @ApiProperty({ enum: ['text', 'file'] })
+  type!: 'text' | 'file';
+
+  @ApiPropertyOptional({ description: 'A text part' })
+  text?: string;
+
+  @ApiPropertyOptional({ format: 'uuid', description: 'A file part: the file (GET /v1/files/:id)' })
+  fileId?: string;
+
+  @ApiPropertyOptional({ description: "A file part: the file's name" })
+  name?: string;
+
+  @ApiPropertyOptional({ description: "A file part: the file's type" })
+  mediaType?: string;
+
+  @ApiPropertyOptional({ enum: [true], description: 'A file part whose file was deleted since' })
+  deleted?: true;
+}
+
 export class MessageResponse {
   @ApiProperty({ format: 'uuid' })
   id!: string;
@@ -122,6 +153,13 @@ export class MessageResponse {
 
   @ApiProperty({ type: String, nullable: true })
   content!: string | null;
+
+  @ApiPropertyOptional({
+    type: [MessagePartResponse],
+    description:
+      'A user message whose prompt had files: its parts in order (content is its text parts joined by a blank line)',
+  })
+  parts?: MessagePartResponse[];
 
   @ApiPropertyOptional({
     type: [MessageToolCallResponse],

@@ -14,7 +14,7 @@ export interface DelegateArgs {
 /**
  * `delegate { agent, task }`: offered when AGENTS_CONFIG names agents. A call is never executed
  * here: the run waits for it like a call waiting for a person, a child run of the agent answers it
- * when it ends (docs/decisions/016-delegation-is-a-wait.md). `kind` `read`: delegating changes nothing itself, so
+ * when it ends (docs/decisions/022-delegation-is-a-wait.md). `kind` `read`: delegating changes nothing itself, so
  * it runs without approval in every mode; the child's own calls follow their policies.
  */
 @Injectable()

@@ -7,15 +7,18 @@ import { HeadTailCollector } from '../exec/head-tail-collector';
 import { OutputCoalescer } from '../exec/output-coalescer';
 import { runInProcessGroup, type ProcessGroupExit } from '../exec/process-group';
 import { Semaphore } from '../exec/semaphore';
+import { BackgroundCommands } from '../exec/background-commands.service';
 import { CommandSandbox } from '../exec/command-sandbox.service';
-import { MAX_FILE_BYTES, MAX_PROCESSES, type LimitHit } from '../exec/command-limits';
+import { MAX_FILE_BYTES, MAX_PROCESSES, type AppliedLimits, type LimitHit } from '../exec/command-limits';
 import { sandboxEnv } from '../exec/sandbox';
 import { resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
 import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
 import { Type, type Static } from 'typebox';
 
 /** run_command's arguments; the most a call may ask for (RUN_COMMAND_MAX_TIMEOUT_MS) is the operator's. */
-function runCommandArgs(config: Pick<AppConfig, 'toolTimeoutMs' | 'runCommandMaxTimeoutMs'>) {
+function runCommandArgs(
+  config: Pick<AppConfig, 'toolTimeoutMs' | 'runCommandMaxTimeoutMs' | 'runCommandMaxBackground'>,
+) {
   return Type.Object(
     {
       command: Type.String({
@@ -29,7 +32,12 @@ function runCommandArgs(config: Pick<AppConfig, 'toolTimeoutMs' | 'runCommandMax
         Type.Integer({
           minimum: 1000,
           maximum: config.runCommandMaxTimeoutMs,
-          description: `Time limit in milliseconds (default ${config.toolTimeoutMs}, at most ${config.runCommandMaxTimeoutMs}). Ask for more for long builds or test runs.`,
+          description: `Time limit in milliseconds (default ${config.toolTimeoutMs}, at most ${config.runCommandMaxTimeoutMs}; a background command's default is the most). Ask for more for long builds or test runs.`,
+        }),
+      ),
+      background: Type.Optional(
+        Type.Boolean({
+          description: `Start it and return at once with its commandId (a dev server, a watcher, a long build): it goes on while you work; read it with get_command_output, stop it with cancel_command. At most ${config.runCommandMaxBackground} per session at once.`,
         }),
       ),
     },
@@ -57,6 +65,7 @@ export class RunCommandTool implements Tool<RunCommandArgs> {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly sandbox: CommandSandbox,
+    private readonly background: BackgroundCommands,
   ) {
     this.slots = new Semaphore(config.runCommandMaxConcurrent);
     this.description =
@@ -74,13 +83,16 @@ export class RunCommandTool implements Tool<RunCommandArgs> {
     return config.enableRunCommand && this.sandbox.usable;
   }
 
+  /** A background command's default is the most: only RUN_COMMAND_MAX_TIMEOUT_MS (or a smaller timeout_ms) bounds it. */
   timeoutMs(args: RunCommandArgs, config: AppConfig): number {
-    return Math.min(args.timeout_ms ?? config.toolTimeoutMs, config.runCommandMaxTimeoutMs);
+    const asked = args.timeout_ms ?? (args.background ? config.runCommandMaxTimeoutMs : config.toolTimeoutMs);
+    return Math.min(asked, config.runCommandMaxTimeoutMs);
   }
 
   async describeForApproval(args: RunCommandArgs, ctx: Pick<ToolContext, 'config'>): Promise<string> {
     const seconds = Math.round(this.timeoutMs(args, ctx.config) / 1000);
-    return `Run in ${args.cwd ?? '.'} (time limit ${seconds} s):\n$ ${args.command}`;
+    const how = args.background ? 'in the background, ' : '';
+    return `Run ${how}in ${args.cwd ?? '.'} (time limit ${seconds} s):\n$ ${args.command}`;
   }
 
   async execute(args: RunCommandArgs, ctx: ToolContext): Promise<ToolResult> {
@@ -89,6 +101,7 @@ export class RunCommandTool implements Tool<RunCommandArgs> {
     if (!(await stat(cwd)).isDirectory()) {
       throw new ToolError('INVALID_ARGUMENTS', `cwd: ${args.cwd ?? '.'} is a file, not a folder.`);
     }
+    if (args.background) return this.startInBackground(args, ctx, cwd);
 
     const release = await this.slots.acquire(ctx.signal);
     try {
@@ -104,21 +117,14 @@ export class RunCommandTool implements Tool<RunCommandArgs> {
           maxBytes: STREAM_MAX_BYTES,
         }),
       };
-      const limits = this.sandbox.sandboxed
-        ? this.sandbox.commandLine(
-            { workspace: root, cwd, env: this.config.commandEnv },
-            args.command,
-            this.timeoutMs(args, ctx.config),
-          )
-        : null;
+      const limits = this.limitsFor(args, ctx, cwd);
       let exit: ProcessGroupExit;
       try {
         exit = await runInProcessGroup({
           command: args.command,
           argv: limits?.argv,
           cwd,
-          // Only the start-up snapshot of allowed variables: the server's own environment never reaches a command.
-          env: limits ? sandboxEnv({ env: this.config.commandEnv }) : this.config.commandEnv,
+          env: this.envFor(limits),
           signal: ctx.signal,
           killGraceMs: KILL_GRACE_MS,
           onOutput: (stream, data) => {
@@ -149,6 +155,61 @@ export class RunCommandTool implements Tool<RunCommandArgs> {
     } finally {
       release();
     }
+  }
+
+  /** The sandbox and limits around the command, or null when the operator turned the sandbox off. */
+  private limitsFor(args: RunCommandArgs, ctx: ToolContext, cwd: string): AppliedLimits | null {
+    if (!this.sandbox.sandboxed) return null;
+    return this.sandbox.commandLine(
+      { workspace: ctx.workspaceRoot, cwd, env: this.config.commandEnv },
+      args.command,
+      this.timeoutMs(args, ctx.config),
+    );
+  }
+
+  /** Only the start-up snapshot of allowed variables: the server's own environment never reaches a command. */
+  private envFor(limits: AppliedLimits | null): Record<string, string> {
+    return limits ? sandboxEnv({ env: this.config.commandEnv }) : { ...this.config.commandEnv };
+  }
+
+  /** background: true — the command goes on after the call (BackgroundCommands); the result names it. */
+  private async startInBackground(args: RunCommandArgs, ctx: ToolContext, cwd: string): Promise<ToolResult> {
+    const where = toWorkspaceRelative(ctx.workspaceRoot, cwd);
+    if (!this.background.available) {
+      return {
+        content: 'Background commands are not available on this server.',
+        isError: true,
+        errorCode: 'EXECUTION_ERROR',
+      };
+    }
+    const limits = this.limitsFor(args, ctx, cwd);
+    const timeoutMs = this.timeoutMs(args, ctx.config);
+    const started = await this.background.start({
+      sessionId: ctx.sessionId,
+      command: args.command,
+      argv: limits?.argv,
+      cwd,
+      env: this.envFor(limits),
+      timeoutMs,
+      finishLimits: () => limits?.finish() ?? null,
+    });
+    if (started === 'no-session') {
+      return {
+        content: `$ ${args.command}\nNot started: this session no longer exists.`,
+        isError: true,
+        errorCode: 'NOT_FOUND',
+      };
+    }
+    if (started === 'full') {
+      return {
+        content: `$ ${args.command}\nNot started: this session already runs ${ctx.config.runCommandMaxBackground} background commands (RUN_COMMAND_MAX_BACKGROUND). Stop one with cancel_command, or wait for one to end.`,
+        isError: true,
+        errorCode: 'CONFLICT',
+      };
+    }
+    return {
+      content: `$ ${args.command}\n(in ${where}) started in the background: commandId ${started.commandId} (time limit ${Math.round(timeoutMs / 1000)} s). Read its output with get_command_output, stop it with cancel_command.`,
+    };
   }
 
   private stoppedResult(args: RunCommandArgs, ctx: ToolContext, where: string, body: string): ToolResult {

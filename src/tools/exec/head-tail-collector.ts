@@ -46,6 +46,16 @@ export class HeadTailCollector {
     return `${keptHead.toString('utf8')}\n[truncated: ${omitted} of ${this.totalBytes} bytes omitted from the middle]\n${keptTail.toString('utf8')}`;
   }
 
+  /**
+   * The bytes kept, with where they sit in the whole output: `head` is its first bytes, `tail` its
+   * last ones from byte `tailStart` (anything between `head.length` and `tailStart` was dropped).
+   */
+  kept(): { head: Buffer; tail: Buffer; tailStart: number; total: number } {
+    const head = Buffer.concat(this.head);
+    const tail = Buffer.concat(this.tail);
+    return { head, tail, tailStart: this.totalBytes - tail.length, total: this.totalBytes };
+  }
+
   get truncated(): boolean {
     return this.totalBytes > this.headMax + this.tailMax;
   }

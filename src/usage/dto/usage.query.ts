@@ -1,5 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsISO8601, IsOptional } from 'class-validator';
+import { IsIn, IsISO8601, IsOptional, Matches } from 'class-validator';
+import { END_USER_PATTERN } from '../../auth/end-user';
 import type { UsageGrouping } from '../../store/usage-store.service';
 
 export class UsageQuery {
@@ -17,10 +18,19 @@ export class UsageQuery {
   to?: string;
 
   @ApiPropertyOptional({
-    enum: ['day', 'model', 'session', 'key'],
+    enum: ['day', 'model', 'session', 'endUser', 'key'],
     description: 'Default day (UTC); `key` only for an ADMIN_KEYS key',
   })
   @IsOptional()
-  @IsIn(['day', 'model', 'session', 'key'])
+  @IsIn(['day', 'model', 'session', 'endUser', 'key'])
   groupBy?: UsageGrouping;
+
+  @ApiPropertyOptional({
+    description: "Only this end user's use (with X-End-User, naming another answers nothing)",
+    minLength: 1,
+    maxLength: 200,
+  })
+  @IsOptional()
+  @Matches(END_USER_PATTERN)
+  endUser?: string;
 }

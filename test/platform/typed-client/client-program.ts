@@ -37,6 +37,12 @@ export async function everyAnswer(baseUrl: string, apiKey: string): Promise<stri
   const changes = await client.GET('/v1/sessions/{id}/changes', { params: { path: { id: sessionId } } });
   seen.push(changes.data?.[0]?.path ?? '', changes.data?.[0]?.afterSha256 ?? 'deleted');
 
+  const commands = await client.GET('/v1/sessions/{id}/commands', { params: { path: { id: sessionId } } });
+  if (commands.error) seen.push(String(commands.error.statusCode));
+  const command = commands.data?.[0];
+  seen.push(command?.commandId ?? '', command?.status ?? 'running', String(command?.exitCode ?? 'none'));
+  seen.push(command?.endedAt ?? 'still running', command?.startedAt ?? '', command?.command ?? '');
+
   const run = await client.GET('/v1/runs/{id}', { params: { path: { id: sessionId } } });
   if (run.error) seen.push(String(run.error.statusCode), run.error.error, String(run.error.runId));
   const pending = run.data?.pendingToolCalls[0];

@@ -1,11 +1,14 @@
+import { transformJSONSchema } from '@anthropic-ai/sdk/lib/transform-json-schema';
 import type {
   ContentBlockParam,
+  JSONOutputFormat,
   MessageCreateParamsStreaming,
   MessageParam,
   TextBlockParam,
   Tool,
 } from '@anthropic-ai/sdk/resources/messages/messages';
-import type { ModelMessage, ModelRequest, ReasoningLevel } from '../../model-provider';
+import { fileKind, textFileText } from '../../file-data';
+import type { ModelMessage, ModelRequest, ModelUserPart, ReasoningLevel } from '../../model-provider';
 
 export const ANTHROPIC = 'anthropic';
 
@@ -26,13 +29,15 @@ const CACHE = { type: 'ephemeral' } as const;
  * in the user turn right after their `tool_use` (consecutive tool messages one turn), the thinking
  * blocks of earlier answers sent back unchanged (ProviderData of this provider; another provider's
  * is dropped), and cache breakpoints on the tools, the system prompt and the newest message — so
- * each call reads the prefix the one before it wrote.
+ * each call reads the prefix the one before it wrote. A responseFormat is `output_config.format`.
  */
 export function toMessageParams(request: ModelRequest, maxTokens: number): MessageCreateParamsStreaming {
-  const system = request.messages
-    .filter((m) => m.role === 'system')
-    .map((m) => m.content)
-    .join('\n\n');
+  const format = request.responseFormat && outputFormat(request.responseFormat.schema);
+  const system = [
+    ...request.messages.filter((m) => m.role === 'system').map((m) => m.content),
+    // A schema the API cannot take (outputFormat): asked for in words, checked by the server.
+    ...(request.responseFormat && !format ? [formatInstruction(request.responseFormat.schema)] : []),
+  ].join('\n\n');
   const messages = toMessages(request.messages);
   markNewest(messages);
   const params: MessageCreateParamsStreaming = {
@@ -54,11 +59,31 @@ export function toMessageParams(request: ModelRequest, maxTokens: number): Messa
     params.tools = tools;
     params.tool_choice = { type: request.toolChoice === 'none' ? 'none' : 'auto' };
   }
+  if (format) params.output_config = { format };
   const budget = thinkingBudget(request.reasoning, maxTokens);
   if (budget !== undefined && thinkingMayStart(request.messages)) {
     params.thinking = { type: 'enabled', budget_tokens: budget };
   }
   return params;
+}
+
+/**
+ * A responseFormat as Anthropic's structured outputs (`output_config.format`), through the SDK's
+ * own transformJSONSchema: every object closed (the API requires `additionalProperties: false`),
+ * the constraints it does not take (lengths, ranges, most formats) moved into descriptions — the
+ * server's check of the answer still holds the model to them. Undefined for a schema it cannot
+ * transform (a subschema without a type): then the system prompt asks for the JSON instead.
+ */
+function outputFormat(schema: Record<string, unknown>): JSONOutputFormat | undefined {
+  try {
+    return { type: 'json_schema', schema: transformJSONSchema(schema) };
+  } catch {
+    return undefined;
+  }
+}
+
+function formatInstruction(schema: Record<string, unknown>): string {
+  return `Your final answer must be only a JSON value, with nothing around it, valid against this JSON Schema: ${JSON.stringify(schema)}`;
 }
 
 /**
@@ -108,7 +133,10 @@ function toMessages(conversation: readonly ModelMessage[]): MessageParam[] {
       case 'system':
         break;
       case 'user':
-        add('user', [text(hasVisibleText(m.content) ? m.content : EMPTY_PROMPT)]);
+        add(
+          'user',
+          m.parts ? userBlocks(m.parts) : [text(hasVisibleText(m.content) ? m.content : EMPTY_PROMPT)],
+        );
         break;
       case 'tool':
         add('user', [{ type: 'tool_result', tool_use_id: toolUseId(m.toolCallId), content: m.content }]);
@@ -183,6 +211,43 @@ function sortedKeys(value: unknown): unknown {
 }
 
 /** A text block; callers send only text with a visible character (the API refuses any other). */
+/**
+ * A user message with files: images as `image` blocks and PDFs as `document` blocks (base64, the
+ * PDF titled with its name), text files as text blocks carrying their name; text parts without
+ * visible text are left out (the API refuses them).
+ */
+function userBlocks(parts: readonly ModelUserPart[]): ContentBlockParam[] {
+  const blocks: ContentBlockParam[] = [];
+  for (const part of parts) {
+    if (part.type === 'text') {
+      if (hasVisibleText(part.text)) blocks.push(text(part.text));
+      continue;
+    }
+    const data = part.data ?? '';
+    switch (fileKind(part.mediaType)) {
+      case 'image':
+        blocks.push({
+          type: 'image',
+          source: { type: 'base64', media_type: part.mediaType as ImageMediaType, data },
+        });
+        break;
+      case 'pdf':
+        blocks.push({
+          type: 'document',
+          source: { type: 'base64', media_type: 'application/pdf', data },
+          title: part.name,
+        });
+        break;
+      case 'text':
+        blocks.push(text(textFileText(part)));
+        break;
+    }
+  }
+  return blocks.length > 0 ? blocks : [text(EMPTY_PROMPT)];
+}
+
+type ImageMediaType = 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp';
+
 function text(content: string): TextBlockParam {
   return { type: 'text', text: content };
 }

@@ -65,9 +65,9 @@ export class AnthropicProvider implements ModelProvider {
 
   constructor(config: AppConfig) {
     this.client = new Anthropic({
-      apiKey: config.llm.anthropic.apiKey,
+      apiKey: config.llm.endpoints.ANTHROPIC.apiKey,
       authToken: null,
-      baseURL: config.llm.anthropic.baseUrl ?? ANTHROPIC_BASE_URL,
+      baseURL: config.llm.endpoints.ANTHROPIC.baseUrl ?? ANTHROPIC_BASE_URL,
       ...sdkClientOptions(config),
     });
     this.maxOutputTokens = config.llm.maxOutputTokens;

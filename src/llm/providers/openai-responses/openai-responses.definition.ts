@@ -5,11 +5,10 @@ import { OpenAiResponsesProvider } from './openai-responses.provider';
 /** `openai-responses/<model>`: OpenAI's Responses API, with the `openai` provider's key and base URL. */
 export const OPENAI_RESPONSES_PROVIDER: ProviderDefinition = {
   name: 'openai-responses',
-  variables: { configuredBy: null, secrets: ['OPENAI_API_KEY', 'OPENAI_BASE_URL'] },
+  endpoint: { name: 'OPENAI', defaultBaseUrl: OPENAI_BASE_URL, needsKey: false },
   // OpenAI's price list and models.
   ids: { prices: 'openai', contextWindow: 'openai' },
   tokenizer: 'by-model-name',
   accepts: { images: true, documents: true, structuredOutput: true },
-  baseUrl: (config) => config.llm.baseUrl ?? OPENAI_BASE_URL,
   create: (config) => new OpenAiResponsesProvider(config),
 };

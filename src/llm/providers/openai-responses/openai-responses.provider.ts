@@ -15,7 +15,7 @@ import { readChunk } from '../../chunk-read';
 import { SseParser } from '../../sse-parser';
 import { abortReason, UpstreamCall } from '../../upstream-call';
 import { modelErrorFor } from '../../upstream-error.mapper';
-import { BODY_END_AFTER_DONE_MS, OPENAI_BASE_URL } from '../openai/openai.provider';
+import { BODY_END_AFTER_DONE_MS, NO_API_KEY, OPENAI_BASE_URL } from '../openai/openai.provider';
 import { toolCallIdsIn } from '../openai/openai-request.mapper';
 import { bodyChunksOf, bodyEnd, upstreamFailure } from '../openai/streamed-body';
 import { sdkClientOptions } from '../sdk-options';
@@ -47,8 +47,9 @@ export class OpenAiResponsesProvider implements ModelProvider {
 
   constructor(config: AppConfig) {
     this.client = new OpenAI({
-      apiKey: config.llm.apiKey,
-      baseURL: config.llm.baseUrl ?? OPENAI_BASE_URL,
+      // No key is a key the SDK must still be given: a local server takes any (start-up says so).
+      apiKey: config.llm.endpoints.OPENAI.apiKey ?? NO_API_KEY,
+      baseURL: config.llm.endpoints.OPENAI.baseUrl ?? OPENAI_BASE_URL,
       organization: null,
       project: null,
       ...sdkClientOptions(config),

@@ -1,10 +1,13 @@
 import type {
   FunctionTool,
   ResponseCreateParamsStreaming,
+  ResponseInputContent,
   ResponseInputItem,
 } from 'openai/resources/responses/responses';
-import type { ModelMessage, ModelRequest } from '../../model-provider';
+import { fileKind, textFileText } from '../../file-data';
+import type { ModelMessage, ModelRequest, ModelUserPart } from '../../model-provider';
 import { isReasoningModel } from '../openai/reasoning-models';
+import { qualifiesForStrict } from '../openai/strict-schema';
 
 export const OPENAI_RESPONSES = 'openai-responses';
 
@@ -14,7 +17,7 @@ export const OPENAI_RESPONSES = 'openai-responses';
  * provider's is dropped) before its text and function calls, every call's result as a
  * `function_call_output` right after. Only a model that reasons (isReasoningModel; the API refuses
  * both from any other) is asked for its encrypted reasoning, and for an effort when the level is
- * not off.
+ * not off. A responseFormat is `text.format` `json_schema` (`strict` where the schema qualifies).
  */
 export function toResponseParams(
   request: ModelRequest,
@@ -47,6 +50,12 @@ export function toResponseParams(
   if (reasons && request.reasoning !== undefined && request.reasoning !== 'off') {
     params.reasoning = { effort: request.reasoning, summary: 'auto' };
   }
+  if (request.responseFormat !== undefined) {
+    const { name, schema } = request.responseFormat;
+    params.text = {
+      format: { type: 'json_schema', name, schema, ...(qualifiesForStrict(schema) ? { strict: true } : {}) },
+    };
+  }
   return params;
 }
 
@@ -55,7 +64,7 @@ function toItems(m: ModelMessage): ResponseInputItem[] {
     case 'system':
       return [];
     case 'user':
-      return [{ role: 'user', content: m.content }];
+      return [{ role: 'user', content: m.parts ? m.parts.map(toInputContent) : m.content }];
     case 'tool':
       return [{ type: 'function_call_output', call_id: m.toolCallId, output: m.content }];
     case 'assistant': {
@@ -69,5 +78,29 @@ function toItems(m: ModelMessage): ResponseInputItem[] {
       }
       return items;
     }
+  }
+}
+
+/**
+ * A part of a user message: an image as `input_image` (a data URL), a PDF as `input_file`
+ * (`file_data` a data URL, with its name), a text file as `input_text` carrying its name.
+ */
+function toInputContent(part: ModelUserPart): ResponseInputContent {
+  if (part.type === 'text') return { type: 'input_text', text: part.text };
+  switch (fileKind(part.mediaType)) {
+    case 'image':
+      return {
+        type: 'input_image',
+        detail: 'auto',
+        image_url: `data:${part.mediaType};base64,${part.data ?? ''}`,
+      };
+    case 'pdf':
+      return {
+        type: 'input_file',
+        filename: part.name,
+        file_data: `data:application/pdf;base64,${part.data ?? ''}`,
+      };
+    case 'text':
+      return { type: 'input_text', text: textFileText(part) };
   }
 }

@@ -1,11 +1,20 @@
 import type {
   ChatCompletionCreateParamsStreaming,
   ChatCompletionFunctionTool,
+  ChatCompletionContentPart,
   ChatCompletionMessageFunctionToolCall,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
-import type { ModelMessage, ModelRequest, ModelToolCall, ModelToolDefinition } from '../../model-provider';
+import { fileKind, textFileText } from '../../file-data';
+import type {
+  ModelMessage,
+  ModelRequest,
+  ModelToolCall,
+  ModelToolDefinition,
+  ModelUserPart,
+} from '../../model-provider';
 import { takesMaxCompletionTokens } from './reasoning-models';
+import { qualifiesForStrict } from './strict-schema';
 
 /** A tool call as sent back, with the opaque provider data some upstreams require (Gemini's thought signature). */
 type ToolCallParam = ChatCompletionMessageFunctionToolCall & { extra_content?: Record<string, unknown> };
@@ -16,7 +25,8 @@ type ToolCallParam = ChatCompletionMessageFunctionToolCall & { extra_content?: R
  * the name every OpenAI-compatible server knows (vLLM, Ollama, llama.cpp, LM Studio, Mistral,
  * DeepSeek, OpenRouter …; several ignore the newer `max_completion_tokens`, so their calls would go
  * unbounded), except for OpenAI's reasoning families, which refuse `max_tokens` and take
- * `max_completion_tokens` (reasoning-models.ts; OpenAI's other models take both).
+ * `max_completion_tokens` (reasoning-models.ts; OpenAI's other models take both). A responseFormat
+ * is `response_format` `json_schema`, `strict` only where the schema qualifies (strict-schema.ts).
  */
 export function toChatCompletionParams(
   request: ModelRequest,
@@ -38,6 +48,13 @@ export function toChatCompletionParams(
   if (request.reasoning !== undefined && request.reasoning !== 'off') {
     params.reasoning_effort = request.reasoning;
   }
+  if (request.responseFormat !== undefined) {
+    const { name, schema } = request.responseFormat;
+    params.response_format = {
+      type: 'json_schema',
+      json_schema: { name, schema, ...(qualifiesForStrict(schema) ? { strict: true } : {}) },
+    };
+  }
   return params;
 }
 
@@ -57,7 +74,9 @@ function toMessageParam(message: ModelMessage): ChatCompletionMessageParam {
     case 'system':
       return { role: 'system', content: message.content };
     case 'user':
-      return { role: 'user', content: message.content };
+      return message.parts
+        ? { role: 'user', content: message.parts.map(toContentPart) }
+        : { role: 'user', content: message.content };
     case 'tool':
       return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
     case 'assistant': {
@@ -71,6 +90,25 @@ function toMessageParam(message: ModelMessage): ChatCompletionMessageParam {
         tool_calls: calls.map(toToolCallParam),
       };
     }
+  }
+}
+
+/**
+ * A part of a user message: an image as an `image_url` part with a data URL, a PDF as a `file` part
+ * (`file_data` a data URL, with its name), a text file as a text part carrying its name.
+ */
+export function toContentPart(part: ModelUserPart): ChatCompletionContentPart {
+  if (part.type === 'text') return { type: 'text', text: part.text };
+  switch (fileKind(part.mediaType)) {
+    case 'image':
+      return { type: 'image_url', image_url: { url: `data:${part.mediaType};base64,${part.data ?? ''}` } };
+    case 'pdf':
+      return {
+        type: 'file',
+        file: { filename: part.name, file_data: `data:application/pdf;base64,${part.data ?? ''}` },
+      };
+    case 'text':
+      return { type: 'text', text: textFileText(part) };
   }
 }
 

@@ -18,6 +18,9 @@ import { bodyChunksOf, bodyEnd, upstreamFailure } from './streamed-body';
 
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
 
+/** What the SDK is given as the key when OPENAI_API_KEY is unset: a local server takes any. */
+export const NO_API_KEY = 'not-set';
+
 /**
  * After `[DONE]`, how long the end of the body may take to arrive. Reading a body to its end lets
  * the connection serve the next call (no new TCP and TLS handshake); the end normally comes with
@@ -43,9 +46,10 @@ export class OpenAiProvider implements ModelProvider {
 
   constructor(config: AppConfig) {
     this.client = new OpenAI({
-      apiKey: config.llm.apiKey,
+      // No key is a key the SDK must still be given: a local server takes any (start-up says so).
+      apiKey: config.llm.endpoints.OPENAI.apiKey ?? NO_API_KEY,
       // Explicit values so the SDK doesn't fall back to OPENAI_* variables behind the config's back.
-      baseURL: config.llm.baseUrl ?? OPENAI_BASE_URL,
+      baseURL: config.llm.endpoints.OPENAI.baseUrl ?? OPENAI_BASE_URL,
       organization: null,
       project: null,
       ...sdkClientOptions(config),

@@ -1,0 +1,48 @@
+import type { ModelMessage, ModelRequest, ModelUserPart } from './model-provider';
+
+/** What the model gets in place of a file that was deleted since its message was sent. */
+export function deletedFileNote(name: string): string {
+  return `[The attached file "${name}" was deleted; its content is no longer available.]`;
+}
+
+/**
+ * The request with every file of its user messages read (`data`, base64), once per model call
+ * before a provider sees it: a deleted file becomes a short note in its place.
+ */
+export async function withFileData(request: ModelRequest): Promise<ModelRequest> {
+  if (!request.messages.some((m) => m.role === 'user' && m.parts !== undefined)) return request;
+  const messages: ModelMessage[] = [];
+  for (const m of request.messages) {
+    if (m.role !== 'user' || m.parts === undefined) {
+      messages.push(m);
+      continue;
+    }
+    const parts: ModelUserPart[] = [];
+    for (const part of m.parts) {
+      if (part.type === 'text' || part.data !== undefined) {
+        parts.push(part);
+        continue;
+      }
+      const bytes = await part.load();
+      parts.push(
+        bytes === null
+          ? { type: 'text', text: deletedFileNote(part.name) }
+          : { ...part, data: bytes.toString('base64') },
+      );
+    }
+    messages.push({ ...m, parts });
+  }
+  return { ...request, messages };
+}
+
+/** A text file's content as the model reads it: its name, then its text. */
+export function textFileText(part: { name: string; data?: string }): string {
+  return `<file name="${part.name.replace(/"/g, "'")}">\n${Buffer.from(part.data ?? '', 'base64').toString('utf8')}\n</file>`;
+}
+
+/** Which kind of input a file is for a provider. */
+export function fileKind(mediaType: string): 'image' | 'pdf' | 'text' {
+  if (mediaType.startsWith('image/')) return 'image';
+  if (mediaType === 'application/pdf') return 'pdf';
+  return 'text';
+}

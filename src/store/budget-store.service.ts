@@ -1,0 +1,188 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { limitName, type BudgetWindow, type CounterLimit } from '../config/team-config';
+import type { Params } from './params';
+
+/** One budget counter: a key's (`alice`) or one of its end users' (`alice/bob`) spend in a window. */
+export interface CounterRef {
+  counter: string;
+  window: BudgetWindow;
+}
+
+/** A limit that applies, as GET /v1/usage lists it: what it is, its window, what is used and left. */
+export interface LimitStanding {
+  limit: string;
+  window: BudgetWindow;
+  used: number;
+  left: number;
+}
+
+/** What a model call asks to reserve before it is sent: its prompt, and as much output as fits. */
+export interface ReservationAsk {
+  runId: string;
+  owner: string;
+  limits: readonly CounterLimit[];
+  /** The prompt's tokens, counted as an upper bound, and their cost at the input price. */
+  promptTokens: number;
+  promptUsd: number;
+  /** USD of one output token; 0 when the model has no price (it spends nothing against usd limits). */
+  outputUsdPerToken: number;
+  /** The output tokens asked for, and the fewest worth a call. */
+  maxOutput: number;
+  minOutput: number;
+}
+
+/**
+ * A reservation's answer: the output tokens reserved (the call asks for no more), or none — `wait`
+ * when the reservations in flight could leave room once they are given back, `spent` when what is
+ * used already leaves none.
+ */
+export type Reservation = { granted: number } | { refused: 'wait' | 'spent' };
+
+/** A counter as it stands now: used and reserved. */
+export interface CounterState extends CounterRef {
+  tokens: number;
+  costUsd: number;
+  reservedTokens: number;
+  reservedUsd: number;
+}
+
+/** Sorted, distinct counters: every statement moves them in this one order (no deadlock between two). */
+export function sortedCounters(refs: readonly CounterRef[]): CounterRef[] {
+  const seen = new Map<string, CounterRef>();
+  for (const r of refs) seen.set(`${r.counter}\u0000${r.window}`, r);
+  return [...seen.values()].sort((a, b) =>
+    a.counter === b.counter ? a.window.localeCompare(b.window) : a.counter < b.counter ? -1 : 1,
+  );
+}
+
+/**
+ * The statement part that moves the budget counters: adds a call's tokens and cost to `counters`
+ * (each in its current window, by the database's clock) and, with `release`, gives back what that
+ * run had reserved (in the windows it reserved in) — one INSERT … ON CONFLICT, so a counter row is
+ * changed once per statement, in a fixed order. Null when there is nothing to move.
+ */
+export function countersSql(
+  p: Params,
+  spend: { counters: readonly CounterRef[]; tokens: number; costUsd: number },
+  release: string | null,
+): string | null {
+  const counters = sortedCounters(spend.counters);
+  if (counters.length === 0 && release === null) return null;
+  const parts: string[] = [];
+  if (counters.length > 0) {
+    parts.push(
+      `SELECT c, w, date_trunc(w, now(), 'UTC'), ${p.add(spend.tokens)}::bigint, ${p.add(spend.costUsd)}::numeric,
+              0::bigint, 0::numeric
+         FROM unnest(${p.add(counters.map((c) => c.counter))}::text[], ${p.add(counters.map((c) => c.window))}::text[]) AS t(c, w)`,
+    );
+  }
+  if (release !== null) {
+    parts.push(
+      `SELECT counter, window_kind, window_start, 0::bigint, 0::numeric, -tokens, -cost_usd
+         FROM budget_reservations WHERE run_id = ${p.add(release)}::uuid`,
+    );
+  }
+  return `INSERT INTO key_spend (owner, window_kind, window_start, tokens, cost_usd, reserved_tokens, reserved_usd)
+          SELECT c, w, s, sum(t), sum(u)::float8, sum(rt), sum(ru)
+            FROM (${parts.join(' UNION ALL ')}) AS x(c, w, s, t, u, rt, ru)
+           GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+          ON CONFLICT (owner, window_kind, window_start)
+          DO UPDATE SET tokens = key_spend.tokens + excluded.tokens,
+                        cost_usd = (key_spend.cost_usd::numeric + excluded.cost_usd::numeric)::float8,
+                        reserved_tokens = key_spend.reserved_tokens + excluded.reserved_tokens,
+                        reserved_usd = key_spend.reserved_usd + excluded.reserved_usd`;
+}
+
+/** The part that forgets a run's reservations (with countersSql's release, in the same statement). */
+export function releaseSql(p: Params, runId: string): string {
+  return `DELETE FROM budget_reservations WHERE run_id = ${p.add(runId)}::uuid`;
+}
+
+/**
+ * Reservations against the budget counters: `reserve` is one statement (the `reserve_budget`
+ * function of migration 1797400000000) that locks the counters a call is limited by, in a fixed
+ * order, for that statement only, and reserves its prompt and the output that fits on all of them
+ * or on none.
+ */
+@Injectable()
+export class BudgetStore {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  async reserve(ask: ReservationAsk): Promise<Reservation> {
+    const rows: { granted: number }[] = await this.db.query(
+      `SELECT reserve_budget($1::uuid, $2, $3::text[], $4::text[], $5::text[], $6::numeric[], $7::bigint,
+                             $8::numeric, $9::numeric, $10::int, $11::int) AS granted`,
+      [
+        ask.runId,
+        ask.owner,
+        ask.limits.map((l) => l.counter),
+        ask.limits.map((l) => l.window),
+        ask.limits.map((l) => l.unit),
+        ask.limits.map((l) => l.amount),
+        ask.promptTokens,
+        ask.promptUsd,
+        ask.outputUsdPerToken,
+        ask.maxOutput,
+        ask.minOutput,
+      ],
+    );
+    const granted = rows[0].granted;
+    return granted >= 0 ? { granted } : { refused: granted === -1 ? 'wait' : 'spent' };
+  }
+
+  /**
+   * Each limit with what its window has used (committed calls) and what is left of it now — less
+   * what the calls in flight have reserved.
+   */
+  async standings(limits: readonly CounterLimit[]): Promise<LimitStanding[]> {
+    const states = await this.counters(limits);
+    return limits.map((l) => {
+      const { used, reserved } = standing(l, states);
+      return { limit: limitName(l), window: l.window, used, left: Math.max(0, l.amount - used - reserved) };
+    });
+  }
+
+  /** The counters as they stand now, in their current windows (absent ones have used nothing). */
+  async counters(refs: readonly CounterRef[]): Promise<CounterState[]> {
+    const counters = sortedCounters(refs);
+    if (counters.length === 0) return [];
+    const rows: {
+      counter: string;
+      window: BudgetWindow;
+      tokens: string;
+      costUsd: number;
+      rt: string;
+      ru: string;
+    }[] = await this.db.query(
+      `SELECT t.c AS counter, t.w AS "window", coalesce(k.tokens, 0) AS tokens,
+                coalesce(k.cost_usd, 0) AS "costUsd", coalesce(k.reserved_tokens, 0) AS rt,
+                coalesce(k.reserved_usd, 0) AS ru
+           FROM unnest($1::text[], $2::text[]) AS t(c, w)
+           LEFT JOIN key_spend k
+             ON k.owner = t.c AND k.window_kind = t.w AND k.window_start = date_trunc(t.w, now(), 'UTC')`,
+      [counters.map((c) => c.counter), counters.map((c) => c.window)],
+    );
+    return rows.map((r) => ({
+      counter: r.counter,
+      window: r.window,
+      tokens: Number(r.tokens),
+      costUsd: r.costUsd,
+      reservedTokens: Number(r.rt),
+      reservedUsd: Number(r.ru),
+    }));
+  }
+}
+
+/** What a limit's counter has used and has reserved, in the limit's unit. */
+export function standing(
+  l: CounterLimit,
+  states: readonly CounterState[],
+): { used: number; reserved: number } {
+  const s = states.find((c) => c.counter === l.counter && c.window === l.window);
+  if (!s) return { used: 0, reserved: 0 };
+  return l.unit === 'usd'
+    ? { used: s.costUsd, reserved: s.reservedUsd }
+    : { used: s.tokens, reserved: s.reservedTokens };
+}
