@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { AgentsModule } from './agents/agents.module';
 import { CommandsModule } from './commands/commands.module';
 import { DrainingModule } from './common/draining';
 import { ForksModule } from './forks/forks.module';
@@ -41,6 +42,7 @@ export class AppModule {
         ToolsModule,
         UsageModule,
         ModelsModule,
+        AgentsModule,
         McpModule,
         FrontendsModule,
         ForksModule,

@@ -8,7 +8,7 @@ import { ContextTooLong } from './context-window';
 import { ModelCalls, type ModelCallSource } from './model-calls.service';
 import { RunFinalization, type FinalOutcome } from './run-finalization';
 import { RunStopped, type RunHandle } from './run-handle';
-import { buildStepRecord, withCallUsage, type ModelTurn, type StepRecord } from './step-record';
+import { buildStepRecord, isWaiting, withCallUsage, type ModelTurn, type StepRecord } from './step-record';
 import { ConversationStore, type MessageRow } from '../store/conversation-store.service';
 import { RunJournal } from '../store/run-journal';
 import { RunStore } from '../store/run-store.service';
@@ -122,7 +122,7 @@ export class RunOrchestrator {
     const open = await h.sink.retrying(() =>
       this.conversation.unsettledToolCalls(this.store.queryable, h.run.id),
     );
-    if (open.some((c) => c.status === 'pending_approval' || c.status === 'awaiting_client')) {
+    if (open.some((c) => isWaiting(c.status))) {
       throw new Error('a run with calls still waiting cannot be driven');
     }
     await this.steps.execute(h, open).settled;

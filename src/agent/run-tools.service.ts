@@ -131,7 +131,9 @@ export class RunTools {
   }
 
   private workspaceOf(h: RunHandle): Promise<string> {
-    return h.workspace(() => this.workspaces.forSession(h.session.owner, h.session.id));
+    return h.workspace(() =>
+      this.workspaces.forSession(h.session.owner, h.session.rootSessionId ?? h.session.id),
+    );
   }
 }
 

@@ -26,7 +26,10 @@ export interface PlannedCall {
   /** Parsed arguments, or the raw text when they are not a JSON object. */
   eventArguments: unknown;
   executor: 'server' | 'client';
-  status: Extract<ToolCallStatus, 'pending' | 'pending_approval' | 'awaiting_client' | 'error'>;
+  status: Extract<
+    ToolCallStatus,
+    'pending' | 'pending_approval' | 'awaiting_client' | 'awaiting_child' | 'error'
+  >;
   settlement: ToolCallSettlement | null;
   approvalReason: string | null;
 }
@@ -51,7 +54,7 @@ export interface ModelTurn {
  * What a stored step leads to, each a named stop condition:
  * - `completed`: the model answered without asking for tools — the run's answer;
  * - `max_iterations`: it was the last allowed model call (its calls are refused, not run);
- * - `requires_action`: a call waits for a person's approval or the client's result;
+ * - `requires_action`: a call waits for a person's approval, the client's result or a child run;
  * - `continue`: the step's calls run now, then the model is called again (also after an answer
  *   that did not match the run's responseFormat, sent back once with what is wrong);
  * - `invalid_output`: the answer did not match the run's responseFormat, and no correction is left.
@@ -61,9 +64,13 @@ export type StepOutcome = 'continue' | 'completed' | 'max_iterations' | 'require
 export function stepOutcome(calls: readonly PlannedCall[], lastIteration: boolean): StepOutcome {
   if (calls.length === 0) return 'completed';
   if (lastIteration) return 'max_iterations';
-  if (calls.some((c) => c.status === 'pending_approval' || c.status === 'awaiting_client'))
-    return 'requires_action';
+  if (calls.some((c) => isWaiting(c.status))) return 'requires_action';
   return 'continue';
+}
+
+/** A call that waits for someone: a person, the client or a child run. */
+export function isWaiting(status: string): boolean {
+  return status === 'pending_approval' || status === 'awaiting_client' || status === 'awaiting_child';
 }
 
 /** The events that announce a planned step, in the model's order. */

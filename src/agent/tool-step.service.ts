@@ -7,6 +7,7 @@ import { checkAgainst } from '../tools/json-schema';
 import type { ToolErrorCode } from '../tools/tool';
 import { parseToolArguments } from '../tools/tool-arguments';
 import { ToolRegistry } from '../tools/tool-registry.service';
+import { DELEGATE_TOOL } from '../tools/builtin/delegate.tool';
 import { callKey } from './call-key';
 import type { EarlyReads } from './early-reads';
 import type { RunHandle } from './run-handle';
@@ -129,6 +130,9 @@ export class ToolStepService {
         const check = this.registry.validate(lookup.tool, parsed.value);
         if (!check.ok) {
           planned.push(refuse('INVALID_ARGUMENTS', `Invalid arguments for ${call.name}: ${check.message}`));
+        } else if (lookup.tool.name === DELEGATE_TOOL) {
+          // Runs without approval: it waits for its child run (runs/delegations), as a call waits for a person.
+          planned.push({ ...base, executor: 'server', status: 'awaiting_child', settlement: null });
         } else if (lookup.policy === 'confirm') {
           const approvalReason = await this.tools.approvalText(h, lookup.tool, parsed.value, callId);
           planned.push({

@@ -13,6 +13,7 @@ export function domainErrorStatus(code: ErrorCode): HttpStatus {
       return HttpStatus.NOT_FOUND;
     case ErrorCode.SessionBusy:
     case ErrorCode.ToolCallNotWaiting:
+    case ErrorCode.ChildSession:
       return HttpStatus.CONFLICT;
     case ErrorCode.InvalidRequest:
       return HttpStatus.BAD_REQUEST;

@@ -7,6 +7,8 @@ export enum ErrorCode {
   FileNotFound = 'FILE_NOT_FOUND',
   SessionBusy = 'SESSION_BUSY',
   ToolCallNotWaiting = 'TOOL_CALL_NOT_WAITING',
+  /** A prompt to a child session: only its delegation gives it one. */
+  ChildSession = 'CHILD_SESSION',
   InvalidRequest = 'INVALID_REQUEST',
   IdempotencyKeyReused = 'IDEMPOTENCY_KEY_REUSED',
   RateLimited = 'RATE_LIMITED',

@@ -1,4 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
+import type { AgentConfig } from './agents-config';
 import { buildCommandEnv } from './command-env';
 import { ConfigError, EnvReader, type Env, type ToolPolicy } from './env-reader';
 import type { McpServerConfig } from './mcp-config';
@@ -77,6 +78,12 @@ export interface AppConfig {
   toolPolicy: Readonly<Record<string, ToolPolicy>>;
   /** MCP_CONFIG's servers, validated and interpolated (empty without MCP_CONFIG). */
   mcpServers: readonly McpServerConfig[];
+  /** AGENTS_CONFIG's named agents (empty without it); tools and models checked by agents/ at start-up. */
+  agents: readonly AgentConfig[];
+  /** How many levels of delegation below the client's run (level 0); a run at the last level cannot delegate. */
+  agentMaxDepth: number;
+  /** How many delegations of one step run at once. */
+  agentMaxParallel: number;
   readMaxBytes: number;
   toolOutputMaxBytes: number;
   bodyLimitBytes: number;
@@ -147,6 +154,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
   const toolTimeoutMs = read.ms('TOOL_TIMEOUT_MS', 30_000);
   const mcpSecrets = new Set<string>();
   const mcpServers = read.mcpServers('MCP_CONFIG', env, toolTimeoutMs, cwd, mcpSecrets);
+  const maxIterations = read.int('MAX_ITERATIONS', 10, 1, 1000);
   const toolPolicy = read.toolPolicy('TOOL_POLICY', new Set(mcpServers.map((s) => s.name)));
   const budgets = parseBudgets(env.BUDGETS);
   const adminKeys = new Set(read.list('ADMIN_KEYS', /^[^\s,:]+$/, 'comma-separated key names'));
@@ -213,7 +221,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     workspaceRoot: resolvePath(cwd, read.string('WORKSPACE_ROOT', './workspace')),
     workspaceScope: read.oneOf('WORKSPACE_SCOPE', ['shared', 'key', 'session'] as const, 'shared'),
     apiKeys,
-    maxIterations: read.int('MAX_ITERATIONS', 10, 1, 1000),
+    maxIterations,
     toolTimeoutMs,
     approvalTimeoutMs: read.ms('APPROVAL_TIMEOUT_MS', 600_000),
     onDisconnect: read.oneOf('ON_DISCONNECT', ['continue', 'cancel'] as const, 'continue'),
@@ -228,6 +236,9 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     commandEnv: buildCommandEnv(env, runCommandEnv, mcpSecrets),
     toolPolicy,
     mcpServers,
+    agents: read.agents('AGENTS_CONFIG', cwd, maxIterations),
+    agentMaxDepth: read.int('AGENT_MAX_DEPTH', 2, 0, 16),
+    agentMaxParallel: read.int('AGENT_MAX_PARALLEL', 4, 1, 64),
     readMaxBytes: read.int('READ_MAX_BYTES', 262_144, 1024, 64 * 1024 * 1024),
     toolOutputMaxBytes: read.int('TOOL_OUTPUT_MAX_BYTES', 262_144, 1024, 64 * 1024 * 1024),
     bodyLimitBytes: read.int('BODY_LIMIT_BYTES', 1_048_576, 1024, 1024 * 1024 * 1024),

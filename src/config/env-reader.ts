@@ -1,3 +1,4 @@
+import { AgentsConfigProblem, loadAgents, type AgentConfig } from './agents-config';
 import { loadMcpServers, McpConfigProblem, type McpServerConfig } from './mcp-config';
 import { shownValue } from './secret-variables';
 
@@ -175,6 +176,20 @@ export class EnvReader {
     } catch (err) {
       if (err instanceof McpConfigProblem) {
         throw new ConfigError(name, `a JSON file of MCP servers (see the README); ${err.message}`, file);
+      }
+      throw err;
+    }
+  }
+
+  /** AGENTS_CONFIG's agents (empty without it). */
+  agents(name: string, cwd: string, maxIterations: number): AgentConfig[] {
+    const file = this.raw(name);
+    if (file === undefined) return [];
+    try {
+      return loadAgents(file, cwd, maxIterations);
+    } catch (err) {
+      if (err instanceof AgentsConfigProblem) {
+        throw new ConfigError(name, `a JSON file of named agents (see docs/agents.md); ${err.message}`, file);
       }
       throw err;
     }

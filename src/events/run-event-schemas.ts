@@ -18,6 +18,8 @@ const SCHEMA_NAMES: Readonly<Record<RunEventType, string>> = {
   error: 'ErrorEvent',
   run_resumed: 'RunResumedEvent',
   reasoning: 'ReasoningEvent',
+  subagent_started: 'SubagentStartedEvent',
+  subagent_finished: 'SubagentFinishedEvent',
   queued: 'QueuedEvent',
 };
 
@@ -164,6 +166,28 @@ export const RUN_EVENT_SCHEMAS: Readonly<Record<string, SchemaObject>> = {
     {
       reason: { type: 'string', enum: ['process_lost', 'shutdown'] },
       iteration: integer('The number the next step will have (the interrupted step counts)'),
+    },
+  ),
+  SubagentStartedEvent: event(
+    'subagent_started',
+    'A delegate call\'s child run started; the child\'s events come after it ("Agents and delegation")',
+    {
+      toolCallId,
+      agent: string('The named agent'),
+      childRunId: { type: 'string', format: 'uuid' },
+      childSessionId: { type: 'string', format: 'uuid' },
+    },
+  ),
+  SubagentFinishedEvent: event(
+    'subagent_finished',
+    "A delegate call's child run ended; the call's tool_call_result follows",
+    {
+      toolCallId,
+      agent: string('The named agent'),
+      childRunId: { type: 'string', format: 'uuid' },
+      childSessionId: { type: 'string', format: 'uuid' },
+      status: string("The child run's status"),
+      usage: ref('Usage'),
     },
   ),
   RunEvent: {

@@ -66,7 +66,25 @@ export type RunEventBody =
     }
   | { type: 'error'; code: string; message: string; retryable: boolean }
   /** A process took the run over after its own one died or shut down; `iteration`: the next step's. */
-  | { type: 'run_resumed'; reason: 'process_lost' | 'shutdown'; iteration: number };
+  | { type: 'run_resumed'; reason: 'process_lost' | 'shutdown'; iteration: number }
+  /** A `delegate` call's child run started; the child's events follow ("Agents and delegation"). */
+  | {
+      type: 'subagent_started';
+      toolCallId: string;
+      agent: string;
+      childRunId: string;
+      childSessionId: string;
+    }
+  /** A `delegate` call's child run ended (`status` its run status); its tool result follows. */
+  | {
+      type: 'subagent_finished';
+      toolCallId: string;
+      agent: string;
+      childRunId: string;
+      childSessionId: string;
+      status: string;
+      usage: PricedUsage;
+    };
 
 export type RunEventType = RunEventBody['type'];
 

@@ -71,16 +71,17 @@ export class ProjectedRunStream {
         if (projector.mayWait()) {
           const run = await this.store.findRun(runId);
           if (run?.status === 'requires_action' && run.lastSeq <= lastSeq) {
-            const calls = await this.conversation.unsettledToolCalls(this.store.queryable, runId);
-            const pending: PendingCall[] = calls
-              .filter((c) => c.status === 'pending_approval' || c.status === 'awaiting_client')
-              .map((c) => ({
-                toolCallId: c.callId,
-                name: c.name,
-                arguments: c.arguments ?? c.rawArguments,
-                executor: c.executor,
-                waitingFor: c.status === 'pending_approval' ? 'approval' : 'result',
-              }));
+            // A child run's waiting calls are this run's too ("Agents and delegation").
+            const calls = await this.conversation.waitingCallsBelow(this.store.queryable, runId);
+            const pending: PendingCall[] = calls.map((c) => ({
+              toolCallId: c.callId,
+              name: c.name,
+              arguments: c.arguments ?? c.rawArguments,
+              executor: c.executor,
+              waitingFor: c.status === 'pending_approval' ? 'approval' : 'result',
+            }));
+            // Waiting for its child runs alone, the run goes on without anyone: keep following.
+            if (pending.length === 0) continue;
             yield projector.waiting(
               { promptTokens: run.promptTokens, completionTokens: run.completionTokens },
               pending,

@@ -24,6 +24,16 @@ export function refuseUnservedModels(
       if (problem !== null) throw new ConfigError(variable, `${accepted} (${problem})`, names.join(','));
     }
   }
+  for (const agent of config.agents) {
+    const problem = agent.model === null ? null : unconfiguredProvider(agent.model, config, providers);
+    if (problem !== null) {
+      throw new ConfigError(
+        'AGENTS_CONFIG',
+        `agents whose models are of configured providers (agent ${JSON.stringify(agent.name)}: model ${problem})`,
+        agent.model ?? '',
+      );
+    }
+  }
 }
 
 /** Why no provider of this configuration serves `name`, or null when one does. */

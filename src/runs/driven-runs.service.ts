@@ -10,8 +10,8 @@ import { RunEventSink } from '../events/run-event-sink';
 import type { SerializedEvent } from '../events/run-events';
 import { RunLease } from '../events/run-lease';
 import { RunHandle, type RunHandleInit } from '../agent/run-handle';
-import { RunOrchestrator } from '../agent/run-orchestrator.service';
-import { RunStore } from '../store/run-store.service';
+import { RunOrchestrator, type DriveOutcome } from '../agent/run-orchestrator.service';
+import { RunStore, type RunRow } from '../store/run-store.service';
 import { isRunReleased } from '../store/store-errors';
 import type { SentModelCall } from '../llm/sent-model-call';
 
@@ -25,6 +25,7 @@ import type { SentModelCall } from '../llm/sent-model-call';
 export class DrivenRuns {
   private readonly logger = new Logger(DrivenRuns.name);
   private readonly handles = new Map<string, RunHandle>();
+  private readonly settledListeners: ((run: RunRow, outcome: DriveOutcome) => void)[] = [];
   private readonly freed: ((sessionId: string) => void)[] = [];
 
   constructor(
@@ -36,6 +37,14 @@ export class DrivenRuns {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly process: ServerProcess,
   ) {}
+
+  /**
+   * `listener` hears of every run this process drove that then waited or ended (not of one it let
+   * go): Delegations moves a parent's delegations on from there, without the loop knowing of them.
+   */
+  onSettled(listener: (run: RunRow, outcome: DriveOutcome) => void): void {
+    this.settledListeners.push(listener);
+  }
 
   /** Names this process in run leases. */
   get processId(): string {
@@ -138,6 +147,7 @@ export class DrivenRuns {
           });
           if (outcome !== 'requires_action')
             this.metrics.runFinished(outcome, Date.now() - h.run.createdAt.getTime());
+          for (const listener of this.settledListeners) listener(h.run, outcome);
         },
         (err: unknown) => {
           h.trace.end('failed', 'internal');

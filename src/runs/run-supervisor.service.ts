@@ -10,6 +10,7 @@ import type { AppConfig } from '../config/app-config';
 import { RunLeases } from './run-leases.service';
 import { LostRuns } from './lost-runs.service';
 import { ToolCallDecisions } from './tool-call-decisions.service';
+import { Delegations } from './delegations.service';
 import { QueuedRuns } from './queued-runs.service';
 
 const EXPIRY_EVERY_MS = 1000;
@@ -18,6 +19,8 @@ const EXPIRY_EVERY_MS = 1000;
  * within about this much after its lease ran out (one indexed statement a second per process).
  */
 const TAKEOVER_EVERY_MS = 1000;
+/** How often waiting parents are looked at (one indexed statement; Delegations says why). */
+const DELEGATIONS_EVERY_MS = 1000;
 /**
  * How often idle sessions with queued runs are looked for: a queued run whose session's run ended
  * on a process that died (or was ended by a take-over, a cancel of a waiting run) starts within
@@ -40,6 +43,7 @@ export class RunSupervisor implements OnApplicationBootstrap, OnApplicationShutd
     private readonly leases: RunLeases,
     private readonly decisions: ToolCallDecisions,
     private readonly lostRuns: LostRuns,
+    private readonly delegations: Delegations,
     private readonly queued: QueuedRuns,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -50,6 +54,8 @@ export class RunSupervisor implements OnApplicationBootstrap, OnApplicationShutd
     // Renewed three times a lease, so one slow renewal never loses a live run.
     this.every(Math.floor(lease / 3), 'renew leases', () => this.leases.renew());
     this.every(TAKEOVER_EVERY_MS, 'take runs over', () => this.lostRuns.check(), true);
+    // A delegation a process could not move on (it died between a child's end and its answer).
+    this.every(DELEGATIONS_EVERY_MS, 'move delegations on', () => this.delegations.sweep());
     this.every(QUEUE_SWEEP_EVERY_MS, 'start queued runs', () => this.queued.sweep(), true);
   }
 

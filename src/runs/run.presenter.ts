@@ -15,6 +15,7 @@ export function runView(r: RunRow & { pendingToolCalls: ToolCallRow[] }): RunRes
     usage: runUsage(r),
     pendingToolCalls: r.pendingToolCalls.map((c) => ({
       toolCallId: c.callId,
+      runId: c.runId,
       name: c.name,
       arguments: c.arguments ?? c.rawArguments,
       executor: c.executor,

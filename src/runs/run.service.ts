@@ -16,6 +16,7 @@ import { DrivenRuns } from './driven-runs.service';
 import { RunStarts } from './run-starts.service';
 import type { StartedRun, StartRun } from './start-run';
 import { RunJournal } from '../store/run-journal';
+import { SessionStore } from '../store/session-store.service';
 import { QueuedRuns } from './queued-runs.service';
 
 /**
@@ -40,6 +41,7 @@ export class RunService implements OnModuleInit {
     private readonly metrics: MetricsService,
     private readonly takeover: RunTakeover,
     private readonly journal: RunJournal,
+    private readonly sessions: SessionStore,
     private readonly queued: QueuedRuns,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -139,14 +141,12 @@ export class RunService implements OnModuleInit {
   async getRun(owner: string, runId: string): Promise<RunRow & { pendingToolCalls: ToolCallRow[] }> {
     const run = await this.store.findRun(runId, owner);
     if (!run) throw runNotFound(runId);
-    const open =
+    // A child's waiting calls are its ancestors' too (each names its run).
+    const pendingToolCalls =
       run.status === 'requires_action'
-        ? await this.conversation.unsettledToolCalls(this.store.queryable, runId)
+        ? await this.conversation.waitingCallsBelow(this.store.queryable, runId)
         : [];
-    return {
-      ...run,
-      pendingToolCalls: open.filter((c) => c.status === 'pending_approval' || c.status === 'awaiting_client'),
-    };
+    return { ...run, pendingToolCalls };
   }
 
   /** 404 unless the run exists and is the owner's. */
@@ -156,7 +156,16 @@ export class RunService implements OnModuleInit {
     return run;
   }
 
+  /** Cancels the run, then its child runs (a delegation's), and theirs. */
   async cancel(owner: string, runId: string): Promise<void> {
+    await this.cancelOne(owner, runId);
+    // After the parent: its delegate calls are answered by its end, not by the children's.
+    for (const child of await this.sessions.childrenOfRun(this.store.queryable, runId)) {
+      if (child.runId !== null) await this.cancel(owner, child.runId);
+    }
+  }
+
+  private async cancelOne(owner: string, runId: string): Promise<void> {
     let run = await this.store.findRun(runId, owner);
     if (!run) throw runNotFound(runId);
     if (run.status === 'queued') {

@@ -28,6 +28,7 @@ import { LostRuns } from './lost-runs.service';
 import { SessionCompactionsController } from './session-compactions.controller';
 import { SessionCompactions } from './session-compactions.service';
 import { ToolCallDecisions } from './tool-call-decisions.service';
+import { Delegations } from './delegations.service';
 
 /** The durable life of runs: start, take up, settle waiting calls, cancel, supervise, end; `/v1/chat` and `/v1/runs`. */
 @Module({
@@ -53,6 +54,7 @@ import { ToolCallDecisions } from './tool-call-decisions.service';
     StartReplays,
     FirstCallsAhead,
     ToolCallDecisions,
+    Delegations,
     LostRuns,
     RunSupervisor,
     SessionCompactions,

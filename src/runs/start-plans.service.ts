@@ -67,17 +67,27 @@ export class StartPlans {
     const endUser = input.endUser ?? null;
     if (input.sessionId) {
       const found = await this.sessions.findWithActiveRun(owner, input.sessionId);
+      if (found.session.parentSessionId !== null) {
+        throw new DomainError(
+          ErrorCode.ChildSession,
+          `Session ${input.sessionId} is a child session: it takes its prompt from its delegate call, not from a client`,
+        );
+      }
       if (endUser !== null && found.session.endUser !== endUser) throw sessionNotFound(input.sessionId);
       if (found.activeRunId) throw sessionBusy(input.sessionId, found.activeRunId);
       session = found.session;
       toolset = new Toolset(this.registry, this.config, session);
       answers = prompt !== null ? { kind: 'prompt', prompt: promptMessage(prompt) } : { kind: 'regenerate' };
     } else {
-      const draft = this.sessions.draft(owner, {
-        title: prompt !== null ? titleFrom(prompt) : '',
-        ...input.session,
-        endUser: sessionEndUser(endUser, input.session?.endUser) ?? undefined,
-      });
+      const draft = this.sessions.draft(
+        owner,
+        {
+          title: prompt !== null ? titleFrom(prompt) : '',
+          ...input.session,
+          endUser: sessionEndUser(endUser, input.session?.endUser) ?? undefined,
+        },
+        input.delegation,
+      );
       session = draft.session;
       toolset = draft.toolset;
       answers = {

@@ -3,6 +3,7 @@ import type { RunReplay } from '../persistence/entities/run.entity';
 import type { PromptInput } from '../files/prompt-parts';
 import type { SessionOptions } from '../sessions/sessions.service';
 import type { IdempotencyClaim } from '../store/idempotency-store.service';
+import type { Delegation } from '../store/session-store.service';
 
 /** A new prompt (in a new session unless sessionId), or the session's last prompt answered again. */
 export type StartRun = (
@@ -19,6 +20,8 @@ export type StartRun = (
 ) & {
   /** The request's Idempotency-Key: when an earlier request claimed it, its run is the answer. */
   idempotency?: Omit<IdempotencyClaim, 'owner'>;
+  /** A child run's place in its tree: its new session is a child session (Delegations). */
+  delegation?: Delegation;
   /** The request's W3C `traceparent`: the run's trace goes on under it. */
   traceParent?: string;
   /** What a prompt to a busy session does ("Messages while a run is active"); `reject` by default. */

@@ -8,8 +8,9 @@ import {
   type ToolCallRow,
   type ToolCallSettlement,
 } from '../store/conversation-store.service';
-import { serializeEvents } from '../events/run-events';
-import { RunStore, type Queryable, type RunRow } from '../store/run-store.service';
+import { serializeEvents, type RunEventBody } from '../events/run-events';
+import { RunStore, type Queryable, type RunChanges, type RunRow } from '../store/run-store.service';
+
 import { runNotFound } from './run.service';
 import { DrivenRuns } from './driven-runs.service';
 import { ResumedRuns } from './resumed-runs.service';
@@ -31,6 +32,19 @@ interface Settled {
 
 /** A decision on the call a run knows as `toolCallId`. */
 export type CallDecision = Decision & { toolCallId: string };
+
+/** A `delegate` call answered by its child run's end, with the events announcing it (subagent_finished). */
+export interface ChildAnswer {
+  kind: 'child';
+  toolCallId: string;
+  content: string;
+  isError: boolean;
+  announce: RunEventBody[];
+  /** The child's usage (its own tree's), rolled up into the run it answers. */
+  usage: { promptTokens: number; completionTokens: number; costUsd: number | null } | null;
+}
+
+type Settling = CallDecision | ChildAnswer | { kind: 'expire'; toolCallId: string };
 
 /**
  * Decisions on calls that wait: a person's approval or rejection, a client's result, or the
@@ -70,7 +84,39 @@ export class ToolCallDecisions {
       }
       seen.add(toolCallId);
     }
-    const claimed = await this.settleWaiting(runId, decisions, owner);
+    // A call of a run below this one (a child's) is decided here too, in its own run.
+    const byRun = new Map<string, CallDecision[]>();
+    for (const decision of decisions) {
+      const target = await this.runOfCall(runId, decision.toolCallId);
+      byRun.set(target, [...(byRun.get(target) ?? []), decision]);
+    }
+    if (byRun.size > 1 || !byRun.has(runId)) {
+      // The run named in the path must be the caller's, whichever run holds the calls.
+      const named = await this.store.findRun(runId, owner);
+      if (!named) throw runNotFound(runId);
+    }
+    for (const [target, group] of byRun) {
+      const claimed = await this.settleWaiting(target, group, owner);
+      if (claimed) await this.resumed.takeUp(target);
+    }
+  }
+
+  /** The run of `callId`: the one where it waits (`runId`'s own first), else where it is, in the tree below `runId`. */
+  private async runOfCall(runId: string, callId: string): Promise<string> {
+    const found = await this.conversation.waitingCallsBelow(this.store.queryable, runId, callId);
+    return found[0]?.runId ?? runId;
+  }
+
+  /**
+   * Answers a run's `delegate` call with its child's end (Delegations); the process that answers the
+   * last waiting call continues the run, as after a decision. False when the call no longer waits
+   * (another process answered it, or the run ended meanwhile).
+   */
+  async answerFromChild(runId: string, answer: ChildAnswer): Promise<void> {
+    const claimed = await this.settleWaiting(runId, [answer], null).catch((err: unknown) => {
+      if (!(err instanceof DomainError)) throw err;
+      return false; // answered already, or the run has ended (a cancel)
+    });
     if (claimed) await this.resumed.takeUp(runId);
   }
 
@@ -94,10 +140,12 @@ export class ToolCallDecisions {
    */
   private async settleWaiting(
     runId: string,
-    decisions: readonly (CallDecision | { kind: 'expire'; toolCallId: string })[],
+    decisions: readonly Settling[],
     owner: string | null,
   ): Promise<boolean> {
     const settled: Settled[] = [];
+    const announced: RunEventBody[] = [];
+    const childUsage: NonNullable<ChildAnswer['usage']>[] = [];
     // The run's trace, for the spans of the calls settled here (not run by the loop).
     let traceParent: string | null = null;
     const claimed = await this.store.transaction(async (tx) => {
@@ -106,13 +154,23 @@ export class ToolCallDecisions {
       traceParent = run.traceParent;
       let applied = 0;
       for (const { toolCallId, ...decision } of decisions) {
-        if (await this.settleOne(tx, run, toolCallId, decision, settled)) applied++;
+        if (await this.settleOne(tx, run, toolCallId, decision, settled)) {
+          applied++;
+          if (decision.kind === 'child') {
+            announced.push(...decision.announce);
+            if (decision.usage) childUsage.push(decision.usage);
+          }
+        }
       }
       if (applied === 0) return false;
       const claimed = (await this.conversation.countWaitingToolCalls(tx, runId)) === 0;
-      if (claimed)
-        await this.store.updateRun(tx, runId, { status: 'running', leaseOwner: this.driven.processId });
-      const events = settled.map(({ call, settlement }) => resultEvent(call.callId, call.name, settlement));
+      const changes: RunChanges = claimed ? { status: 'running', leaseOwner: this.driven.processId } : {};
+      if (childUsage.length > 0) Object.assign(changes, rolledUp(run, childUsage));
+      if (Object.keys(changes).length > 0) await this.store.updateRun(tx, runId, changes);
+      const events = [
+        ...announced,
+        ...settled.map(({ call, settlement }) => resultEvent(call.callId, call.name, settlement)),
+      ];
       await this.store.appendEvents(tx, runId, serializeEvents(runId, run.lastSeq, events));
       return claimed;
     });
@@ -148,7 +206,7 @@ export class ToolCallDecisions {
     tx: Queryable,
     run: RunRow,
     callId: string,
-    decision: Decision | { kind: 'expire' },
+    decision: Decision | Omit<ChildAnswer, 'toolCallId'> | { kind: 'expire' },
     settled: Settled[],
   ): Promise<boolean> {
     const runId = run.id;
@@ -156,7 +214,13 @@ export class ToolCallDecisions {
     if (!call)
       throw new DomainError(ErrorCode.ToolCallNotFound, `Tool call ${callId} not found in run ${runId}`);
     const waitingFor =
-      call.status === 'pending_approval' ? 'approval' : call.status === 'awaiting_client' ? 'result' : null;
+      call.status === 'pending_approval'
+        ? 'approval'
+        : call.status === 'awaiting_client'
+          ? 'result'
+          : call.status === 'awaiting_child'
+            ? 'child'
+            : null;
     if (decision.kind === 'expire') {
       if (run.status !== 'requires_action' || waitingFor === null) return false;
     } else {
@@ -194,7 +258,7 @@ export class ToolCallDecisions {
             'REJECTED',
             `A person rejected this call${decision.reason ? `: ${decision.reason}` : '.'} It was not run.`,
           )
-        : decision.kind === 'result'
+        : decision.kind === 'result' || decision.kind === 'child'
           ? {
               status: decision.isError ? ('error' as const) : ('completed' as const),
               result: decision.content,
@@ -218,9 +282,13 @@ export class ToolCallDecisions {
     settled.push({
       call,
       settlement,
-      waitedFor: waitingFor === 'result' ? 'client' : 'approval',
+      waitedFor: waitingFor === 'result' || waitingFor === 'child' ? 'client' : 'approval',
       settledBy:
-        decision.kind === 'expire' ? 'expired' : decision.kind === 'result' ? 'client_result' : 'rejected',
+        decision.kind === 'expire'
+          ? 'expired'
+          : decision.kind === 'result' || decision.kind === 'child'
+            ? 'client_result'
+            : 'rejected',
     });
     return true;
   }
@@ -230,4 +298,18 @@ export class ToolCallDecisions {
     const check = tool ? this.registry.validate(tool, args) : { ok: true as const };
     if (!check.ok) throw new DomainError(ErrorCode.InvalidRequest, `arguments: ${check.message}`);
   }
+}
+
+/**
+ * A run's usage with its ended children's added: a run's usage is its tree's ("Agents and
+ * delegation"), so its `done.usage`, GET /v1/runs/:id and its session's limits count them.
+ */
+function rolledUp(run: RunRow, children: NonNullable<ChildAnswer['usage']>[]): RunChanges {
+  let { promptTokens, completionTokens, costUsd } = run;
+  for (const child of children) {
+    promptTokens += child.promptTokens;
+    completionTokens += child.completionTokens;
+    if (child.costUsd !== null) costUsd = (costUsd ?? 0) + child.costUsd;
+  }
+  return { promptTokens, completionTokens, costUsd };
 }

@@ -19,6 +19,8 @@ export function sessionView(s: SessionRow & { preview?: string | null }): Sessio
     maxCostUsd: s.maxCostUsd,
     endUser: s.endUser,
     reasoning: s.reasoning,
+    agent: s.agent,
+    parentSessionId: s.parentSessionId,
     ...(s.responseFormat ? { responseFormat: s.responseFormat } : {}),
     createdAt: s.createdAt,
     updatedAt: s.updatedAt,

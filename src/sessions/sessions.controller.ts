@@ -63,6 +63,7 @@ export class SessionsController {
       endUser ?? query.endUser ?? null,
       query.limit ?? 20,
       query.cursor,
+      query.children === 'true',
     );
     return { data: page.data.map(sessionView), nextCursor: page.nextCursor };
   }

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { APP_CONFIG } from '../config/config.module';
+import type { AgentConfig } from '../config/agents-config';
 import type { AppConfig, ReasoningLevel, SessionMode } from '../config/app-config';
 import { sessionEndUser } from '../auth/end-user';
 import { DomainError, ErrorCode } from '../common/domain-error';
@@ -19,7 +20,12 @@ import {
 } from '../store/conversation-store.service';
 import { RunStore, type Queryable } from '../store/run-store.service';
 import { FileStore } from '../store/file-store.service';
-import { SessionStore, type NewSession, type SessionRow } from '../store/session-store.service';
+import {
+  SessionStore,
+  type Delegation,
+  type NewSession,
+  type SessionRow,
+} from '../store/session-store.service';
 import { checkResponseFormat } from './response-format';
 import { defaultSystemPrompt } from './system-prompt';
 import { Toolset } from '../tools/toolset';
@@ -35,6 +41,8 @@ export interface SessionOptions {
   maxTokens?: number;
   maxCostUsd?: number;
   reasoning?: ReasoningLevel;
+  /** A named agent of AGENTS_CONFIG: the session starts from its settings; these options override them. */
+  agent?: string;
   /** Checked by checkResponseFormat (a 400 naming responseFormat). */
   responseFormat?: ResponseFormat;
   /** The end user the session belongs to besides its key (checked against X-End-User: auth/end-user.ts). */
@@ -77,9 +85,13 @@ export class Sessions {
   draft(
     owner: string,
     options: SessionOptions,
+    delegation?: Delegation,
   ): { session: NewSession; toolset: Toolset; systemMessage: string } {
-    const session = this.prepare(owner, options);
-    const toolset = new Toolset(this.registry, this.config, session);
+    const session = { ...this.prepare(owner, options), ...(delegation ? { delegation } : {}) };
+    const toolset = new Toolset(this.registry, this.config, {
+      ...session,
+      depth: session.delegation?.depth ?? 0,
+    });
     const systemMessage = session.systemPrompt ?? defaultSystemPrompt(toolset.serverToolNames);
     return { session, toolset, systemMessage };
   }
@@ -183,14 +195,21 @@ export class Sessions {
     return found;
   }
 
-  /** The owner's sessions (only `endUser`'s when not null), newest first. */
+  /** The owner's sessions (only `endUser`'s when not null), newest first; `children`: child sessions too. */
   async list(
     owner: string,
     endUser: string | null,
     limit: number,
     cursor: string | undefined,
+    children = false,
   ): Promise<SessionPage> {
-    const rows = await this.sessions.list(owner, endUser, limit + 1, cursor ? decodeCursor(cursor) : null);
+    const rows = await this.sessions.list(
+      owner,
+      endUser,
+      limit + 1,
+      cursor ? decodeCursor(cursor) : null,
+      children,
+    );
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return {
@@ -213,6 +232,15 @@ export class Sessions {
       });
     }
     throw sessionNotFound(id);
+  }
+
+  private agentOf(name: string | undefined): AgentConfig | undefined {
+    if (name === undefined) return undefined;
+    const agent = this.config.agents.find((a) => a.name === name);
+    if (agent === undefined) {
+      throw invalid(`agent ${JSON.stringify(name)} is not an agent of this server (see GET /v1/agents)`);
+    }
+    return agent;
   }
 
   /** Checks the options against what this server offers; a bad one is a 400 naming the field. */
@@ -249,19 +277,23 @@ export class Sessions {
         if (!check.ok) throw invalid(`clientTools.${i}.function.${check.message}`);
       }
     }
+    // The agent's own tools and model were checked at start-up (agents/), against every tool the
+    // server may offer; what the client gave is checked above.
+    const agent = this.agentOf(o.agent);
     return {
       id: randomUUID(),
       owner,
       title: o.title ?? null,
-      systemPrompt: o.systemPrompt ?? null,
-      model: o.model ?? null,
-      mode: o.mode ?? 'safe',
-      tools: o.tools ?? null,
+      systemPrompt: o.systemPrompt ?? agent?.systemPrompt ?? null,
+      model: o.model ?? agent?.model ?? null,
+      mode: o.mode ?? agent?.mode ?? 'safe',
+      tools: o.tools ?? (agent?.tools ? [...agent.tools] : null),
       clientTools: o.clientTools ?? [],
-      maxIterations: o.maxIterations ?? null,
+      maxIterations: o.maxIterations ?? agent?.maxIterations ?? null,
       maxTokens: o.maxTokens ?? null,
       maxCostUsd: o.maxCostUsd ?? null,
       reasoning: o.reasoning ?? null,
+      agent: agent?.name ?? null,
       responseFormat: o.responseFormat === undefined ? null : checkResponseFormat(o.responseFormat),
       endUser: o.endUser ?? null,
     };

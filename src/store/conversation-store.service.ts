@@ -20,6 +20,9 @@ export type { MessageRow, StoredProviderData } from './message-row';
 export type { FileChangeRecord, ToolCallRow } from './tool-call-row';
 export type { CallSettlement, NewToolCall, ToolCallSettlement } from './tool-call-writes';
 
+/** The statuses of a call waiting for a person or the client, as SQL. */
+const WAITING = `('pending_approval', 'awaiting_client')`;
+
 /**
  * What a conversation is made of: messages in their order, and the tool calls of assistant messages
  * with their state and results. Hand-written SQL; every write takes the caller's transaction.
@@ -170,9 +173,40 @@ export class ConversationStore {
     );
   }
 
+  /**
+   * The calls waiting for a person or the client in the run and in every run below it (its child
+   * runs, theirs…): a child's approvals are its ancestors' ("Agents and delegation"). With `callId`:
+   * the calls of that id in the tree, whatever their status, those waiting first, the run's own first.
+   */
+  async waitingCallsBelow(q: Queryable, runId: string, callId?: string): Promise<ToolCallRow[]> {
+    return q.query(
+      `WITH RECURSIVE tree(run_id, depth) AS (
+         SELECT $1::uuid, 0
+         UNION ALL
+         SELECT r.id, t.depth + 1 FROM tree t
+           JOIN sessions s ON s.parent_run_id = t.run_id JOIN runs r ON r.session_id = s.id
+          WHERE t.depth < 64
+       )
+       SELECT ${TOOL_CALL_COLUMNS} FROM tree JOIN tool_calls tc ON tc.run_id = tree.run_id
+         JOIN messages m ON m.id = tc.message_id
+        WHERE ${callId === undefined ? `tc.status IN ${WAITING}` : 'tc.call_id = $2'}
+        ORDER BY tc.status IN ${WAITING} DESC, tree.depth, tc.created_at, tc.iteration, tc.position`,
+      callId === undefined ? [runId] : [runId, callId],
+    );
+  }
+
+  /** Runs waiting in `requires_action` for a child run (a `delegate` call): what Delegations moves on. */
+  async runsAwaitingChildren(q: Queryable): Promise<string[]> {
+    const rows: { runId: string }[] = await q.query(
+      `SELECT DISTINCT tc.run_id AS "runId" FROM tool_calls tc JOIN runs r ON r.id = tc.run_id
+        WHERE tc.status = 'awaiting_child' AND r.status = 'requires_action'`,
+    );
+    return rows.map((r) => r.runId);
+  }
+
   async countWaitingToolCalls(tx: Queryable, runId: string): Promise<number> {
     const rows: { n: string }[] = await tx.query(
-      `SELECT count(*) AS n FROM tool_calls WHERE run_id = $1 AND status IN ('pending_approval', 'awaiting_client')`,
+      `SELECT count(*) AS n FROM tool_calls WHERE run_id = $1 AND status IN ('pending_approval', 'awaiting_client', 'awaiting_child')`,
       [runId],
     );
     return Number(rows[0]?.n ?? 0);

@@ -3,7 +3,7 @@ import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import type { RunReplay } from '../persistence/entities/run.entity';
 import type { StoredMessagePart } from '../persistence/entities/message.entity';
-import type { EventRecord } from './run-store.service';
+import { RUN_EVENTS_CHANNEL, type EventRecord } from './run-store.service';
 import {
   SESSION_COLUMNS,
   SESSION_OPTION_COLUMNS,
@@ -110,6 +110,37 @@ const newRunCtes = (gate: string, traceParent: string, responseFormat: string, r
 const COUNTS = `c."lastMinute", c."oldestAgeMs", c."active"`;
 
 /**
+ * A child run's start (a `delegate` call's, docs/decisions/022) announces itself in its parent's log
+ * in the same statement — `subagent_started` numbered after the parent's last event (the update
+ * locks the parent's row: whoever else writes its log waits) — so it comes before any event of the
+ * child; its parent's waiting ancestors get a copy, as of every event of their descendants
+ * (ancestor-copies.ts). Parameters from \`$first\`: the parent run, the call, the agent.
+ */
+const subagentStarted = (first: number) => {
+  const parent = `$${first}::uuid`;
+  const parentOf = (run: string) =>
+    `SELECT s.parent_run_id FROM runs r JOIN sessions s ON s.id = r.session_id WHERE r.id = ${run}`;
+  return `parent_bump AS (
+         UPDATE runs SET last_seq = last_seq + 1, updated_at = now()
+          WHERE status = 'requires_action' AND EXISTS (SELECT 1 FROM s) AND id IN (
+            WITH RECURSIVE up(run_id, depth) AS (
+              SELECT ${parent}, 0
+              UNION ALL
+              SELECT (${parentOf('up.run_id')}), up.depth + 1 FROM up WHERE up.run_id IS NOT NULL AND up.depth < 64
+            ) SELECT run_id FROM up WHERE run_id IS NOT NULL)
+         RETURNING id, last_seq, pg_notify('${RUN_EVENTS_CHANNEL}', id::text || ' ' || last_seq::text)
+       ), parent_ev AS (
+         INSERT INTO run_events (run_id, seq, type, payload)
+         SELECT id, last_seq, 'subagent_started', (jsonb_build_object('type', 'subagent_started', 'runId', ${parent},
+                'seq', last_seq, 'toolCallId', $${first + 1}::text, 'agent', $${first + 2}::text,
+                'childRunId', $1::uuid, 'childSessionId', $2::uuid)
+                || CASE WHEN id = ${parent} THEN '{}'::jsonb
+                        ELSE jsonb_build_object('parentRunId', (${parentOf(parent)})) END)::json
+           FROM parent_bump
+       )`;
+};
+
+/**
  * A run's start as one statement (RunStarts decides when it runs alone and when in a transaction).
  * A second active run of a session fails on the unique index: SessionHasActiveRun.
  */
@@ -132,7 +163,7 @@ export class RunStartStore {
    * and margin 0, no two starts can both see room for one.
    */
   async start(q: Queryable, start: RunStart, margin: number): Promise<StartOutcome> {
-    const { sql, params } = this.statement(start);
+    const { sql, params, extra = [] } = this.statement(start);
     let rows: (KeyRunCounts & Partial<SessionRow> & { seq: number | null; stored: boolean })[];
     try {
       rows = await q.query(sql, [
@@ -141,6 +172,7 @@ export class RunStartStore {
         start.run.traceParent,
         start.run.responseFormat === null ? null : JSON.stringify(start.run.responseFormat),
         start.run.replay ? JSON.stringify(start.run.replay) : null,
+        ...extra,
       ]);
     } catch (err) {
       // Another start opened a run on this session between the caller's look and this insert.
@@ -168,18 +200,20 @@ export class RunStartStore {
     await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [owner]);
   }
 
-  private statement(start: RunStart): { sql: string; params: unknown[] } {
+  private statement(start: RunStart): { sql: string; params: unknown[]; extra?: unknown[] } {
     const answers = start.answers;
     // The parameters after the new session's options.
     const after = 14 + SESSION_OPTION_COUNT;
-    // The run's traceparent, response format and replay are the statement's last three parameters.
+    // The run's traceparent, response format and replay come after the answers' parameters (then a
+    // child's delegation: its parent run, call and agent).
     const trace = (count: number): [string, string, string] => [
       `$${14 + count}::text`,
       `$${15 + count}::jsonb`,
       `$${16 + count}::jsonb`,
     ];
     switch (answers.kind) {
-      case 'new-session':
+      case 'new-session': {
+        const delegation = answers.session.delegation;
         return {
           // The system message is the session's first, the prompt its second.
           sql: `WITH ${ADMISSION_CTES}, s AS (
@@ -191,7 +225,7 @@ export class RunStartStore {
                 ), msg AS (
                   INSERT INTO messages (id, session_id, run_id, seq, role, content, parts)
                   SELECT $${after + 2}::uuid, $2::uuid, $1::uuid, 2, 'user', $${after + 3}, $${after + 4}::jsonb FROM s
-                ), ${newRunCtes('s', ...trace(SESSION_OPTION_COUNT + 5))}
+                ), ${newRunCtes('s', ...trace(SESSION_OPTION_COUNT + 5))}${delegation ? `, ${subagentStarted(after + 8)}` : ''}
                 SELECT ${COUNTS}, s.id IS NOT NULL AS stored, 2 AS seq, s.* FROM counts c LEFT JOIN s ON true`,
           params: [
             ...sessionOptionValues(answers.session),
@@ -201,7 +235,11 @@ export class RunStartStore {
             answers.prompt.content,
             partsParam(answers.prompt),
           ],
+          extra: delegation
+            ? [delegation.parentRunId, delegation.parentCallId, answers.session.agent ?? '']
+            : [],
         };
+      }
       case 'prompt':
         return {
           sql: `WITH ${ADMISSION_CTES}, pos AS (

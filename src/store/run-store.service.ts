@@ -9,6 +9,7 @@ import * as runLeases from './run-leases';
 import { RUN_COLUMNS, runSets, type RunChanges, type RunRow } from './run-row.mapper';
 import { LeaseLost } from './store-errors';
 import { runBuilt, Params } from './params';
+import { ancestorCopies } from './ancestor-copies';
 import { runWriteSql, writesOfRunChanges, type RunWrite } from './run-writes';
 import { withCtes, type Queryable } from './store-sql';
 
@@ -33,12 +34,15 @@ export class RunStore {
   /** How long a process's claim on a running run holds without renewal (RUN_LEASE_MS). */
   private readonly leaseMs: number;
   private readonly textBatcher: EventAppendBatcher;
+  /** Agents are configured: a child run's events are copied into its ancestors' logs (ancestorCopies). */
+  private readonly copiesToAncestors: boolean;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.leaseMs = config.runLeaseMs;
+    this.copiesToAncestors = config.agents.length > 0;
     this.textBatcher = new EventAppendBatcher(this.db.manager, RUN_EVENTS_CHANNEL, (runId, events, owner) =>
       this.writeWithEvents(this.db.manager, runId, events, [], {}, owner),
     );
@@ -134,6 +138,8 @@ export class RunStore {
                          ${p.add(events.map((e) => e.data))}::text[]) AS u(seq, type, payload)`,
       );
       sets.push(`last_seq = ${p.add(events[events.length - 1].seq)}::int`);
+      if (this.copiesToAncestors)
+        parts.push(...ancestorCopies(p, id, events, parts.length, RUN_EVENTS_CHANNEL));
     }
     const update = `UPDATE runs SET ${sets.join(', ')} WHERE id = ${id}`;
     const notify = `pg_notify('${RUN_EVENTS_CHANNEL}', id::text || ' ' || last_seq::text)`;
@@ -221,7 +227,12 @@ export class RunStore {
    * together with the same kind of appends of this process's other runs (see EventAppendBatcher).
    */
   appendBatched(runId: string, events: readonly EventRecord[], leaseOwner: string): Promise<void> {
-    return events.length === 0 ? Promise.resolve() : this.textBatcher.append(runId, events, leaseOwner);
+    if (events.length === 0) return Promise.resolve();
+    // With delegation each write may copy into ancestors' logs (ancestorCopies), which the batched
+    // statement does not: every write goes alone then. Without agents nothing changes.
+    if (this.copiesToAncestors)
+      return this.writeWithEvents(this.db.manager, runId, events, [], {}, leaseOwner);
+    return this.textBatcher.append(runId, events, leaseOwner);
   }
 
   async eventsAfter(runId: string, after: number, limit: number): Promise<EventRecord[]> {

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import type { ReasoningLevel, SessionMode } from '../config/app-config';
 import type { ResponseFormat } from '../common/response-format';
+import type { RunError, RunStatus } from '../persistence/entities/run.entity';
 import type { ClientToolDefinition } from '../persistence/entities/session.entity';
 import { returningRows, type Queryable } from './store-sql';
 
@@ -27,31 +28,82 @@ export interface SessionRow {
   responseFormat: ResponseFormat | null;
   /** Where the session's next message goes (internal). */
   nextMessageSeq: number;
+  /** A child session's parent session; null for a client's. */
+  parentSessionId: string | null;
+  /** The run and its `delegate` call this child session answers. */
+  parentRunId: string | null;
+  parentCallId: string | null;
+  /** A child session's root session (whose workspace it works in) and the root run (the client's). */
+  rootSessionId: string | null;
+  rootRunId: string | null;
+  /** The named agent it started from. */
+  agent: string | null;
+  /** Levels of delegation below the client's run (0: a client's session). */
+  depth: number;
   createdAt: Date;
   updatedAt: Date;
 }
 
+/** Where a child session sits in its tree. */
+export interface Delegation {
+  parentSessionId: string;
+  parentRunId: string;
+  parentCallId: string;
+  rootSessionId: string;
+  rootRunId: string;
+  depth: number;
+}
+
+/** A child session of a run (one per `delegate` call) with the state of its run, if it has one yet. */
+export interface ChildOfRun {
+  sessionId: string;
+  callId: string;
+  agent: string | null;
+  runId: string | null;
+  status: RunStatus | null;
+  error: RunError | null;
+  /** The child's last answer text (its final answer once it has ended); null when it wrote none. */
+  answer: string | null;
+  promptTokens: number;
+  completionTokens: number;
+  costUsd: number | null;
+}
+
 export type NewSession = Omit<
   SessionRow,
-  'createdAt' | 'updatedAt' | 'nextMessageSeq' | 'reasoning' | 'responseFormat'
+  | 'createdAt'
+  | 'updatedAt'
+  | 'nextMessageSeq'
+  | 'reasoning'
+  | 'responseFormat'
+  | 'parentSessionId'
+  | 'parentRunId'
+  | 'parentCallId'
+  | 'rootSessionId'
+  | 'rootRunId'
+  | 'agent'
+  | 'depth'
 > & {
   reasoning?: ReasoningLevel | null;
   responseFormat?: ResponseFormat | null;
   /** The frontend protocols' chat or thread id naming the session (unique per owner). */
   chatId?: string | null;
+  agent?: string | null;
+  /** A child session's place in its tree (Delegations); absent for a client's session. */
+  delegation?: Delegation;
 };
 
 /** The columns of a new session's options, for `INSERT INTO sessions (…, ${SESSION_OPTION_COLUMNS}, …)`. */
 export const SESSION_OPTION_COLUMNS =
-  'title, system_prompt, model, mode, tools, client_tools, max_iterations, max_tokens, max_cost_usd, reasoning, response_format, end_user';
+  'title, system_prompt, model, mode, tools, client_tools, max_iterations, max_tokens, max_cost_usd, reasoning, response_format, end_user, agent, parent_session_id, parent_run_id, parent_call_id, root_session_id, root_run_id, depth';
 
 /** How many parameters SESSION_OPTION_COLUMNS take: the next placeholder after them is `$first + this`. */
-export const SESSION_OPTION_COUNT = 12;
+export const SESSION_OPTION_COUNT = 19;
 
 /** The placeholders of SESSION_OPTION_COLUMNS, from `$first` on, with their casts. */
 export function sessionOptionPlaceholders(first: number): string {
   const $ = (i: number) => `$${first + i}`;
-  return `${$(0)}, ${$(1)}, ${$(2)}, ${$(3)}, ${$(4)}::jsonb, ${$(5)}::jsonb, ${$(6)}::int, ${$(7)}::int, ${$(8)}::float8, ${$(9)}, ${$(10)}::jsonb, ${$(11)}`;
+  return `${$(0)}, ${$(1)}, ${$(2)}, ${$(3)}, ${$(4)}::jsonb, ${$(5)}::jsonb, ${$(6)}::int, ${$(7)}::int, ${$(8)}::float8, ${$(9)}, ${$(10)}::jsonb, ${$(11)}, ${$(12)}, ${$(13)}::uuid, ${$(14)}::uuid, ${$(15)}, ${$(16)}::uuid, ${$(17)}::uuid, ${$(18)}::int`;
 }
 
 /** The values of SESSION_OPTION_COLUMNS for `s`, in their order. */
@@ -69,13 +121,22 @@ export function sessionOptionValues(s: NewSession): unknown[] {
     s.reasoning ?? null,
     s.responseFormat ? JSON.stringify(s.responseFormat) : null,
     s.endUser,
+    s.agent ?? null,
+    s.delegation?.parentSessionId ?? null,
+    s.delegation?.parentRunId ?? null,
+    s.delegation?.parentCallId ?? null,
+    s.delegation?.rootSessionId ?? null,
+    s.delegation?.rootRunId ?? null,
+    s.delegation?.depth ?? 0,
   ];
 }
 
 /** A session row's columns, named as SessionRow names them. */
 export const SESSION_COLUMNS = `id, owner, title, system_prompt AS "systemPrompt", model, mode, tools, client_tools AS "clientTools",
   max_iterations AS "maxIterations", max_tokens AS "maxTokens", max_cost_usd AS "maxCostUsd", end_user AS "endUser", reasoning,
-  response_format AS "responseFormat", next_message_seq AS "nextMessageSeq", created_at AS "createdAt", updated_at AS "updatedAt"`;
+  response_format AS "responseFormat", next_message_seq AS "nextMessageSeq",
+  parent_session_id AS "parentSessionId", parent_run_id AS "parentRunId", parent_call_id AS "parentCallId",
+  root_session_id AS "rootSessionId", root_run_id AS "rootRunId", agent, depth, created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /** How much of its first prompt a listed session carries as its `preview`. */
 const PREVIEW_CHARS = 80;
@@ -154,15 +215,18 @@ export class SessionStore {
   }
 
   /** Newest first; the cursor is the last row's (created_at, id). */
+  /** `children`: child sessions (a delegation's) are listed too. */
   async list(
     owner: string,
     endUser: string | null,
     limit: number,
     cursor: { createdAt: string; id: string } | null,
+    children = false,
   ): Promise<(SessionRow & { cursorAt: string; preview: string | null })[]> {
     const params: unknown[] = [owner, limit];
     const where = ['owner = $1'];
     if (endUser !== null) where.push(`end_user = $${params.push(endUser)}`);
+    if (!children) where.push('parent_session_id IS NULL');
     if (cursor)
       where.push(
         `(created_at, id) < ($${params.push(cursor.createdAt)}::timestamptz, $${params.push(cursor.id)}::uuid)`,
@@ -207,13 +271,18 @@ export class SessionStore {
   async delete(id: string, owner: string): Promise<{ deleted: boolean; activeRunId: string | null }> {
     const rows = returningRows<{ id: string }>(
       await this.db.query(
-        `WITH gone AS (
+        `WITH RECURSIVE gone AS (
            DELETE FROM sessions s WHERE s.id = $1 AND s.owner = $2
               AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.session_id = s.id AND r.status IN ('running', 'requires_action'))
             RETURNING s.id
+         ), tree(id) AS (
+           -- Its child sessions (a delegation's) go with it (their foreign key cascades), and theirs.
+           SELECT id FROM gone
+           UNION ALL
+           SELECT c.id FROM sessions c JOIN tree t ON c.parent_session_id = t.id
          ), events AS (
            -- The event log has no foreign key (see RunEventEntity): its rows go here, with their runs.
-           DELETE FROM run_events e USING runs r WHERE r.session_id IN (SELECT id FROM gone) AND e.run_id = r.id
+           DELETE FROM run_events e USING runs r WHERE r.session_id IN (SELECT id FROM tree) AND e.run_id = r.id
          )
          SELECT id FROM gone`,
         [id, owner],
@@ -226,5 +295,26 @@ export class SessionStore {
       [id, owner],
     );
     return { deleted: false, activeRunId: active[0]?.id ?? null };
+  }
+
+  /** The child sessions of `parentRunId`, each with its run's state and last answer. */
+  async childrenOfRun(q: Queryable, parentRunId: string): Promise<ChildOfRun[]> {
+    const rows: ChildOfRun[] = await q.query(
+      `SELECT s.id AS "sessionId", s.parent_call_id AS "callId", s.agent, r.id AS "runId", r.status, r.error,
+              (SELECT m.content FROM messages m
+                WHERE m.session_id = s.id AND m.role = 'assistant' AND m.content IS NOT NULL AND m.content <> ''
+                ORDER BY m.seq DESC LIMIT 1) AS answer,
+              coalesce(r.prompt_tokens, 0) AS "promptTokens", coalesce(r.completion_tokens, 0) AS "completionTokens",
+              r.cost_usd AS "costUsd"
+         FROM sessions s LEFT JOIN runs r ON r.session_id = s.id
+        WHERE s.parent_run_id = $1
+        ORDER BY s.created_at`,
+      [parentRunId],
+    );
+    return rows.map((r) => ({
+      ...r,
+      promptTokens: Number(r.promptTokens),
+      completionTokens: Number(r.completionTokens),
+    }));
   }
 }

@@ -2,6 +2,7 @@ import { ToolsController } from './tools.controller';
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { ApplyPatchTool } from './builtin/apply-patch.tool';
+import { DelegateTool } from './builtin/delegate.tool';
 import { EditFileTool } from './builtin/edit-file.tool';
 import { GlobTool } from './builtin/glob.tool';
 import { ListDirectoryTool } from './builtin/list-directory.tool';
@@ -39,6 +40,7 @@ import { ServerProcess } from '../common/server-process';
     EditFileTool,
     ApplyPatchTool,
     RunCommandTool,
+    DelegateTool,
     GetCommandOutputTool,
     CancelCommandTool,
     BackgroundCommands,

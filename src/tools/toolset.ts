@@ -4,6 +4,7 @@ import type { ClientToolDefinition } from '../persistence/entities/session.entit
 import { compileSchema } from './json-schema';
 import type { Tool, ToolDefinition } from './tool';
 import { policyOf } from './tool-policy';
+import { DELEGATE_TOOL } from './builtin/delegate.tool';
 import type { ToolRegistry } from './tool-registry.service';
 
 export type ToolLookup =
@@ -33,6 +34,8 @@ export class Toolset {
       mode: SessionMode;
       tools: string[] | null;
       clientTools: ClientToolDefinition[];
+      /** Levels of delegation below the client's run: at AGENT_MAX_DEPTH, `delegate` is not offered. */
+      depth?: number;
     },
   ) {
     const allowed = session.tools === null ? null : new Set(session.tools);
@@ -42,6 +45,7 @@ export class Toolset {
     for (const tool of registry.enabled()) {
       if (allowed && !allowed.has(tool.offeredWith?.name ?? tool.name)) continue;
       if (clientNames.has(tool.name)) continue;
+      if (tool.name === DELEGATE_TOOL && (session.depth ?? 0) >= config.agentMaxDepth) continue;
       const policy = policyOf(tool, session.mode, config.toolPolicy);
       if (policy === 'deny') {
         this.refused.set(tool.name, `${tool.name} is not allowed in ${session.mode} mode on this server.`);

@@ -42,6 +42,7 @@ const CONTRACT: [method: string, path: string][] = [
   ['post', '/v1/runs/{id}/stream-token'],
   ['get', '/v1/tools'],
   ['get', '/v1/models'],
+  ['get', '/v1/agents'],
   ['get', '/v1/mcp/servers'],
   ['get', '/v1/sessions/{id}/changes'],
   ['post', '/v1/sessions/{id}/compact'],
@@ -69,6 +70,8 @@ const EVENT_SCHEMAS = [
   'ErrorEvent',
   'RunResumedEvent',
   'ReasoningEvent',
+  'SubagentStartedEvent',
+  'SubagentFinishedEvent',
   'QueuedEvent',
 ];
 

@@ -28,6 +28,7 @@ import {
   type ToolCallView,
 } from './run-state';
 import { readSse } from './sse';
+import { SubagentSteps } from './SubagentSteps';
 import { ToolCard } from './ToolCard';
 
 /** The client tool the page declares on the sessions it creates, and answers itself. */
@@ -527,16 +528,25 @@ function LiveTurn({
             segment.kind === 'text' ? (
               segment.text !== '' && <Markdown key={i} text={segment.text} />
             ) : (
-              <ToolCard
-                key={segment.id}
-                call={run.calls[segment.id]}
-                awaitingApproval={
-                  waiting &&
-                  run.calls[segment.id].result === null &&
-                  run.calls[segment.id].approvalReason !== null
-                }
-                onDecide={onDecide(run.runId, run.calls[segment.id])}
-              />
+              <Fragment key={segment.id}>
+                <ToolCard
+                  call={run.calls[segment.id]}
+                  awaitingApproval={
+                    waiting &&
+                    run.calls[segment.id].result === null &&
+                    run.calls[segment.id].approvalReason !== null
+                  }
+                  onDecide={onDecide(run.runId, run.calls[segment.id])}
+                />
+                {run.children[run.delegations[segment.id] ?? ''] && (
+                  <SubagentSteps
+                    run={run.children[run.delegations[segment.id]]}
+                    all={run.children}
+                    waiting={waiting}
+                    onDecide={(call) => onDecide(run.runId, call)}
+                  />
+                )}
+              </Fragment>
             ),
           )}
           {run.output !== undefined && (

@@ -71,6 +71,12 @@ export interface RunView {
   events: ReceivedEvent[];
   /** Followed from its start by this page: arrival times measure its model calls. */
   live: boolean;
+  /**
+   * Runs below this one (its delegate calls' child runs and theirs), by run id, built from their
+   * events in this run's stream ("Agents and delegation"); `delegations` maps a delegate call to its child.
+   */
+  children: Record<string, RunView>;
+  delegations: Record<string, string>;
   /** While it waits for its session's run (`queued`): its place in the queue, 1 next. */
   queuedPosition: number | null;
 }
@@ -87,6 +93,8 @@ export function newRun(runId: string, live: boolean): RunView {
     lastSeq: 0,
     events: [],
     live,
+    children: {},
+    delegations: {},
     queuedPosition: null,
   };
 }
@@ -98,7 +106,28 @@ export function applyEvent(view: RunView, event: RunEvent, at: number): RunView 
   if (event.seq <= view.lastSeq) return view;
   const next: RunView = { ...view, lastSeq: event.seq, events: [...view.events, { event, at }] };
   const id = str(event.toolCallId);
+  const runId = str(event.runId);
+  if (runId !== '' && runId !== view.runId) {
+    // A run below this one: its own view; its approval is this run's wait as well.
+    const below = view.children[runId] ?? newRun(runId, view.live);
+    const child = applyEvent({ ...below, children: {} }, event, at);
+    next.children = { ...view.children, [runId]: { ...child, children: {} } };
+    if (event.type === 'tool_approval_required') next.status = 'requires_action';
+    return next;
+  }
   switch (event.type) {
+    case 'subagent_started':
+    case 'subagent_finished': {
+      const childRunId = str(event.childRunId);
+      if (event.type === 'subagent_finished' && next.children[childRunId]) {
+        next.children = {
+          ...next.children,
+          [childRunId]: { ...next.children[childRunId], status: str(event.status) as RunStatus },
+        };
+      }
+      next.delegations = { ...next.delegations, [id]: childRunId };
+      break;
+    }
     case 'queued':
       next.status = 'queued';
       next.queuedPosition = typeof event.position === 'number' ? event.position : null;

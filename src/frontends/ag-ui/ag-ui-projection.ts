@@ -53,7 +53,15 @@ export function runStarted(s: AgUiProjectionState): BaseEvent {
 /** The AG-UI events of one Loopwright event (none for those the client already has). */
 export function projectAgUiEvent(s: AgUiProjectionState, e: RunEvent): BaseEvent[] {
   const out: BaseEvent[] = [];
+  // A child run's events (copied into this run's log) are its own; its start and end are CUSTOM events.
+  if (e.runId !== s.runId) return out;
   switch (e.type) {
+    case 'subagent_started':
+    case 'subagent_finished': {
+      const { type, runId: _runId, seq: _seq, ...value } = e;
+      out.push(ev(EventType.CUSTOM, { name: type, value }));
+      break;
+    }
     // context_compacted: older context made room for the next call; the client's messages are unchanged.
     case 'queued':
     case 'run_started':

@@ -29,6 +29,19 @@ export interface UiProjectionState {
   waiting: Set<string>;
   lastStepFinishReason: string;
   ended: boolean;
+  /** The run's `delegate` calls' child runs, by child run id: their `data-subagent` parts. */
+  subagents?: Map<string, SubagentData>;
+  /** Calls of runs below this one surfaced as approvals of this message. */
+  surfaced?: Set<string>;
+}
+
+/** A `data-subagent` part's data ("Agents and delegation"), updated in place by its id. */
+export interface SubagentData {
+  toolCallId: string;
+  agent: string;
+  childRunId: string;
+  status: string;
+  text: string;
 }
 
 export function newUiProjection(
@@ -64,8 +77,27 @@ export function startChunk(s: UiProjectionState): LoopwrightChunk {
 export function projectUiEvent(s: UiProjectionState, e: RunEvent): LoopwrightChunk[] {
   const out: LoopwrightChunk[] = [];
   s.lastSeq = e.seq;
+  if (e.runId !== s.runId) {
+    projectChildEvent(s, e, out);
+    return e.seq > s.emitAfter ? out : [];
+  }
   switch (e.type) {
     // context_compacted: older context made room for the next call; the client's messages are unchanged.
+    case 'subagent_started':
+    case 'subagent_finished': {
+      const subagents = (s.subagents ??= new Map<string, SubagentData>());
+      const known = subagents.get(e.childRunId);
+      const data: SubagentData = {
+        toolCallId: e.toolCallId,
+        agent: e.agent,
+        childRunId: e.childRunId,
+        status: e.type === 'subagent_started' ? 'running' : e.status,
+        text: known?.text ?? '',
+      };
+      subagents.set(e.childRunId, data);
+      out.push(subagentChunk(data));
+      break;
+    }
     case 'queued':
     case 'run_started':
     case 'tool_call_output':
@@ -151,6 +183,77 @@ export function projectUiEvent(s: UiProjectionState, e: RunEvent): LoopwrightChu
       break;
   }
   return e.seq > s.emitAfter ? out : [];
+}
+
+/**
+ * An event of a run below this one (copied into this run's log): a direct child's text updates its
+ * `data-subagent` part, never this message's answer; a call below that waits for approval is an
+ * ordinary approval request of this message (its input, then the request; then its outcome).
+ */
+function projectChildEvent(s: UiProjectionState, e: RunEvent, out: LoopwrightChunk[]): void {
+  const surfaced = (s.surfaced ??= new Set());
+  switch (e.type) {
+    case 'text': {
+      const data = s.subagents?.get(e.runId);
+      if (!data) return;
+      data.text += e.delta;
+      out.push(subagentChunk(data));
+      return;
+    }
+    case 'tool_approval_required':
+      openStep(s, out);
+      closeText(s, out);
+      surfaced.add(e.toolCallId);
+      s.waiting.add(e.toolCallId);
+      out.push(
+        {
+          type: 'tool-input-available',
+          toolCallId: e.toolCallId,
+          toolName: e.name,
+          input: e.arguments,
+          dynamic: true,
+        },
+        { type: 'tool-approval-request', approvalId: e.toolCallId, toolCallId: e.toolCallId },
+      );
+      return;
+    case 'tool_call_result':
+      if (!surfaced.delete(e.toolCallId)) return;
+      s.waiting.delete(e.toolCallId);
+      if (e.errorCode === 'REJECTED') out.push({ type: 'tool-output-denied', toolCallId: e.toolCallId });
+      else if (e.isError)
+        out.push({
+          type: 'tool-output-error',
+          toolCallId: e.toolCallId,
+          errorText: e.content,
+          dynamic: true,
+        });
+      else
+        out.push({
+          type: 'tool-output-available',
+          toolCallId: e.toolCallId,
+          output: e.content,
+          dynamic: true,
+        });
+      return;
+    // The rest of a child's work shows in its part's status and text, or nowhere in this message.
+    case 'queued':
+    case 'run_started':
+    case 'reasoning':
+    case 'tool_call_start':
+    case 'tool_call_output':
+    case 'step_finished':
+    case 'context_compacted':
+    case 'done':
+    case 'error':
+    case 'run_resumed':
+    case 'subagent_started':
+    case 'subagent_finished':
+      return;
+  }
+}
+
+function subagentChunk(data: SubagentData): LoopwrightChunk {
+  return { type: 'data-subagent', id: `subagent-${data.toolCallId}`, data: { ...data } };
 }
 
 /** How a stream ends when its run starts waiting for an approval or a client result. */

@@ -1,5 +1,14 @@
 import type { ResponseFormat } from '../../common/response-format';
-import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import {
+  Column,
+  CreateDateColumn,
+  Entity,
+  Index,
+  JoinColumn,
+  ManyToOne,
+  PrimaryColumn,
+  UpdateDateColumn,
+} from 'typeorm';
 import type { SessionMode } from '../../config/app-config';
 
 export interface ClientToolDefinition {
@@ -10,6 +19,11 @@ export interface ClientToolDefinition {
 @Entity({ name: 'sessions' })
 @Index('idx_sessions_owner_created', ['owner', 'createdAt', 'id'])
 @Index('uq_sessions_owner_chat', ['owner', 'chatId'], { unique: true, where: 'chat_id IS NOT NULL' })
+@Index('uq_sessions_parent_call', ['parentRunId', 'parentCallId'], {
+  unique: true,
+  where: 'parent_run_id IS NOT NULL',
+})
+@Index('idx_sessions_parent_session', ['parentSessionId'], { where: 'parent_session_id IS NOT NULL' })
 export class SessionEntity {
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'pk_sessions' })
   id!: string;
@@ -73,6 +87,36 @@ export class SessionEntity {
 
   @Column({ name: 'compaction_claimed_until', type: 'timestamptz', nullable: true })
   compactionClaimedUntil!: Date | null;
+
+  /** A child session (a `delegate` call's): its parent session, deleted with it. */
+  @Column({ name: 'parent_session_id', type: 'uuid', nullable: true })
+  parentSessionId!: string | null;
+
+  @ManyToOne(() => SessionEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'parent_session_id', foreignKeyConstraintName: 'fk_sessions_parent_session' })
+  parentSession?: SessionEntity;
+
+  /** The run whose `delegate` call (`parent_call_id`, its call id in that run) this child session answers. */
+  @Column({ name: 'parent_run_id', type: 'uuid', nullable: true })
+  parentRunId!: string | null;
+
+  @Column({ name: 'parent_call_id', type: 'text', nullable: true })
+  parentCallId!: string | null;
+
+  /** A child session's root: the client's session (its workspace is the child's) and run. */
+  @Column({ name: 'root_session_id', type: 'uuid', nullable: true })
+  rootSessionId!: string | null;
+
+  @Column({ name: 'root_run_id', type: 'uuid', nullable: true })
+  rootRunId!: string | null;
+
+  /** The named agent (AGENTS_CONFIG) the session started from, if any. */
+  @Column({ type: 'text', nullable: true })
+  agent!: string | null;
+
+  /** Levels of delegation below the client's run: 0 for a client's session. */
+  @Column({ type: 'int', default: 0 })
+  depth!: number;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;

@@ -5,12 +5,24 @@ import { RunEntity } from './run.entity';
 
 /**
  * pending → running → completed | error, with the waits in between: pending_approval (a person
- * decides), awaiting_client (the client runs it), approved (decided, not yet run).
+ * decides), awaiting_client (the client runs it), awaiting_child (a `delegate` call: its child run
+ * answers it when it ends; no deadline), approved (decided, not yet run).
  */
 export type ToolCallStatus =
-  'pending' | 'pending_approval' | 'approved' | 'awaiting_client' | 'running' | 'completed' | 'error';
+  | 'pending'
+  | 'pending_approval'
+  | 'approved'
+  | 'awaiting_client'
+  | 'awaiting_child'
+  | 'running'
+  | 'completed'
+  | 'error';
 
-export const WAITING_TOOL_CALL_STATUSES: readonly ToolCallStatus[] = ['pending_approval', 'awaiting_client'];
+export const WAITING_TOOL_CALL_STATUSES: readonly ToolCallStatus[] = [
+  'pending_approval',
+  'awaiting_client',
+  'awaiting_child',
+];
 
 export interface ToolCallApproval {
   approved: boolean;
@@ -25,6 +37,7 @@ export interface ToolCallApproval {
 @Index('idx_tool_calls_deadline', ['deadlineAt'], {
   where: "status IN ('pending_approval', 'awaiting_client')",
 })
+@Index('idx_tool_calls_awaiting_child', ['runId'], { where: "status = 'awaiting_child'" })
 export class ToolCallEntity {
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'pk_tool_calls' })
   id!: string;

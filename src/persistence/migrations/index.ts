@@ -13,6 +13,7 @@ import { SessionModelCalls1795800000000 } from './1795800000000-session-model-ca
 import { SessionCompactionClaims1795900000000 } from './1795900000000-session-compaction-claims';
 import { CountedUsage1796179338219 } from './1796179338219-counted-usage';
 import { BackgroundCommands1797000000000 } from './1797000000000-background-commands';
+import { ChildSessions1797100000000 } from './1797100000000-child-sessions';
 import { Files1797200000000 } from './1797200000000-files';
 import { MessageParts1797200000001 } from './1797200000001-message-parts';
 import { ResponseFormat1797300000000 } from './1797300000000-response-format';
@@ -39,6 +40,7 @@ export const MIGRATIONS = [
   SessionCompactionClaims1795900000000,
   CountedUsage1796179338219,
   BackgroundCommands1797000000000,
+  ChildSessions1797100000000,
   Files1797200000000,
   MessageParts1797200000001,
   ResponseFormat1797300000000,

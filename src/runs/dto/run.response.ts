@@ -49,6 +49,12 @@ export class PendingToolCallResponse {
   @ApiProperty()
   toolCallId!: string;
 
+  @ApiProperty({
+    format: 'uuid',
+    description: "The run the call belongs to: this run's, or a child run's below it (decided at either)",
+  })
+  runId!: string;
+
   @ApiProperty()
   name!: string;
 

@@ -1,6 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { END_USER_PATTERN } from '../../auth/end-user';
 
 export class ListSessionsQuery {
@@ -16,6 +16,14 @@ export class ListSessionsQuery {
   @IsOptional()
   @IsString()
   cursor?: string;
+
+  @ApiPropertyOptional({
+    enum: ['true', 'false'],
+    description: "true: list child sessions (a delegation's) too (default false)",
+  })
+  @IsOptional()
+  @IsIn(['true', 'false'])
+  children?: 'true' | 'false';
 
   @ApiPropertyOptional({
     minLength: 1,

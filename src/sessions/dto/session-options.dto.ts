@@ -146,6 +146,16 @@ export class SessionOptionsDto {
   reasoning?: ReasoningLevel;
 
   @ApiPropertyOptional({
+    maxLength: 64,
+    description:
+      'A named agent (GET /v1/agents): the session starts from its settings, these options override them',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  agent?: string;
+
+  @ApiPropertyOptional({
     type: ResponseFormatDto,
     description:
       "The final answer as JSON valid against a schema (Structured output): the session's for every run; sent with a prompt, that run's only",

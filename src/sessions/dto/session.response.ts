@@ -68,6 +68,21 @@ export class SessionResponse {
   })
   reasoning!: 'off' | 'low' | 'medium' | 'high' | null;
 
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'The named agent it started from (GET /v1/agents)',
+  })
+  agent!: string | null;
+
+  @ApiProperty({
+    type: String,
+    format: 'uuid',
+    nullable: true,
+    description: "A child session (a delegate call's): its parent session; null for a client's",
+  })
+  parentSessionId!: string | null;
+
   @ApiPropertyOptional({ type: ResponseFormatDto, description: 'Present when the session has one' })
   responseFormat?: ResponseFormatDto;
 
