@@ -183,7 +183,10 @@ export class ModelCalls {
               server: event.server,
               output: () => ({ text, reasoning, toolCalls: event.toolCalls }),
             });
-            return { turn: finishedTurn(text, event, reasoning, recorded), early };
+            const turn = finishedTurn(text, event, reasoning, recorded);
+            // A replayed step's answer came from the record: it spends nothing (step-record.ts).
+            if (this.recorded.model(h.run, h.run.iterations + 1) !== undefined) turn.replayed = true;
+            return { turn, early };
           }
         }
       }

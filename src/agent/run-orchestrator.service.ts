@@ -19,6 +19,7 @@ import { RunTakeover } from './run-takeover';
 import { judgeAnswer } from './structured-output';
 import { RunAccounting } from './run-accounting';
 import { RecordedFailure } from './recorded-runs';
+import type { NewModelCall } from '../store/usage-store.service';
 
 /**
  * How a stretch of driving a run ended. `released`: this process let the run go without ending it
@@ -166,7 +167,7 @@ export class RunOrchestrator {
         messages: step.messages,
         nextMessageSeq: step.nextMessageSeq,
         calls: step.calls,
-        spent: this.accounting.spent(step.modelCall),
+        spent: this.accounting.spent(step.replayed ? spendsNothing(step.modelCall) : step.modelCall),
         run: step.run,
       }),
     );
@@ -263,6 +264,20 @@ async function stepEnded(stored: Promise<void>, ran: Execution): Promise<void> {
   const [record, calls] = await Promise.allSettled([stored, ran.settled]);
   if (record.status === 'rejected') throw record.reason;
   if (calls.status === 'rejected') throw calls.reason;
+}
+
+/** A replayed step's usage row: the original's model, nothing spent (no model was called). */
+function spendsNothing(call: NewModelCall): NewModelCall {
+  return {
+    ...call,
+    promptTokens: 0,
+    completionTokens: 0,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    reasoningTokens: 0,
+    costUsd: call.costUsd === null ? null : 0,
+    estimated: false,
+  };
 }
 
 function toRunError(err: unknown): RunError {

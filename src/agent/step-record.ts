@@ -42,6 +42,11 @@ export interface ModelTurn {
   toolCalls: ModelToolCall[];
   /** This call's row of usage (model, tokens, cost), stored with the step. */
   modelCall: NewModelCall;
+  /**
+   * Answered from a replayed run's record ("Fork and replay"): its events carry the original's
+   * usage, but it spends nothing — no model was called.
+   */
+  replayed?: boolean;
   /** The reasoning the model showed (stored with the answer, never as its content). */
   reasoning?: string;
   /** What the answering provider needs back with this answer. */
@@ -116,6 +121,8 @@ export interface StepRecord {
   runnable: ToolCallRow[];
   /** The model call's usage row. */
   modelCall: NewModelCall;
+  /** Answered from a replayed run's record: the row counts nothing (ModelTurn.replayed). */
+  replayed: boolean;
 }
 
 /** The run's counters that make its usage. */
@@ -329,6 +336,7 @@ export function buildStepRecord(input: StepInput): StepRecord {
     },
     nextMessageSeq,
     modelCall: turn.modelCall,
+    replayed: turn.replayed === true,
     runnable: newCalls
       .filter((c) => c.status === 'running')
       .map((c) => ({

@@ -98,6 +98,16 @@ describe('POST /v1/runs/:id/replay (e2e)', () => {
     const notes = join(app.workspace, 'notes.txt');
     expect(readFileSync(notes, 'utf8')).toBe('hi\n');
     writeFileSync(notes, 'changed since\n');
+    const spent = async () => {
+      const usage = await api(app.url, 'GET', '/v1/usage');
+      return usage.body.data.reduce(
+        (sum: number, row: { promptTokens: number; completionTokens: number }) =>
+          sum + row.promptTokens + row.completionTokens,
+        0,
+      ) as number;
+    };
+    const spentBefore = await spent();
+    expect(spentBefore).toBeGreaterThan(0);
 
     const replay = await api(app.url, 'POST', `/v1/runs/${runId}/replay`, {});
     expect(replay.status).toBe(201);
@@ -114,6 +124,8 @@ describe('POST /v1/runs/:id/replay (e2e)', () => {
     const run = await api(app.url, 'GET', `/v1/runs/${replay.body.runId}`);
     expect(run.body).toMatchObject({ status: 'completed', iterations: 4, sessionId: replay.body.sessionId });
     expect(run.body.usage).toEqual((await api(app.url, 'GET', `/v1/runs/${runId}`)).body.usage);
+    // Its events show the original's usage, but a replay from the record spends no token.
+    expect(await spent()).toBe(spentBefore);
     const sourceId = original[0].data.sessionId as string;
     expect(replay.body.sessionId).not.toBe(sourceId);
     const [source, fork] = await Promise.all([
