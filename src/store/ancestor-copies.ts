@@ -1,5 +1,5 @@
 import type { Params } from './params';
-import type { EventRecord } from './run-store.service';
+import type { EventRecord } from './event-record';
 
 /** A child's events its ancestors' streams do not show: their own start and end say it (subagent_*). */
 const UNCOPIED = new Set(['run_started', 'done', 'error', 'queued']);

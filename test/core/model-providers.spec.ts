@@ -68,7 +68,11 @@ describe('ModelProviders', () => {
     const second = new ScriptedModel();
     first.enqueue(fail(new ModelError('UPSTREAM_UNAVAILABLE', 'overloaded', true, 529)));
     second.enqueue(answer('from the fallback'));
-    const p = providers({ LLM_FALLBACK_MODELS: 'second/m2' }, { openai: first, second });
+    // No retry of the first model before it (retry-policy.spec.ts has the retries).
+    const p = providers(
+      { LLM_FALLBACK_MODELS: 'second/m2', LLM_MAX_RETRIES: '0' },
+      { openai: first, second },
+    );
     const result = await collect(p.stream(request('gpt-4o'), new AbortController().signal));
     expect(result.error).toBeUndefined();
     expect(result.text).toBe('from the fallback');

@@ -85,7 +85,7 @@ describe('request bodies', () => {
     expect(body.error).toBe('Bad Request');
     expect(body.message).toEqual(
       expect.arrayContaining([
-        'prompt must be a string',
+        'prompt must be a string or a list of parts',
         'property extra should not exist',
         expect.stringMatching(/^clientTools\.0\.function\.name /),
       ]),

@@ -19,9 +19,8 @@ export class CreateChatDto extends SessionOptionsDto {
 
   @ApiPropertyOptional({
     enum: ON_ACTIVE_VALUES,
-    default: 'reject',
     description:
-      'When the session has an active run: reject (409), enqueue (the stream begins with queued and goes on when the runs before it ended), interrupt (the active run is cancelled, this one starts)',
+      'When the session has an active run: reject (409, the default), enqueue (the stream begins with queued and goes on when the runs before it ended), interrupt (the active run is cancelled, this one starts)',
   })
   @IsOptional()
   @IsIn(ON_ACTIVE_VALUES)

@@ -12,7 +12,7 @@ export class CreateScheduleDto extends SessionOptionsDto {
   @MaxLength(200)
   cron!: string;
 
-  @ApiPropertyOptional({ example: 'Europe/Berlin', default: 'UTC', description: 'An IANA time zone' })
+  @ApiPropertyOptional({ example: 'Europe/Berlin', description: 'An IANA time zone (default UTC)' })
   @IsOptional()
   @IsString()
   @MaxLength(64)
@@ -34,8 +34,8 @@ export class CreateScheduleDto extends SessionOptionsDto {
 
   @ApiPropertyOptional({
     enum: ON_ACTIVE_VALUES,
-    default: 'enqueue',
-    description: 'When the session is busy at a due time; a full queue (or reject) skips that due time',
+    description:
+      'When the session is busy at a due time (default enqueue); a full queue (or reject) skips that due time',
   })
   @IsOptional()
   @IsIn(ON_ACTIVE_VALUES)
