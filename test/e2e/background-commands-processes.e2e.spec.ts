@@ -101,7 +101,12 @@ describe('background commands and their server process (e2e)', () => {
     const cancelled = await call(other, sessionId, 'cancel_command', { commandId });
     expect(cancelled.content).toContain('stopped by a cancel');
     await eventually(() => !isRunning(pid));
-    const there = await call(running, sessionId, 'get_command_output', { commandId });
+    // Its process learns of the cancel at its next renewal, and records the end just after the kill.
+    let there = await call(running, sessionId, 'get_command_output', { commandId });
+    await eventually(async () => {
+      there = await call(running, sessionId, 'get_command_output', { commandId });
+      return !there.content.includes('Status: running');
+    });
     expect(there.content).toContain('stopped by a cancel');
     expect(there.content).toContain('here');
   });

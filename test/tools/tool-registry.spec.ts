@@ -12,6 +12,7 @@ import { makeWorkspace, testConfig, type TempWorkspace } from './support/tool-fi
 const BUILT_INS = [
   'apply_patch',
   'cancel_command',
+  'delegate',
   'edit_file',
   'get_command_output',
   'glob',
