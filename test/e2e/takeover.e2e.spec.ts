@@ -31,6 +31,9 @@ async function readText(stream: OpenStream, count = 2): Promise<StreamEvent[]> {
  * while their runs stream: the runs are taken over and go on ("Runs outlive their process").
  */
 describe('runs that outlive their process (e2e)', () => {
+  // Each test starts two or three server processes one after another and waits out leases: on a
+  // loaded 2-core machine that alone can take most of jest's default 30 s.
+  jest.setTimeout(90_000);
   let upstream: FakeUpstream;
   let env: Record<string, string>;
   let dir: string;
