@@ -67,6 +67,16 @@ describe('background commands and their server process (e2e)', () => {
 
     await first.close();
     expect(isRunning(pid)).toBe(false);
+    // Written down by the shutdown itself, not only read so once its lease lapses.
+    const db = await connect(databaseUrl);
+    try {
+      const { rows } = await db.query('SELECT status, stop_reason FROM background_commands WHERE id = $1', [
+        commandId,
+      ]);
+      expect(rows).toEqual([{ status: 'stopped', stop_reason: 'process' }]);
+    } finally {
+      await db.end();
+    }
 
     const second = await start();
     const listed = await api(second.url, 'GET', `/v1/sessions/${sessionId}/commands`);
