@@ -15,41 +15,25 @@ import { SessionStore } from './session-store.service';
 import { UsageStore } from './usage-store.service';
 import { WebhookStore } from './webhook-store.service';
 
+/** One store per aggregate (and the run's journal): every one is provided and exported. */
+const STORES = [
+  RunStore,
+  RunJournal,
+  RunStartStore,
+  ConversationStore,
+  SessionStore,
+  IdempotencyStore,
+  UsageStore,
+  BackgroundCommandStore,
+  WebhookStore,
+  QueuedRunStore,
+  ScheduleStore,
+  BudgetStore,
+  ForkStore,
+  RecordedRunStore,
+  FileStore,
+];
+
 /** Every SQL statement of the durable core: one store per aggregate, nothing else writes SQL. */
-@Module({
-  providers: [
-    RunStore,
-    RunJournal,
-    RunStartStore,
-    ConversationStore,
-    SessionStore,
-    IdempotencyStore,
-    UsageStore,
-    BackgroundCommandStore,
-    WebhookStore,
-    QueuedRunStore,
-    ScheduleStore,
-    BudgetStore,
-    ForkStore,
-    RecordedRunStore,
-    FileStore,
-  ],
-  exports: [
-    RunStore,
-    RunJournal,
-    RunStartStore,
-    ConversationStore,
-    SessionStore,
-    IdempotencyStore,
-    UsageStore,
-    BackgroundCommandStore,
-    WebhookStore,
-    QueuedRunStore,
-    ScheduleStore,
-    BudgetStore,
-    ForkStore,
-    RecordedRunStore,
-    FileStore,
-  ],
-})
+@Module({ providers: STORES, exports: STORES })
 export class StoreModule {}
