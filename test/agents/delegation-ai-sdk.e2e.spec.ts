@@ -7,6 +7,7 @@ type Ai = typeof import('ai', { with: { 'resolution-mode': 'import' } });
 
 const textOf = (m: UIMessage) => m.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('');
 const WRITER = 'You are the writer.';
+const ASKER = 'You ask the browser.';
 
 describe('delegation through the AI SDK UI message stream (e2e)', () => {
   let ai: Ai;
@@ -18,7 +19,10 @@ describe('delegation through the AI SDK UI message stream (e2e)', () => {
     upstream = await FakeUpstream.start();
     app = await startApp({
       OPENAI_BASE_URL: upstream.baseUrl,
-      AGENTS_CONFIG: agentsFile({ writer: { description: 'Writes.', systemPrompt: WRITER, mode: 'write' } }),
+      AGENTS_CONFIG: agentsFile({
+        writer: { description: 'Writes.', systemPrompt: WRITER, mode: 'write' },
+        asker: { description: 'Asks the browser.', systemPrompt: ASKER },
+      }),
     });
   });
   afterAll(async () => {
@@ -26,16 +30,16 @@ describe('delegation through the AI SDK UI message stream (e2e)', () => {
     await upstream.close();
   });
 
-  const transport = () =>
+  const transport = (extra: Record<string, unknown> = {}) =>
     new ai.DefaultChatTransport<UIMessage>({
       api: `${app.url}/v1/ai-sdk/chat`,
       prepareSendMessagesRequest: ({ id, messages, trigger, messageId }) => ({
-        body: { id, messages: messages.slice(-1), trigger, messageId },
+        body: { ...extra, id, messages: messages.slice(-1), trigger, messageId },
       }),
     });
 
-  async function send(chatId: string, messages: UIMessage[]) {
-    const stream = await transport().sendMessages({
+  async function send(chatId: string, messages: UIMessage[], extra: Record<string, unknown> = {}) {
+    const stream = await transport(extra).sendMessages({
       chatId,
       messages,
       trigger: 'submit-message',
@@ -99,6 +103,48 @@ describe('delegation through the AI SDK UI message stream (e2e)', () => {
       text: 'Writer done.',
       childRunId: subagent.data.childRunId,
     });
+    expect(second.chunks.at(-1)).toMatchObject({ type: 'finish', messageMetadata: { status: 'completed' } });
+  });
+
+  it("hands a child's client-tool call to the client as a call of the root's message, and its output answers the child", async () => {
+    const clientTools = [
+      {
+        type: 'function',
+        function: { name: 'get_browser_time', parameters: { type: 'object', properties: {} } },
+      },
+    ];
+    upstream.fallback = byConversation((c) => {
+      if (c.system === ASKER) {
+        if (c.results.size === 0) return toolCalls([{ id: 'bt1', name: 'get_browser_time', arguments: {} }]);
+        return text(`The browser says ${c.results.get('bt1')}.`);
+      }
+      if (c.results.size === 0)
+        return toolCalls([
+          { id: 'r2', name: 'delegate', arguments: { agent: 'asker', task: 'ask the time' } },
+        ]);
+      return text(`Root: ${c.results.get('r2')}`);
+    });
+    const user: UIMessage = { id: 'u2', role: 'user', parts: [{ type: 'text', text: 'What time is it?' }] };
+    const first = await send('chat-child-client-tool', [user], { clientTools });
+    const call = first.message.parts.find((p) => p.type === 'tool-get_browser_time')!;
+    expect(call).toMatchObject({ state: 'input-available', toolCallId: 'bt1' });
+    expect(first.chunks.at(-1)).toMatchObject({
+      type: 'finish',
+      messageMetadata: { status: 'requires_action' },
+    });
+
+    // What useChat's addToolOutput does, then sent as the next request.
+    const answered: UIMessage = {
+      ...first.message,
+      parts: first.message.parts.map((p) =>
+        p === call ? ({ ...p, state: 'output-available', output: '12:00' } as typeof p) : p,
+      ),
+    };
+    const second = await send('chat-child-client-tool', [user, answered], { clientTools });
+    expect(textOf(second.message)).toBe('Root: The browser says 12:00.');
+    expect(second.chunks.some((c) => c.type === 'tool-output-available' && c.toolCallId === 'bt1')).toBe(
+      false,
+    );
     expect(second.chunks.at(-1)).toMatchObject({ type: 'finish', messageMetadata: { status: 'completed' } });
   });
 });

@@ -23,7 +23,8 @@ export class AgUiContinuation {
   ) {}
 
   /**
-   * Checks that the input's tool messages answer client calls the thread's run waits for, before
+   * Checks that the input's tool messages answer client calls the thread's run (or a run below it)
+   * waits for, before
    * anything is settled: a `409` when none does, or when one names a call of the run that waits for
    * something else (an approval — a result cannot stand in for a person's decision). Messages for
    * calls the run no longer waits for, beside an answer, are the client's record of what it was
@@ -35,8 +36,14 @@ export class AgUiContinuation {
     results: readonly { toolCallId: string }[],
   ): Promise<void> {
     const runId = await this.store.activeRunOfSession(this.store.queryable, sessionId);
-    const unsettled = runId ? await this.conversation.unsettledToolCalls(this.store.queryable, runId) : [];
-    const status = new Map(unsettled.map((c) => [c.callId, c.status]));
+    // The run's own unsettled calls, and the calls waiting below it (a child's client calls are the thread's).
+    const [unsettled, below] = runId
+      ? await Promise.all([
+          this.conversation.unsettledToolCalls(this.store.queryable, runId),
+          this.conversation.waitingCallsBelow(this.store.queryable, runId),
+        ])
+      : [[], []];
+    const status = new Map([...below, ...unsettled].map((c) => [c.callId, c.status]));
     const answers = results.filter((r) => status.get(r.toolCallId) === 'awaiting_client');
     const other = results.find(
       (r) => status.has(r.toolCallId) && status.get(r.toolCallId) !== 'awaiting_client',

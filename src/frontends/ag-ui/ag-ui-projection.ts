@@ -27,6 +27,8 @@ export interface AgUiProjectionState {
   reasoningId?: string | null;
   waiting: Set<string>;
   ended: boolean;
+  /** Client calls of runs below this one, surfaced as this thread's tool calls. */
+  surfaced?: Set<string>;
 }
 
 export function newAgUiProjection(
@@ -54,7 +56,10 @@ export function runStarted(s: AgUiProjectionState): BaseEvent {
 export function projectAgUiEvent(s: AgUiProjectionState, e: RunEvent): BaseEvent[] {
   const out: BaseEvent[] = [];
   // A child run's events (copied into this run's log) are its own; its start and end are CUSTOM events.
-  if (e.runId !== s.runId) return out;
+  if (e.runId !== s.runId) {
+    projectChildEvent(s, e, out);
+    return e.seq > s.emitAfter ? out : [];
+  }
   switch (e.type) {
     case 'subagent_started':
     case 'subagent_finished': {
@@ -138,6 +143,58 @@ export function projectAgUiEvent(s: AgUiProjectionState, e: RunEvent): BaseEvent
       break;
   }
   return e.seq > s.emitAfter ? out : [];
+}
+
+/**
+ * An event of a run below this one: only what this thread must act on. A call below that waits for
+ * approval keeps the stream waiting (RUN_FINISHED lists it); a client tool's call below (the root
+ * session's tools, given to the child) is a tool call of this thread, answered by its tool message.
+ */
+function projectChildEvent(s: AgUiProjectionState, e: RunEvent, out: BaseEvent[]): void {
+  const surfaced = (s.surfaced ??= new Set());
+  switch (e.type) {
+    case 'tool_approval_required':
+      s.waiting.add(e.toolCallId);
+      return;
+    case 'tool_call_start':
+      // Outside this run's steps: the parent's step that delegated has ended.
+      if (e.executor !== 'client') return;
+      closeText(s, out);
+      surfaced.add(e.toolCallId);
+      s.waiting.add(e.toolCallId);
+      out.push(
+        ev(EventType.TOOL_CALL_START, { toolCallId: e.toolCallId, toolCallName: e.name }),
+        ev(EventType.TOOL_CALL_ARGS, { toolCallId: e.toolCallId, delta: JSON.stringify(e.arguments ?? {}) }),
+        ev(EventType.TOOL_CALL_END, { toolCallId: e.toolCallId }),
+      );
+      return;
+    case 'tool_call_result':
+      s.waiting.delete(e.toolCallId);
+      if (!surfaced.delete(e.toolCallId) || s.skipResults.has(e.toolCallId)) return;
+      out.push(
+        ev(EventType.TOOL_CALL_RESULT, {
+          messageId: `${e.toolCallId}-result`,
+          toolCallId: e.toolCallId,
+          content: e.content,
+          role: 'tool',
+        }),
+      );
+      return;
+    // The rest of a child's work is its own: its start and end are the delegating run's CUSTOM events.
+    case 'queued':
+    case 'run_started':
+    case 'reasoning':
+    case 'text':
+    case 'tool_call_output':
+    case 'step_finished':
+    case 'context_compacted':
+    case 'done':
+    case 'error':
+    case 'run_resumed':
+    case 'subagent_started':
+    case 'subagent_finished':
+      return;
+  }
 }
 
 /** A waiting run ends its stream with a plain RUN_FINISHED listing the calls it waits for. */

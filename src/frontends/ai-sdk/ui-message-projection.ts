@@ -188,7 +188,8 @@ export function projectUiEvent(s: UiProjectionState, e: RunEvent): LoopwrightChu
 /**
  * An event of a run below this one (copied into this run's log): a direct child's text updates its
  * `data-subagent` part, never this message's answer; a call below that waits for approval is an
- * ordinary approval request of this message (its input, then the request; then its outcome).
+ * ordinary approval request of this message (its input, then the request; then its outcome), and a
+ * client tool's call below an ordinary client call of this message.
  */
 function projectChildEvent(s: UiProjectionState, e: RunEvent, out: LoopwrightChunk[]): void {
   const surfaced = (s.surfaced ??= new Set());
@@ -216,9 +217,25 @@ function projectChildEvent(s: UiProjectionState, e: RunEvent, out: LoopwrightChu
         { type: 'tool-approval-request', approvalId: e.toolCallId, toolCallId: e.toolCallId },
       );
       return;
+    case 'tool_call_start':
+      // A client tool of a run below (the root session's, given to the child): the client runs it
+      // as a call of this message, and its output, sent back as usual, answers the child's call.
+      if (e.executor !== 'client') return;
+      openStep(s, out);
+      closeText(s, out);
+      surfaced.add(e.toolCallId);
+      s.waiting.add(e.toolCallId);
+      out.push({
+        type: 'tool-input-available',
+        toolCallId: e.toolCallId,
+        toolName: e.name,
+        input: e.arguments,
+      });
+      return;
     case 'tool_call_result':
       if (!surfaced.delete(e.toolCallId)) return;
       s.waiting.delete(e.toolCallId);
+      if (s.skipResults.has(e.toolCallId)) return;
       if (e.errorCode === 'REJECTED') out.push({ type: 'tool-output-denied', toolCallId: e.toolCallId });
       else if (e.isError)
         out.push({
@@ -239,7 +256,6 @@ function projectChildEvent(s: UiProjectionState, e: RunEvent, out: LoopwrightChu
     case 'queued':
     case 'run_started':
     case 'reasoning':
-    case 'tool_call_start':
     case 'tool_call_output':
     case 'step_finished':
     case 'context_compacted':
