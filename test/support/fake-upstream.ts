@@ -140,9 +140,15 @@ export class FakeUpstream {
   private constructor(
     private readonly server: Server,
     readonly baseUrl: string,
+    private readonly basePath: string,
   ) {}
 
-  static async start(): Promise<FakeUpstream> {
+  /**
+   * `basePath`: where its API lives — OpenAI's `/v1` by default; an Azure OpenAI resource's v1 API
+   * is at `/openai/v1`, and a request anywhere else is a 404 as there.
+   */
+  static async start(options: { basePath?: string } = {}): Promise<FakeUpstream> {
+    const basePath = options.basePath ?? '/v1';
     const server = createServer();
     server.keepAliveTimeout = 60_000;
     await new Promise<void>((done, fail) => {
@@ -150,7 +156,7 @@ export class FakeUpstream {
       server.listen(0, '127.0.0.1', () => done());
     });
     const { port } = server.address() as AddressInfo;
-    const upstream = new FakeUpstream(server, `http://127.0.0.1:${port}/v1`);
+    const upstream = new FakeUpstream(server, `http://127.0.0.1:${port}${basePath}`, basePath);
     server.on('request', (req: IncomingMessage, res: ServerResponse) => upstream.handle(req, res));
     server.on('connection', () => (upstream.connections += 1));
     return upstream;
@@ -227,7 +233,7 @@ export class FakeUpstream {
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
     const path = (req.url ?? '').split('?')[0];
-    if (req.method !== 'POST' || path !== '/v1/chat/completions') {
+    if (req.method !== 'POST' || path !== `${this.basePath}/chat/completions`) {
       sendJson(res, 404, {
         error: {
           message: `FakeUpstream: no route ${req.method} ${path}`,

@@ -1,3 +1,4 @@
+import { ModelPrices } from '../../src/llm/model-prices';
 import { ConfigError, loadConfig } from '../../src/config/app-config';
 import { ENDPOINT_NAMES } from '../../src/config/secret-variables';
 import { configuredBy, PROVIDERS, providerBaseUrl } from '../../src/llm/providers';
@@ -10,7 +11,7 @@ import { upstreamsToCheck } from '../../src/startup-facts';
  */
 describe('model provider endpoints', () => {
   it('reads every endpoint the secrets table declares, and only those', () => {
-    expect([...ENDPOINT_NAMES].sort()).toEqual(['ANTHROPIC', 'OPENAI']);
+    expect([...ENDPOINT_NAMES].sort()).toEqual(['ANTHROPIC', 'AZURE_OPENAI', 'OPENAI']);
     const config = loadConfig(
       { ANTHROPIC_API_KEY: 'sk-ant', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' },
       '/tmp',
@@ -18,6 +19,7 @@ describe('model provider endpoints', () => {
     expect(config.llm.endpoints).toEqual({
       OPENAI: { apiKey: null, baseUrl: 'http://127.0.0.1:9/v1' },
       ANTHROPIC: { apiKey: 'sk-ant', baseUrl: null },
+      AZURE_OPENAI: { apiKey: null, baseUrl: null },
     });
   });
 
@@ -38,6 +40,17 @@ describe('model provider endpoints', () => {
     expect(providerBaseUrl(openai, loadConfig({}, '/tmp'))).toBe('https://api.openai.com/v1');
   });
 
+  it('configures a provider with no default URL only once its key and its URL are set, and names both', () => {
+    const azure = PROVIDERS.find((p) => p.name === 'azure')!;
+    expect(configuredBy(azure)).toBe('AZURE_OPENAI_API_KEY and AZURE_OPENAI_BASE_URL');
+    expect(providerBaseUrl(azure, loadConfig({ AZURE_OPENAI_API_KEY: 'k' }, '/tmp'))).toBeNull();
+    const url = 'https://my-resource.openai.azure.com/openai/v1';
+    expect(providerBaseUrl(azure, loadConfig({ AZURE_OPENAI_BASE_URL: url }, '/tmp'))).toBeNull();
+    expect(
+      providerBaseUrl(azure, loadConfig({ AZURE_OPENAI_API_KEY: 'k', AZURE_OPENAI_BASE_URL: url }, '/tmp')),
+    ).toBe(url);
+  });
+
   it('checks each configured upstream once at start-up, each the way its API takes a key', () => {
     expect(upstreamsToCheck(loadConfig({ OPENAI_API_KEY: 'sk-o' }, '/tmp'))).toEqual([
       { provider: 'openai', baseUrl: 'https://api.openai.com/v1', apiKey: 'sk-o', headers: {} },
@@ -52,5 +65,14 @@ describe('model provider endpoints', () => {
       apiKey: null,
       headers: { 'x-api-key': 'sk-ant', 'anthropic-version': '2023-06-01' },
     });
+  });
+});
+
+describe('an azure deployment named as its model', () => {
+  it("is priced from Azure's prices", () => {
+    const prices = new ModelPrices({ modelPrices: {} });
+    const usage = { promptTokens: 1_000_000, completionTokens: 0 };
+    expect(prices.costUsd('azure/gpt-4.1', usage)).toBeGreaterThan(0);
+    expect(prices.costUsd('azure/team-deployment', usage)).toBeNull();
   });
 });

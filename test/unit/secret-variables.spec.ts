@@ -65,6 +65,7 @@ describe('the secret variables (one declaration, read by every refusal and by ru
       DATABASE_URL: 'postgres://u:p@db/x',
       OPENAI_BASE_URL: 'https://u:p@router/v1',
       ANTHROPIC_BASE_URL: 'https://u:p@proxy',
+      AZURE_OPENAI_BASE_URL: 'https://u:p@resource.openai.azure.com/openai/v1',
       OTEL_EXPORTER_OTLP_ENDPOINT: 'https://u:p@collector',
       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://u:p@collector/v1/traces',
       OTEL_EXPORTER_OTLP_HEADERS: 'a=b',

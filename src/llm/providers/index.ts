@@ -1,4 +1,5 @@
 import { ANTHROPIC_PROVIDER } from './anthropic/anthropic.definition';
+import { AZURE_OPENAI } from './azure/azure.definition';
 import { OPENAI } from './openai/openai.definition';
 import { OPENAI_RESPONSES_PROVIDER } from './openai-responses/openai-responses.definition';
 import type { ProviderDefinition } from './provider-definition';
@@ -18,6 +19,7 @@ export const PROVIDERS: readonly ProviderDefinition[] = [
   OPENAI,
   OPENAI_RESPONSES_PROVIDER,
   ANTHROPIC_PROVIDER,
+  AZURE_OPENAI,
 ];
 
 const BY_NAME: ReadonlyMap<string, ProviderDefinition> = new Map(PROVIDERS.map((p) => [p.name, p]));

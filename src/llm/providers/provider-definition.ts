@@ -3,6 +3,13 @@ import type { EndpointName } from '../../config/secret-variables';
 import type { ModelProvider } from '../model-provider';
 import type { UpstreamToCheck } from '../upstream-check';
 
+/** Where a provider sends its requests (ProviderDefinition.endpoint). */
+export interface ProviderEndpoint {
+  readonly name: EndpointName;
+  readonly defaultBaseUrl: string | null;
+  readonly needsKey: boolean;
+}
+
 /** One provider as a folder of src/llm/providers/ registers it (providers/index.ts). */
 export interface ProviderDefinition {
   /** The prefix of its models: `<name>/<model>`. */
@@ -11,14 +18,11 @@ export interface ProviderDefinition {
    * Where it sends requests: the endpoint whose `<NAME>_API_KEY` and `<NAME>_BASE_URL` set it up
    * (declared in config/secret-variables.ts, so its key is a secret — kept from run_command, redacted
    * in refusals — or this does not compile; config/ reads them into AppConfig.llm.endpoints), the base
-   * URL used when none is set, and whether it is configured only once its key is set (a model of it
-   * is then refused naming `<NAME>_API_KEY`) or always (a local server may need no key).
+   * URL used when none is set (null: there is none, as for a cloud resource of one's own — then it is
+   * configured only once `<NAME>_BASE_URL` is set), and whether it is configured only once its key is
+   * set (a model of it is then refused naming `<NAME>_API_KEY`) or always (a local server may need no key).
    */
-  readonly endpoint: {
-    readonly name: EndpointName;
-    readonly defaultBaseUrl: string;
-    readonly needsKey: boolean;
-  };
+  readonly endpoint: ProviderEndpoint;
   /**
    * How the rest of the server names its models elsewhere: the provider id of the price table
    * (`@pydantic/genai-prices`) and of the context-window registry (tokenlens), or null when neither
@@ -56,9 +60,14 @@ export function providerBaseUrl(definition: ProviderDefinition, config: AppConfi
   return endpoint.baseUrl ?? defaultBaseUrl;
 }
 
-/** The variable that configures `definition` when it is not always on (named when one of its models is refused). */
+/** The variables that configure `definition` when it is not always on (named when one of its models is refused). */
 export function configuredBy(definition: ProviderDefinition): string | null {
-  return definition.endpoint.needsKey ? `${definition.endpoint.name}_API_KEY` : null;
+  const { name, needsKey, defaultBaseUrl } = definition.endpoint;
+  const needed = [
+    ...(needsKey ? [`${name}_API_KEY`] : []),
+    ...(defaultBaseUrl === null ? [`${name}_BASE_URL`] : []),
+  ];
+  return needed.length === 0 ? null : needed.join(' and ');
 }
 
 /** What start-up checks of a configured provider (see ProviderDefinition.upstreamCheck). */

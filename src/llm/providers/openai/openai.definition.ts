@@ -1,10 +1,10 @@
 import type { ProviderDefinition } from '../provider-definition';
-import { OPENAI_BASE_URL, OpenAiProvider } from './openai.provider';
+import { OPENAI_ENDPOINT, OpenAiProvider } from './openai.provider';
 
 /** `openai/<model>`: Chat Completions of any OpenAI-compatible server; always configured. */
 export const OPENAI: ProviderDefinition = {
   name: 'openai',
-  endpoint: { name: 'OPENAI', defaultBaseUrl: OPENAI_BASE_URL, needsKey: false },
+  endpoint: OPENAI_ENDPOINT,
   ids: { prices: 'openai', contextWindow: 'openai' },
   tokenizer: 'by-model-name',
   // Chat Completions' image_url parts and response_format json_schema; documents only on OpenAI's own.

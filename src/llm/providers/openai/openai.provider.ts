@@ -14,9 +14,17 @@ import { readChunk } from '../../chunk-read';
 import { SseParser } from '../../sse-parser';
 import { abortReason, UpstreamCall } from '../../upstream-call';
 import { sdkClientOptions } from '../sdk-options';
+import type { ProviderEndpoint } from '../provider-definition';
 import { bodyChunksOf, bodyEnd, upstreamFailure } from './streamed-body';
 
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
+
+/** OpenAI's endpoint: OPENAI_API_KEY (optional: a local server may need none) and OPENAI_BASE_URL. */
+export const OPENAI_ENDPOINT: ProviderEndpoint = {
+  name: 'OPENAI',
+  defaultBaseUrl: OPENAI_BASE_URL,
+  needsKey: false,
+};
 
 /** What the SDK is given as the key when OPENAI_API_KEY is unset: a local server takes any. */
 export const NO_API_KEY = 'not-set';
@@ -44,12 +52,14 @@ export class OpenAiProvider implements ModelProvider {
   private readonly recoverToolCallsFromText: boolean;
   private readonly maxOutputTokens: number;
 
-  constructor(config: AppConfig) {
+  /** `endpoint`: OPENAI's by default; another provider speaking Chat Completions names its own (azure/). */
+  constructor(config: AppConfig, endpoint: ProviderEndpoint = OPENAI_ENDPOINT) {
+    const { apiKey, baseUrl } = config.llm.endpoints[endpoint.name];
     this.client = new OpenAI({
       // No key is a key the SDK must still be given: a local server takes any (start-up says so).
-      apiKey: config.llm.endpoints.OPENAI.apiKey ?? NO_API_KEY,
+      apiKey: apiKey ?? NO_API_KEY,
       // Explicit values so the SDK doesn't fall back to OPENAI_* variables behind the config's back.
-      baseURL: config.llm.endpoints.OPENAI.baseUrl ?? OPENAI_BASE_URL,
+      baseURL: baseUrl ?? endpoint.defaultBaseUrl ?? OPENAI_BASE_URL,
       organization: null,
       project: null,
       ...sdkClientOptions(config),
