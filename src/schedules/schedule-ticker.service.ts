@@ -12,13 +12,18 @@ const TICK_MS = 5000;
 /** Due schedules one tick claims at most; the next tick takes the rest. */
 const CLAIM_LIMIT = 20;
 /** A claimed due time still not started after this lost its process between the claim and the start. */
-const ABANDONED_AFTER_MS = 120_000;
+const ABANDONED_AFTER_MS = 10_000;
+/** An abandoned due time is started by another process if it is not older than this; else skipped. */
+const LATE_START_WITHIN_MS = 10 * 60_000;
 
 /**
  * Starts the runs of due schedules, on every process: each tick claims due schedules (exactly one
  * process gets each, ScheduleStore.claimDue), records the due time once and moves the schedule on
  * in the same transaction, then starts each run through the normal start path with the schedule's
- * onActive. A busy session whose queue is full (or a schedule that rejects) skips that due time.
+ * onActive. A busy session whose queue is full (or a schedule that rejects) skips that due time. A
+ * due time whose claimant died before it started is claimed again by the next tick of any process
+ * after ABANDONED_AFTER_MS (so it starts within about 15 s of when it would have) and started under
+ * the due time's Idempotency key, so it starts once even if the first claimant got that far.
  */
 @Injectable()
 export class ScheduleTicker implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -51,7 +56,8 @@ export class ScheduleTicker implements OnApplicationBootstrap, OnApplicationShut
         nextDueTime(s.cron, s.timezone, new Date()),
       );
       for (const due of claimed) await this.start(due);
-      await this.store.skipAbandoned(ABANDONED_AFTER_MS);
+      const lost = await this.store.reclaimAbandoned(ABANDONED_AFTER_MS, LATE_START_WITHIN_MS, CLAIM_LIMIT);
+      for (const due of lost) await this.start(due);
     } catch (err) {
       this.logger.warn(`could not start due schedules: ${err instanceof Error ? err.message : String(err)}`);
     } finally {
@@ -65,6 +71,9 @@ export class ScheduleTicker implements OnApplicationBootstrap, OnApplicationShut
     try {
       const started = await this.runs.start(schedule.owner, {
         prompt: schedule.prompt,
+        // The due time's own key: started again after its claimant died, it finds the run that
+        // claimant started (if it did) instead of starting a second one.
+        idempotency: { scope: 'schedule', key: scheduleRunId, request: { scheduleRunId } },
         ...(schedule.sessionId
           ? { sessionId: schedule.sessionId, onActive: schedule.onActive }
           : { session: schedule.sessionOptions }),

@@ -182,15 +182,36 @@ export class ScheduleStore {
   }
 
   /**
-   * Due times claimed more than `olderThanMs` ago and never started: their process died between
-   * the claim and the start. They are recorded `skipped` (at most once, never twice).
+   * Due times claimed more than `olderThanMs` ago and still not started: their process died between
+   * the claim and the start (or is that slow). Those due within `startWithinMs` are claimed again by
+   * this process (at most `limit`, none claimed by two), to be started under the same due time's
+   * key — a run the first claimant did start is found, not started twice; older ones are skipped.
    */
-  async skipAbandoned(olderThanMs: number): Promise<void> {
+  async reclaimAbandoned(
+    olderThanMs: number,
+    startWithinMs: number,
+    limit: number,
+  ): Promise<ClaimedDueTime[]> {
     await this.db.query(
       `UPDATE schedule_runs SET status = 'skipped'
-        WHERE status = 'pending' AND claimed_at < now() - $1::int * interval '1 millisecond'`,
-      [olderThanMs],
+        WHERE status = 'pending' AND claimed_at < now() - $1::int * interval '1 millisecond'
+          AND due_at < now() - $2::int * interval '1 millisecond'`,
+      [olderThanMs, startWithinMs],
     );
+    const rows: (ScheduleRow & { scheduleRunId: string; dueAt: Date })[] = await this.db.query(
+      `WITH lost AS (
+         SELECT id FROM schedule_runs
+          WHERE status = 'pending' AND claimed_at < now() - $1::int * interval '1 millisecond'
+          ORDER BY due_at LIMIT $2 FOR UPDATE SKIP LOCKED
+       ), again AS (
+         UPDATE schedule_runs r SET claimed_at = now() FROM lost WHERE r.id = lost.id
+         RETURNING r.id AS due_id, r.schedule_id AS due_schedule_id, r.due_at AS due_time
+       )
+       SELECT again.due_id AS "scheduleRunId", again.due_time AS "dueAt", ${COLUMNS}
+         FROM again JOIN schedules ON schedules.id = again.due_schedule_id`,
+      [olderThanMs, limit],
+    );
+    return rows.map(({ scheduleRunId, dueAt, ...schedule }) => ({ scheduleRunId, dueAt, schedule }));
   }
 
   /** What became of a claimed due time: its run, or skipped. */

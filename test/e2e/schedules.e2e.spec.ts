@@ -1,9 +1,14 @@
 import type { Client } from 'pg';
-import { FakeUpstream, text } from '../support/fake-upstream';
+import { FakeUpstream, text, type RecordedRequest } from '../support/fake-upstream';
 import { startApp, type TestApp } from '../support/app';
 import { connect } from '../support/database';
 import { eventually } from '../support/eventually';
 import { api, openStream } from '../support/sse-client';
+
+/** The user prompt a model request carries (the first user message). */
+const promptOf = (r: RecordedRequest) =>
+  (r.body as { messages: { role: string; content: unknown }[] }).messages.find((m) => m.role === 'user')
+    ?.content;
 
 const ALICE = { authorization: 'Bearer alice-secret-123' };
 const BOB = { authorization: 'Bearer bob-secret-456' };
@@ -23,7 +28,12 @@ describe('schedules (e2e)', () => {
     });
     db = await connect(app.databaseUrl);
   });
-  afterEach(() => upstream.reset());
+  afterEach(async () => {
+    upstream.reset();
+    // A test's schedules stop here: one due every minute would start runs that take a later test's
+    // scripted answers.
+    await db.query(`UPDATE schedules SET enabled = false`);
+  });
   afterAll(async () => {
     await db.end();
     await app.close();
@@ -164,18 +174,45 @@ describe('schedules (e2e)', () => {
     expect(new Date(after.nextRunAt).getTime()).toBeGreaterThan(Date.now());
   });
 
-  it('a due time whose process died between its claim and its start is recorded skipped, not started late', async () => {
+  it('a due time whose process died between its claim and its start is started once by another tick', async () => {
+    upstream.enqueue(text('Found.'));
     const s = (await create({ cron: '0 0 1 1 *', prompt: 'Lost.' })).body;
     // What a process killed right after the claim's commit leaves behind.
     await db.query(
       `INSERT INTO schedule_runs (id, schedule_id, due_at, claimed_at)
-       VALUES (gen_random_uuid(), $1, now() - interval '3 minutes', now() - interval '3 minutes')`,
+       VALUES (gen_random_uuid(), $1, now() - interval '20 seconds', now() - interval '20 seconds')`,
+      [s.id],
+    );
+    await eventually(async () => (await dueTimes(s.id))[0].status === 'completed', 20_000);
+    const [due] = await dueTimes(s.id);
+    expect(due).toMatchObject({ runId: expect.any(String), sessionId: expect.any(String) });
+    const runs = await db.query(`SELECT id FROM runs WHERE session_id = $1`, [due.sessionId]);
+    expect(runs.rows).toEqual([{ id: due.runId }]);
+
+    // A claimant that started the run and died before recording it: claimed again, the run is found.
+    await db.query(
+      `UPDATE schedule_runs SET status = 'pending', run_id = NULL, session_id = NULL, started_at = NULL,
+              claimed_at = now() - interval '20 seconds' WHERE schedule_id = $1`,
+      [s.id],
+    );
+    await eventually(async () => (await dueTimes(s.id))[0].status !== 'pending', 20_000);
+    expect((await dueTimes(s.id))[0]).toMatchObject({ runId: due.runId, sessionId: due.sessionId });
+    // Other schedules of this file may come due meanwhile: count what this one's prompt started.
+    expect(upstream.requests.filter((r) => promptOf(r) === 'Lost.')).toHaveLength(1);
+  });
+
+  it('an abandoned due time older than ten minutes is recorded skipped, not started that late', async () => {
+    const s = (await create({ cron: '0 0 1 1 *', prompt: 'Too late.' })).body;
+    await db.query(
+      `INSERT INTO schedule_runs (id, schedule_id, due_at, claimed_at)
+       VALUES (gen_random_uuid(), $1, now() - interval '20 minutes', now() - interval '20 minutes')`,
       [s.id],
     );
     await eventually(async () => (await dueTimes(s.id))[0].status === 'skipped', 20_000);
     expect(await dueTimes(s.id)).toEqual([
       { runId: null, sessionId: null, status: 'skipped', dueAt: expect.any(String), startedAt: null },
     ]);
+    expect(upstream.requests.filter((r) => promptOf(r) === 'Too late.')).toHaveLength(0);
   });
 
   it('a busy session: enqueue by default (the run waits for the active one), reject or a full queue skips the due time', async () => {
