@@ -10,11 +10,9 @@ import type { RunRow } from '../store/run-store.service';
 import type { SessionRow } from '../store/session-store.service';
 import { ContextTooLong, ContextWindow, isContextTooLong } from './context-window';
 import { modelMessages } from './conversation';
-import { EarlyReads } from './early-reads';
 import { ModelCallRecorder, type EndedCall, type RecordedCall } from './model-call-recorder';
 import type { RunHandle } from './run-handle';
 import { RecordedFailure, RecordedRuns } from './recorded-runs';
-import { RunTools } from './run-tools.service';
 import type { ModelTurn } from './step-record';
 
 /** What a model call of a run is made of: the run's model and progress, its conversation and tools. */
@@ -32,13 +30,12 @@ export type ModelCallSource = Pick<RunHandle, 'conversation' | 'toolset'> & {
  * (`makeRoom`, ContextWindow), a call sent ahead of the loop
  * when it surely fits (`sendAhead`: a run's first with its start, FirstCallsAhead; the next once a
  * step's results are known), and its answer read to the end (`read`: text and reasoning streamed,
- * speculative reads started, the call recorded by ModelCallRecorder — also one that never finished).
+ * the call recorded by ModelCallRecorder — also one that never finished).
  */
 @Injectable()
 export class ModelCalls {
   constructor(
     private readonly models: ModelProviders,
-    private readonly tools: RunTools,
     private readonly recorder: ModelCallRecorder,
     private readonly window: ContextWindow,
     private readonly files: FileStore,
@@ -107,16 +104,10 @@ export class ModelCalls {
 
   /**
    * Reads a model call (`sent`, or one sent now — room made first, `makeRoom` — asking for at most
-   * `maxOutputTokens`, as reserved) to its end,
-   * streaming its text; the reads it asks for start as soon as their arguments are whole (`early`,
-   * for the step to take). A call the upstream refuses as longer than the window is sent once more
-   * after compacting as far as the rules allow.
+   * `maxOutputTokens`, as reserved) to its end, streaming its text. A call the upstream refuses as
+   * longer than the window is sent once more after compacting as far as the rules allow.
    */
-  async read(
-    h: RunHandle,
-    sent?: SentModelCall,
-    maxOutputTokens?: number,
-  ): Promise<{ turn: ModelTurn; early: EarlyReads }> {
+  async read(h: RunHandle, sent?: SentModelCall, maxOutputTokens?: number): Promise<ModelTurn> {
     let call = sent ?? this.send(h, h.signal, maxOutputTokens);
     for (let attempt = 1; ; attempt++) {
       try {
@@ -135,16 +126,12 @@ export class ModelCalls {
     }
   }
 
-  private async readToEnd(
-    h: RunHandle,
-    stream: SentModelCall,
-  ): Promise<{ turn: ModelTurn; early: EarlyReads }> {
+  private async readToEnd(h: RunHandle, stream: SentModelCall): Promise<ModelTurn> {
     h.streamingText = '';
     let reasoning = '';
     // Tool-call arguments as streamed: with the text, what a call that never finished is counted from.
     let argumentsStreamed = '';
     // A silent upstream is the provider's to time out (LLM_IDLE_TIMEOUT_MS): it throws UPSTREAM_TIMEOUT.
-    const early = new EarlyReads((call, signal) => this.tools.startEarly(h, call, signal), h.signal);
     let firstTokenMs: number | null = null;
     const ended = (): EndedCall => ({
       of: { runId: h.run.id, sessionId: h.run.sessionId, owner: h.run.owner, endUser: h.run.endUser },
@@ -166,7 +153,6 @@ export class ModelCalls {
             break;
           case 'tool_call_delta':
             if (event.argumentsDelta) argumentsStreamed += event.argumentsDelta;
-            early.see(event);
             break;
           case 'reasoning':
             reasoning += event.delta;
@@ -186,13 +172,12 @@ export class ModelCalls {
             const turn = finishedTurn(text, event, reasoning, recorded);
             // A replayed step's answer came from the record: it spends nothing (step-record.ts).
             if (this.recorded.model(h.run, h.run.iterations + 1) !== undefined) turn.replayed = true;
-            return { turn, early };
+            return turn;
           }
         }
       }
       throw new ModelError('UPSTREAM_CONNECTION', 'The model stream ended without finishing.', true);
     } catch (err) {
-      early.stop();
       // A replayed call the original never made (it ended before) counts nothing.
       if (err instanceof RecordedFailure && !err.called) throw err;
       // A call cancelled, or failed after it streamed, counts all the same: the run stores it as it ends.

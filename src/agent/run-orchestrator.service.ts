@@ -80,24 +80,17 @@ export class RunOrchestrator {
           await this.accounting.endOverBudget(h);
           return 'budget_exceeded';
         }
-        // The model answers; the reads it asks for may start while it streams (`early`).
-        const { turn, early } = await this.calls.read(h, sent, maxOutputTokens);
-        try {
-          const { step, calls } = await this.planStep(h, turn);
-          const stored = this.commitStep(h, step, calls);
-          const ran =
-            step.outcome === 'continue' ? this.steps.execute(h, step.runnable, stored, early) : NOTHING_RAN;
-          ahead = this.sendNextAhead(h, step, ran);
-          await stepEnded(stored, ran);
-          if (step.outcome === 'invalid_output') {
-            h.trace.end('failed', 'INVALID_OUTPUT');
-            return 'failed';
-          }
-          if (step.outcome !== 'continue') return step.outcome;
-        } finally {
-          // The step has what it took: the reads it did not take stop.
-          early.stop();
+        const turn = await this.calls.read(h, sent, maxOutputTokens);
+        const { step, calls } = await this.planStep(h, turn);
+        const stored = this.commitStep(h, step, calls);
+        const ran = step.outcome === 'continue' ? this.steps.execute(h, step.runnable, stored) : NOTHING_RAN;
+        ahead = this.sendNextAhead(h, step, ran);
+        await stepEnded(stored, ran);
+        if (step.outcome === 'invalid_output') {
+          h.trace.end('failed', 'INVALID_OUTPUT');
+          return 'failed';
         }
+        if (step.outcome !== 'continue') return step.outcome;
       }
     } catch (err) {
       return this.stop(h, err);
