@@ -27,10 +27,9 @@ export type ModelCallSource = Pick<RunHandle, 'conversation' | 'toolset'> & {
  * asked for: the request from the stored conversation (`send`, through ModelProviders, which picks
  * the provider or a fallback and holds it to the idle timeout and the answer budget — the one way
  * to a model, a summary's call included), room made first when the context is near the window
- * (`makeRoom`, ContextWindow), a call sent ahead of the loop
- * when it surely fits (`sendAhead`: a run's first with its start, FirstCallsAhead; the next once a
- * step's results are known), and its answer read to the end (`read`: text and reasoning streamed,
- * the call recorded by ModelCallRecorder — also one that never finished).
+ * (`makeRoom`, ContextWindow), a call sent ahead of the loop when it surely fits (`sendAhead`: a
+ * run's first with its start, CallsAhead), and its answer read to the end (`read`: text and
+ * reasoning streamed, the call recorded by ModelCallRecorder — also one that never finished).
  */
 @Injectable()
 export class ModelCalls {
@@ -48,7 +47,7 @@ export class ModelCalls {
    * it), the session's tools (none allowed on the last call the cap leaves, so the person still
    * gets an answer).
    */
-  private send(r: ModelCallSource, signal: AbortSignal, maxOutputTokens?: number): SentModelCall {
+  send(r: ModelCallSource, signal: AbortSignal, maxOutputTokens?: number): SentModelCall {
     const tools = r.toolset.definitions;
     const lastCall = r.run.iterations + 1 >= r.run.maxIterations;
     const request: ModelRequest = {
@@ -72,11 +71,10 @@ export class ModelCalls {
   }
 
   /**
-   * Sends a model call ahead of the loop (the next one once a step's results are known, a run's
-   * first while its start commits) when it surely fits under COMPACT_AT as it is; otherwise
-   * nothing, and the loop sends the call itself once ContextWindow.fit has made room — compaction
-   * needs a model call and a commit of its own, which only the loop makes. What sending ahead gains
-   * is measured in FirstCallsAhead's comment (3–4 ms of the first text at c=16).
+   * Sends a model call ahead of the loop (a run's first while its start commits, CallsAhead) when it
+   * surely fits under COMPACT_AT as it is; otherwise nothing, and the loop sends the call itself once
+   * ContextWindow.fit has made room — compaction needs a model call and a commit of its own, which
+   * only the loop makes.
    */
   sendAhead(r: ModelCallSource, signal: AbortSignal): SentModelCall | undefined {
     const fits = this.window.fitsAsIs({
@@ -88,7 +86,7 @@ export class ModelCalls {
   }
 
   /**
-   * Makes room for the loop's own model call (ContextWindow.fit), before `read` sends it; true when
+   * Makes room for the loop's next model call (ContextWindow.fit), before it is sent; true when
    * that took a model call of its own (a summary), which the limits must then see. A replay's
    * recorded step needs none: its answer is read from the record, and a summary would be a model call.
    */
@@ -103,12 +101,12 @@ export class ModelCalls {
   }
 
   /**
-   * Reads a model call (`sent`, or one sent now — room made first, `makeRoom` — asking for at most
-   * `maxOutputTokens`, as reserved) to its end, streaming its text. A call the upstream refuses as
-   * longer than the window is sent once more after compacting as far as the rules allow.
+   * Reads the run's model call `sent` (asking for at most `maxOutputTokens`, as reserved) to its end,
+   * streaming its text. A call the upstream refuses as longer than the window is sent once more
+   * after compacting as far as the rules allow.
    */
-  async read(h: RunHandle, sent?: SentModelCall, maxOutputTokens?: number): Promise<ModelTurn> {
-    let call = sent ?? this.send(h, h.signal, maxOutputTokens);
+  async read(h: RunHandle, sent: SentModelCall, maxOutputTokens?: number): Promise<ModelTurn> {
+    let call = sent;
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.readToEnd(h, call);

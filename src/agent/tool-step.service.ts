@@ -28,18 +28,6 @@ import { RunStore } from '../store/run-store.service';
 /** The same tool with the same arguments is run at most twice in a run; the third ask is refused. */
 const MAX_IDENTICAL_CALLS = 2;
 
-/** A step's calls under way (ToolStepService.execute). */
-export interface Execution {
-  /**
-   * Every call's result message, once all have run — for reads possibly before the step's record
-   * has committed; nothing of them is stored or streamed yet. Null when a call failed: that failure
-   * is `settled`'s, which the loop awaits.
-   */
-  results: Promise<MessageRow[] | null>;
-  /** Every result in the conversation, and its write tracked by the handle (RunHandle.trackWrite). */
-  settled: Promise<void>;
-}
-
 /** A call that ran, its result not stored yet. */
 interface RanCall {
   message: MessageRow;
@@ -153,14 +141,14 @@ export class ToolStepService {
    * Runs the step's server calls that may run (pending or approved), concurrently; each result is
    * stored as it comes, after `recorded` — the write that stores the calls. A call starts only once
    * `recorded` resolved, so nothing is ever done by a call the store does not hold; when `recorded`
-   * fails, no call runs and no result is written. `results` gives the results once every call has
-   * run; `settled`, once each is on its way to the store and in the conversation.
+   * fails, no call runs and no result is written. Settles once every result is in the conversation,
+   * its write tracked by the handle (RunHandle.trackWrite).
    */
   execute(
     h: RunHandle,
     calls: readonly ToolCallRow[],
     recorded: Promise<void> = Promise.resolve(),
-  ): Execution {
+  ): Promise<void> {
     const runnable = calls.filter(
       (c) => c.status === 'pending' || c.status === 'approved' || c.status === 'running',
     );
@@ -184,13 +172,9 @@ export class ToolStepService {
       const ran = turn.then(() => this.runOne(h, call));
       const settled = ran.then((r) => this.settleOne(h, call, r, recorded));
       settled.then(done[i].resolve, done[i].resolve);
-      return { ran, settled };
+      return settled;
     });
-    const results = Promise.all(each.map((e) => e.ran.then((r) => r.message))).then(
-      (messages) => messages,
-      () => null,
-    );
-    return { results, settled: Promise.all(each.map((e) => e.settled)).then(() => undefined) };
+    return Promise.all(each).then(() => undefined);
   }
 
   /** Runs one call, once its record has committed: its result, not stored yet. */
