@@ -60,9 +60,10 @@ export class RunOrchestrator {
   ) {}
 
   /**
-   * Drives `h` until it ends or waits. Each step, top to bottom: the call readied (limits, window,
-   * reservation), sent, read; its calls decided and the step stored; its calls run and their results
-   * stored; the step ends when all of it is stored.
+   * Drives `h` until it ends or waits. Each step, top to bottom: check the limits and fit the window
+   * (the call reserved under a limit), send, read, record the step, run its tools, record their
+   * results — the step ends when all of it is stored. What was sent ahead is CallsAhead's to hand
+   * over.
    */
   async drive(h: RunHandle): Promise<DriveOutcome> {
     try {
@@ -77,7 +78,8 @@ export class RunOrchestrator {
           await this.accounting.endOverBudget(h);
           return 'budget_exceeded';
         }
-        const turn = await this.calls.read(h, this.sending.send(h, maxOutputTokens), maxOutputTokens);
+        const call = this.sending.send(h, maxOutputTokens);
+        const turn = await this.calls.read(h, call, maxOutputTokens);
         const { step, calls } = await this.planStep(h, turn);
         const stored = this.commitStep(h, step, calls);
         const ran = step.outcome === 'continue' ? this.steps.execute(h, step.runnable, stored) : NOTHING_RAN;
