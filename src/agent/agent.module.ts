@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { LlmModule } from '../llm/llm.module';
 import { BudgetGuard } from './budget-guard';
+import { CallsAhead } from './calls-ahead';
 import { RunAccounting } from './run-accounting';
 import { StoreModule } from '../store/store.module';
 import { ToolsModule } from '../tools/tools.module';
@@ -24,12 +25,13 @@ import { ToolStepService } from './tool-step.service';
     Summarizer,
     ContextWindow,
     ModelCalls,
+    CallsAhead,
     RecordedRuns,
     RunOrchestrator,
     BudgetGuard,
     RunAccounting,
     ModelCallRecorder,
   ],
-  exports: [RunOrchestrator, ModelCalls, BudgetGuard, RunAccounting, ContextWindow, RunTakeover],
+  exports: [RunOrchestrator, ModelCalls, CallsAhead, BudgetGuard, RunAccounting, ContextWindow, RunTakeover],
 })
 export class AgentModule {}

@@ -10,11 +10,9 @@ import type { RunRow } from '../store/run-store.service';
 import type { SessionRow } from '../store/session-store.service';
 import { ContextTooLong, ContextWindow, isContextTooLong } from './context-window';
 import { modelMessages } from './conversation';
-import { EarlyReads } from './early-reads';
 import { ModelCallRecorder, type EndedCall, type RecordedCall } from './model-call-recorder';
 import type { RunHandle } from './run-handle';
 import { RecordedFailure, RecordedRuns } from './recorded-runs';
-import { RunTools } from './run-tools.service';
 import type { ModelTurn } from './step-record';
 
 /** What a model call of a run is made of: the run's model and progress, its conversation and tools. */
@@ -29,16 +27,14 @@ export type ModelCallSource = Pick<RunHandle, 'conversation' | 'toolset'> & {
  * asked for: the request from the stored conversation (`send`, through ModelProviders, which picks
  * the provider or a fallback and holds it to the idle timeout and the answer budget — the one way
  * to a model, a summary's call included), room made first when the context is near the window
- * (`makeRoom`, ContextWindow), a call sent ahead of the loop
- * when it surely fits (`sendAhead`: a run's first with its start, FirstCallsAhead; the next once a
- * step's results are known), and its answer read to the end (`read`: text and reasoning streamed,
- * speculative reads started, the call recorded by ModelCallRecorder — also one that never finished).
+ * (`makeRoom`, ContextWindow), a call sent ahead of the loop when it surely fits (`sendAhead`: a
+ * run's first with its start, CallsAhead), and its answer read to the end (`read`: text and
+ * reasoning streamed, the call recorded by ModelCallRecorder — also one that never finished).
  */
 @Injectable()
 export class ModelCalls {
   constructor(
     private readonly models: ModelProviders,
-    private readonly tools: RunTools,
     private readonly recorder: ModelCallRecorder,
     private readonly window: ContextWindow,
     private readonly files: FileStore,
@@ -51,7 +47,7 @@ export class ModelCalls {
    * it), the session's tools (none allowed on the last call the cap leaves, so the person still
    * gets an answer).
    */
-  private send(r: ModelCallSource, signal: AbortSignal, maxOutputTokens?: number): SentModelCall {
+  send(r: ModelCallSource, signal: AbortSignal, maxOutputTokens?: number): SentModelCall {
     const tools = r.toolset.definitions;
     const lastCall = r.run.iterations + 1 >= r.run.maxIterations;
     const request: ModelRequest = {
@@ -75,11 +71,10 @@ export class ModelCalls {
   }
 
   /**
-   * Sends a model call ahead of the loop (the next one once a step's results are known, a run's
-   * first while its start commits) when it surely fits under COMPACT_AT as it is; otherwise
-   * nothing, and the loop sends the call itself once ContextWindow.fit has made room — compaction
-   * needs a model call and a commit of its own, which only the loop makes. What sending ahead gains
-   * is measured in FirstCallsAhead's comment (3–4 ms of the first text at c=16).
+   * Sends a model call ahead of the loop (a run's first while its start commits, CallsAhead) when it
+   * surely fits under COMPACT_AT as it is; otherwise nothing, and the loop sends the call itself once
+   * ContextWindow.fit has made room — compaction needs a model call and a commit of its own, which
+   * only the loop makes.
    */
   sendAhead(r: ModelCallSource, signal: AbortSignal): SentModelCall | undefined {
     const fits = this.window.fitsAsIs({
@@ -91,7 +86,7 @@ export class ModelCalls {
   }
 
   /**
-   * Makes room for the loop's own model call (ContextWindow.fit), before `read` sends it; true when
+   * Makes room for the loop's next model call (ContextWindow.fit), before it is sent; true when
    * that took a model call of its own (a summary), which the limits must then see. A replay's
    * recorded step needs none: its answer is read from the record, and a summary would be a model call.
    */
@@ -106,18 +101,12 @@ export class ModelCalls {
   }
 
   /**
-   * Reads a model call (`sent`, or one sent now — room made first, `makeRoom` — asking for at most
-   * `maxOutputTokens`, as reserved) to its end,
-   * streaming its text; the reads it asks for start as soon as their arguments are whole (`early`,
-   * for the step to take). A call the upstream refuses as longer than the window is sent once more
+   * Reads the run's model call `sent` (asking for at most `maxOutputTokens`, as reserved) to its end,
+   * streaming its text. A call the upstream refuses as longer than the window is sent once more
    * after compacting as far as the rules allow.
    */
-  async read(
-    h: RunHandle,
-    sent?: SentModelCall,
-    maxOutputTokens?: number,
-  ): Promise<{ turn: ModelTurn; early: EarlyReads }> {
-    let call = sent ?? this.send(h, h.signal, maxOutputTokens);
+  async read(h: RunHandle, sent: SentModelCall, maxOutputTokens?: number): Promise<ModelTurn> {
+    let call = sent;
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.readToEnd(h, call);
@@ -135,16 +124,12 @@ export class ModelCalls {
     }
   }
 
-  private async readToEnd(
-    h: RunHandle,
-    stream: SentModelCall,
-  ): Promise<{ turn: ModelTurn; early: EarlyReads }> {
+  private async readToEnd(h: RunHandle, stream: SentModelCall): Promise<ModelTurn> {
     h.streamingText = '';
     let reasoning = '';
     // Tool-call arguments as streamed: with the text, what a call that never finished is counted from.
     let argumentsStreamed = '';
     // A silent upstream is the provider's to time out (LLM_IDLE_TIMEOUT_MS): it throws UPSTREAM_TIMEOUT.
-    const early = new EarlyReads((call, signal) => this.tools.startEarly(h, call, signal), h.signal);
     let firstTokenMs: number | null = null;
     const ended = (): EndedCall => ({
       of: { runId: h.run.id, sessionId: h.run.sessionId, owner: h.run.owner, endUser: h.run.endUser },
@@ -166,7 +151,6 @@ export class ModelCalls {
             break;
           case 'tool_call_delta':
             if (event.argumentsDelta) argumentsStreamed += event.argumentsDelta;
-            early.see(event);
             break;
           case 'reasoning':
             reasoning += event.delta;
@@ -186,13 +170,12 @@ export class ModelCalls {
             const turn = finishedTurn(text, event, reasoning, recorded);
             // A replayed step's answer came from the record: it spends nothing (step-record.ts).
             if (this.recorded.model(h.run, h.run.iterations + 1) !== undefined) turn.replayed = true;
-            return { turn, early };
+            return turn;
           }
         }
       }
       throw new ModelError('UPSTREAM_CONNECTION', 'The model stream ended without finishing.', true);
     } catch (err) {
-      early.stop();
       // A replayed call the original never made (it ended before) counts nothing.
       if (err instanceof RecordedFailure && !err.called) throw err;
       // A call cancelled, or failed after it streamed, counts all the same: the run stores it as it ends.

@@ -4,7 +4,7 @@ import type { ToolCallRow, ToolCallSettlement } from '../store/conversation-stor
 import { RecordedRunStore, type RecordedCall } from '../store/recorded-run-store.service';
 import type { RunRow } from '../store/run-store.service';
 import type { ToolErrorCode } from '../tools/tool';
-import type { TimedResult } from './early-reads';
+import type { TimedResult } from './run-tools.service';
 import type { FinalOutcome } from './run-finalization';
 import { errorSettlement } from './tool-results';
 
@@ -71,7 +71,7 @@ export class RecordedRuns {
   /**
    * The original's answer to step `iteration`: its reasoning and its text, each as one delta (the
    * original's deltas are not kept), then its finish — the tool calls, usage and model it had. No
-   * `tool_call_delta`: nothing starts early, nothing runs. A step the original never finished ends
+   * `tool_call_delta`: nothing runs. A step the original never finished ends
    * the replay as the original ended (RecordedFailure).
    */
   private async *answer(runId: string, iteration: number): AsyncGenerator<ModelStreamEvent, void, undefined> {

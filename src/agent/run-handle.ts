@@ -1,4 +1,5 @@
 import type { PricedUsage } from '../events/run-events';
+import type { SentModelCall } from '../llm/sent-model-call';
 import type { RunEventSink } from '../events/run-event-sink';
 import type { RunLease } from '../events/run-lease';
 import { isRunReleased, LeaseLost, type StoreUnavailable } from '../store/store-errors';
@@ -27,6 +28,17 @@ export class RunStopped extends Error {
   }
 }
 
+/** A run's first model call, sent with its start (CallsAhead), as the run keeps it. */
+export interface FirstCall {
+  call: SentModelCall;
+  /** The conversation it was sent with. */
+  conversation: readonly MessageRow[];
+  /** Stops this call alone. */
+  stop: AbortController;
+  /** Stops the run, and the call with it: the run's own. */
+  controller: AbortController;
+}
+
 export interface RunHandleInit {
   run: RunRow;
   session: SessionRow;
@@ -47,10 +59,10 @@ export interface RunHandleInit {
   /** This process took the run over from one that died or shut down: RunTakeover prepares it first. */
   takeOver?: TakeOverReason;
   /**
-   * Stops the run; given when a call of the run went out before its handle (the first model call,
-   * sent with the start), so that stopping the run stops that call too.
+   * The run's first model call, when it went out with the start: its controller is the run's, so
+   * that stopping the run stops that call too; the loop's first send takes it (CallsAhead.send).
    */
-  controller?: AbortController;
+  firstCall?: FirstCall;
   /** This stretch of driving the run as a trace (a no-op without tracing). */
   trace?: RunTrace;
 }
@@ -63,6 +75,7 @@ export interface RunHandleInit {
  */
 export class RunHandle {
   private readonly controller: AbortController;
+  private firstCall: FirstCall | null;
   /** Text of the model call in progress, not stored yet (written by the model call only). */
   streamingText = '';
   /**
@@ -94,7 +107,8 @@ export class RunHandle {
   readonly done = new Promise<void>((resolve) => (this.finished = resolve));
 
   constructor(init: RunHandleInit) {
-    this.controller = init.controller ?? new AbortController();
+    this.controller = init.firstCall?.controller ?? new AbortController();
+    this.firstCall = init.firstCall ?? null;
     this.run = init.run;
     this.session = init.session;
     this.sink = init.sink;
@@ -171,6 +185,13 @@ export class RunHandle {
     this.nextSeq = step.nextMessageSeq;
     this.streamingText = '';
     this.addMessages(step.messages);
+  }
+
+  /** The first model call sent with the run's start, once (CallsAhead.send); null after, or when none was. */
+  takeFirstCall(): FirstCall | null {
+    const first = this.firstCall;
+    this.firstCall = null;
+    return first;
   }
 
   get signal(): AbortSignal {

@@ -2,18 +2,18 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { ModelError } from '../llm/model-provider';
-import type { SentModelCall } from '../llm/sent-model-call';
 import type { RunError } from '../persistence/entities/run.entity';
 import { ContextTooLong } from './context-window';
-import { ModelCalls, type ModelCallSource } from './model-calls.service';
+import { CallsAhead } from './calls-ahead';
+import { ModelCalls } from './model-calls.service';
 import { RunFinalization, type FinalOutcome } from './run-finalization';
 import { RunStopped, type RunHandle } from './run-handle';
 import { buildStepRecord, isWaiting, withCallUsage, type ModelTurn, type StepRecord } from './step-record';
-import { ConversationStore, type MessageRow } from '../store/conversation-store.service';
+import { ConversationStore } from '../store/conversation-store.service';
 import { RunJournal } from '../store/run-journal';
 import { RunStore } from '../store/run-store.service';
 import { isRunReleased, isStoreUnavailable } from '../store/store-errors';
-import { ToolStepService, type Execution, type PlannedCall } from './tool-step.service';
+import { ToolStepService, type PlannedCall } from './tool-step.service';
 import { RunTools } from './run-tools.service';
 import { RunTakeover } from './run-takeover';
 import { judgeAnswer } from './structured-output';
@@ -36,8 +36,8 @@ export type DriveOutcome =
   | 'released';
 
 /**
- * The agent loop: call the model with the conversation, store what it answered (one statement),
- * run the step's calls that may run, and again — until a text answer, the iteration cap, a wait for
+ * The agent loop, one step after another: check the limits, fit the window, send, read, record the
+ * step, run its tools, record their results — until a text answer, the iteration cap, a wait for
  * people or the client, or an abort, each a named outcome. A run taken up after a wait first runs
  * its open step's approved calls. It resumes from whatever the database holds, so a run can be
  * continued by any process.
@@ -53,19 +53,19 @@ export class RunOrchestrator {
     private readonly conversation: ConversationStore,
     private readonly accounting: RunAccounting,
     private readonly calls: ModelCalls,
+    private readonly sending: CallsAhead,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly takeover: RunTakeover,
     private readonly journal: RunJournal,
   ) {}
 
   /**
-   * Drives `h` until it ends or waits. Each step, top to bottom: the model answers, its calls are
-   * decided, the step is stored, its calls run, the next model call is sent once their results are
-   * known, and the step ends when all of it is stored. `firstCall`, when given, is the run's first
-   * model call, sent with its start (FirstCallsAhead).
+   * Drives `h` until it ends or waits. Each step, top to bottom: check the limits and fit the window
+   * (the call reserved under a limit), send, read, record the step, run its tools, record their
+   * results — the step ends when all of it is stored. What was sent ahead is CallsAhead's to hand
+   * over.
    */
-  async drive(h: RunHandle, firstCall?: SentModelCall): Promise<DriveOutcome> {
-    let ahead: Promise<SentModelCall | undefined> = Promise.resolve(firstCall);
+  async drive(h: RunHandle): Promise<DriveOutcome> {
     try {
       if (h.toolset.serverToolNames.length > 0) this.tools.prepareWorkspace(h);
       // A run taken over from a lost process: its cut step closed first (it may end at its cap).
@@ -73,31 +73,22 @@ export class RunOrchestrator {
       if (h.resumesStep) await this.runOpenStep(h);
       for (;;) {
         h.signal.throwIfAborted();
-        const sent = await ahead;
-        // A call is sent ahead only when no limit applies: nothing to reserve.
-        const maxOutputTokens = sent ? undefined : await this.readyToCall(h);
+        const maxOutputTokens = await this.readyToCall(h);
         if (maxOutputTokens === null) {
           await this.accounting.endOverBudget(h);
           return 'budget_exceeded';
         }
-        // The model answers; the reads it asks for may start while it streams (`early`).
-        const { turn, early } = await this.calls.read(h, sent, maxOutputTokens);
-        try {
-          const { step, calls } = await this.planStep(h, turn);
-          const stored = this.commitStep(h, step, calls);
-          const ran =
-            step.outcome === 'continue' ? this.steps.execute(h, step.runnable, stored, early) : NOTHING_RAN;
-          ahead = this.sendNextAhead(h, step, ran);
-          await stepEnded(stored, ran);
-          if (step.outcome === 'invalid_output') {
-            h.trace.end('failed', 'INVALID_OUTPUT');
-            return 'failed';
-          }
-          if (step.outcome !== 'continue') return step.outcome;
-        } finally {
-          // The step has what it took: the reads it did not take stop.
-          early.stop();
+        const call = this.sending.send(h, maxOutputTokens);
+        const turn = await this.calls.read(h, call, maxOutputTokens);
+        const { step, calls } = await this.planStep(h, turn);
+        const stored = this.commitStep(h, step, calls);
+        const ran = step.outcome === 'continue' ? this.steps.execute(h, step.runnable, stored) : NOTHING_RAN;
+        await stepEnded(stored, ran);
+        if (step.outcome === 'invalid_output') {
+          h.trace.end('failed', 'INVALID_OUTPUT');
+          return 'failed';
         }
+        if (step.outcome !== 'continue') return step.outcome;
       }
     } catch (err) {
       return this.stop(h, err);
@@ -105,7 +96,7 @@ export class RunOrchestrator {
   }
 
   /**
-   * Readies the loop's own model call: room made in the context window (which may take a summary,
+   * Readies the run's next model call: room made in the context window (which may take a summary,
    * a model call of its own — not for a run whose own limits have no room left for any call), then,
    * under a limit, the call reserved on every limit (RunAccounting): the output tokens it may ask
    * for (undefined: no limit, LLM_MAX_OUTPUT_TOKENS), or null when a limit leaves it no room.
@@ -126,7 +117,7 @@ export class RunOrchestrator {
     if (open.some((c) => isWaiting(c.status))) {
       throw new Error('a run with calls still waiting cannot be driven');
     }
-    await this.steps.execute(h, open).settled;
+    await this.steps.execute(h, open);
   }
 
   /**
@@ -176,24 +167,6 @@ export class RunOrchestrator {
     for (const c of calls) {
       if (c.settlement) this.steps.settledAtPlan(h, { ...c, settlement: c.settlement });
     }
-  }
-
-  /**
-   * The next model call, sent as soon as every result of the step is known — for reads that can be
-   * before the step is stored: the call changes nothing, and its events are read only once this
-   * step has ended (and when the record fails, the run stops and the call with it). Not sent when
-   * the step ends the run, a call failed (that ends the step), the run stopped, or a budget applies
-   * (its check must see this step stored): the loop then sends its own. Its gain is in
-   * FirstCallsAhead's comment.
-   */
-  private sendNextAhead(h: RunHandle, step: StepRecord, ran: Execution): Promise<SentModelCall | undefined> {
-    if (step.outcome !== 'continue') return Promise.resolve(undefined);
-    // Taken now, as the step is being stored: the handle follows the step only once it commits.
-    const before = h.conversation.slice();
-    return ran.results.then((results) => {
-      if (results === null || h.signal.aborted || this.accounting.limited(h)) return undefined;
-      return this.calls.sendAhead(afterStep(h, before, step, results), h.signal);
-    });
   }
 
   /**
@@ -253,15 +226,15 @@ export class RunOrchestrator {
 }
 
 /** A step whose calls do not run now (it ends the run, or waits): nothing to wait for. */
-const NOTHING_RAN: Execution = { results: Promise.resolve([]), settled: Promise.resolve() };
+const NOTHING_RAN = Promise.resolve();
 
 /**
  * Waits for the step's record and its calls' results together, so that neither failure goes
- * unheard: a call may fail before the record lands. When the record failed, the run stopped and its
- * calls with it: the record's failure is the one reported.
+ * unheard. When the record failed, no call ran (each waits for it): the record's failure is the one
+ * reported.
  */
-async function stepEnded(stored: Promise<void>, ran: Execution): Promise<void> {
-  const [record, calls] = await Promise.allSettled([stored, ran.settled]);
+async function stepEnded(stored: Promise<void>, ran: Promise<void>): Promise<void> {
+  const [record, calls] = await Promise.allSettled([stored, ran]);
   if (record.status === 'rejected') throw record.reason;
   if (calls.status === 'rejected') throw calls.reason;
 }
@@ -286,27 +259,3 @@ function toRunError(err: unknown): RunError {
   return { code: 'INTERNAL_ERROR', message: 'The run failed on an internal error.', retryable: false };
 }
 
-/**
- * The run as its next model call sees it once `step` and its calls' `results` are stored: the
- * conversation `before` the step, then the step's messages, by position.
- */
-function afterStep(
-  h: RunHandle,
-  before: readonly MessageRow[],
-  step: StepRecord,
-  results: MessageRow[],
-): ModelCallSource {
-  const added = [...step.messages, ...results].sort((a, b) => a.seq - b.seq);
-  return {
-    run: {
-      model: h.run.model,
-      iterations: step.iteration,
-      maxIterations: h.run.maxIterations,
-      responseFormat: h.run.responseFormat,
-      replay: h.run.replay,
-    },
-    session: h.session,
-    conversation: [...before, ...added],
-    toolset: h.toolset,
-  };
-}

@@ -4,23 +4,25 @@ import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import type { ToolCallRow } from '../store/conversation-store.service';
 import type { Tool, ToolResult } from '../tools/tool';
-import { ToolRegistry } from '../tools/tool-registry.service';
 import { ToolRunner } from '../tools/tool-runner.service';
 import type { ToolLookup } from '../tools/toolset';
 import { Workspaces } from '../tools/workspaces';
-import type { TimedResult, WholeCall } from './early-reads';
 import type { RunHandle } from './run-handle';
+
+/** A tool's result and how long it took to run. */
+export interface TimedResult {
+  result: ToolResult;
+  durationMs: number;
+}
 
 /**
  * Runs a run's tools in its session's workspace, with its signal and its live output: a step's call
- * (`run`), or a read the model's stream started before its step (`startEarly`). Also words what a
- * person is asked to approve, and refuses a call whose effect changed since.
+ * (`run`). Also words what a person is asked to approve, and refuses a call whose effect changed since.
  */
 @Injectable()
 export class RunTools {
   constructor(
     private readonly runner: ToolRunner,
-    private readonly registry: ToolRegistry,
     private readonly workspaces: Workspaces,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -37,23 +39,6 @@ export class RunTools {
   /** Runs a call of a step (`lookup` is its tool in the run's toolset), timed. */
   run(h: RunHandle, call: ToolCallRow, lookup: ToolLookup): Promise<TimedResult> {
     return timed(() => this.runNow(h, call, lookup));
-  }
-
-  /**
-   * Starts a call before its step is decided (EarlyReads), when the step would run it at once: a
-   * tool that declares itself speculative (Tool.speculative: no effect, safe to run twice or in
-   * vain), that the session runs without asking, with valid arguments, on a model call that is not
-   * the run's last allowed one (whose calls are all refused). Null otherwise. It runs under the
-   * upstream's id of the call, the stored one not being known yet.
-   */
-  startEarly(h: RunHandle, call: WholeCall, signal: AbortSignal): Promise<TimedResult> | null {
-    if (h.run.iterations + 1 >= h.run.maxIterations) return null;
-    const lookup = h.toolset.lookup(call.name);
-    if (lookup.kind !== 'server' || lookup.policy !== 'allow') return null;
-    const { tool } = lookup;
-    if (tool.speculative !== true) return null;
-    if (!this.registry.validate(tool, call.args).ok) return null;
-    return timed(() => this.runTool(h, tool, call.args, call.upstreamId, signal));
   }
 
   /** What the person is asked to approve: why, then what the tool says it will do (a diff, a command). */
@@ -98,7 +83,7 @@ export class RunTools {
       };
     }
     const args = (call.arguments ?? {}) as Record<string, unknown>;
-    return this.runTool(h, lookup.tool, args, call.callId, h.signal);
+    return this.runTool(h, lookup.tool, args, call.callId);
   }
 
   /**
@@ -118,14 +103,13 @@ export class RunTools {
     tool: Tool,
     args: Record<string, unknown>,
     toolCallId: string,
-    signal: AbortSignal,
   ): Promise<ToolResult> {
     return this.runner.run(tool, args, {
       workspaceRoot: await this.workspaceOf(h),
       runId: h.run.id,
       sessionId: h.session.id,
       toolCallId,
-      parentSignal: signal,
+      parentSignal: h.signal,
       emitOutput: (stream, chunk) => h.sink.emit({ type: 'tool_call_output', toolCallId, stream, chunk }),
     });
   }

@@ -9,7 +9,6 @@ import { parseToolArguments } from '../tools/tool-arguments';
 import { ToolRegistry } from '../tools/tool-registry.service';
 import { DELEGATE_TOOL } from '../tools/builtin/delegate.tool';
 import { callKey } from './call-key';
-import type { EarlyReads } from './early-reads';
 import type { RunHandle } from './run-handle';
 import { RecordedRuns, recordedDecision } from './recorded-runs';
 import { RunTools } from './run-tools.service';
@@ -28,18 +27,6 @@ import { RunStore } from '../store/run-store.service';
 
 /** The same tool with the same arguments is run at most twice in a run; the third ask is refused. */
 const MAX_IDENTICAL_CALLS = 2;
-
-/** A step's calls under way (ToolStepService.execute). */
-export interface Execution {
-  /**
-   * Every call's result message, once all have run — for reads possibly before the step's record
-   * has committed; nothing of them is stored or streamed yet. Null when a call failed: that failure
-   * is `settled`'s, which the loop awaits.
-   */
-  results: Promise<MessageRow[] | null>;
-  /** Every result in the conversation, and its write tracked by the handle (RunHandle.trackWrite). */
-  settled: Promise<void>;
-}
 
 /** A call that ran, its result not stored yet. */
 interface RanCall {
@@ -152,30 +139,25 @@ export class ToolStepService {
 
   /**
    * Runs the step's server calls that may run (pending or approved), concurrently; each result is
-   * stored as it comes, after `recorded` — the write that stores the calls. A call that may change
-   * something starts only once `recorded` resolved, so no change is ever made by a call the store
-   * does not hold; a speculative tool (Tool.speculative) starts at once. When `recorded` fails, no result is written. `results`
-   * gives the results as soon as every call has run (all the next model call needs); `settled`,
-   * once each is on its way to the store and in the conversation.
+   * stored as it comes, after `recorded` — the write that stores the calls. A call starts only once
+   * `recorded` resolved, so nothing is ever done by a call the store does not hold; when `recorded`
+   * fails, no call runs and no result is written. Settles once every result is in the conversation,
+   * its write tracked by the handle (RunHandle.trackWrite).
    */
   execute(
     h: RunHandle,
     calls: readonly ToolCallRow[],
     recorded: Promise<void> = Promise.resolve(),
-    early?: EarlyReads,
-  ): Execution {
+  ): Promise<void> {
     const runnable = calls.filter(
       (c) => c.status === 'pending' || c.status === 'approved' || c.status === 'running',
     );
     const toMark = runnable.filter((c) => c.status !== 'running').map((c) => c.id);
-    const marked =
+    const marked = recorded.then(() =>
       toMark.length === 0
-        ? Promise.resolve()
-        : recorded.then(() =>
-            h.sink.retrying(() =>
-              this.conversation.markToolCalls(this.store.queryable, toMark, 'running', true),
-            ),
-          );
+        ? undefined
+        : h.sink.retrying(() => this.conversation.markToolCalls(this.store.queryable, toMark, 'running', true)),
+    );
     // A replay's recorded calls settle in the order the original's did (one after the other).
     const ranks = this.recordedRuns.ranks(h.run, runnable);
     const done = runnable.map(() => {
@@ -187,35 +169,20 @@ export class ToolStepService {
       const turn = marked
         .then(() => ranks)
         .then((r) => (r === null || r[i] === 0 ? undefined : done[r.indexOf(r[i] - 1)].promise));
-      const ran = turn.then(() => this.runOne(h, call, recorded, early));
+      const ran = turn.then(() => this.runOne(h, call));
       const settled = ran.then((r) => this.settleOne(h, call, r, recorded));
       settled.then(done[i].resolve, done[i].resolve);
-      return { ran, settled };
+      return settled;
     });
-    const results = Promise.all(each.map((e) => e.ran.then((r) => r.message))).then(
-      (messages) => messages,
-      () => null,
-    );
-    return { results, settled: Promise.all(each.map((e) => e.settled)).then(() => undefined) };
+    return Promise.all(each).then(() => undefined);
   }
 
-  /**
-   * Runs one call (a speculative tool at once, anything else once `recorded`): its result, not
-   * stored yet. A call the model's stream already started (`early`) is not run again.
-   */
-  private async runOne(
-    h: RunHandle,
-    call: ToolCallRow,
-    recorded: Promise<void>,
-    early?: EarlyReads,
-  ): Promise<RanCall> {
-    const lookup = h.toolset.lookup(call.name);
-    // Only a speculative tool may run before its call is stored (Tool.speculative).
-    if (lookup.kind !== 'server' || lookup.tool.speculative !== true) await recorded;
+  /** Runs one call, once its record has committed: its result, not stored yet. */
+  private async runOne(h: RunHandle, call: ToolCallRow): Promise<RanCall> {
     // A replay's recorded call is answered as the original's was (RecordedRuns), never run.
     const { result, durationMs } =
       (await this.recordedRuns.result(h.run, call)) ??
-      (await (early?.take(call.name, call.rawArguments) ?? this.tools.run(h, call, lookup)));
+      (await this.tools.run(h, call, h.toolset.lookup(call.name)));
     const edited = call.approval?.editedArguments;
     const content =
       edited === undefined || edited === null

@@ -75,13 +75,6 @@ export const SINK_WINDOW_EVENTS = 256;
  */
 export const BODY_HIGH_WATER_CHUNKS = 16;
 
-/**
- * Arguments longer than this are not watched for an early start (EarlyReads): a read's are a path
- * and a few numbers, and parsing a long argument text at each fragment would cost more than the
- * read saves. A bound, not measured.
- */
-export const EARLY_READ_ARGUMENTS_MAX_CHARS = 4096;
-
 /*
  * Span sizes (RunTracing). Bounds, not measured: a span's size follows from what the model, a tool
  * or a client wrote (a tool's name, an answer, a prompt with content capture), and the batch

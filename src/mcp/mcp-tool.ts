@@ -30,9 +30,7 @@ export class McpTool implements Tool {
     this.description =
       listed.description ?? listed.title ?? `${listed.name} (MCP server ${connection.config.name})`;
     this.parameters = listed.inputSchema;
-    // Only a server's explicit promise makes a tool a read; anything else may change the world. A
-    // read still never runs speculatively (Tool.speculative): the promise is a hint, and its
-    // progress is reported under the call's stored id.
+    // Only a server's explicit promise makes a tool a read; anything else may change the world.
     this.kind = listed.annotations?.readOnlyHint === true ? 'read' : 'write';
     this.source = `mcp:${connection.config.name}`;
   }

@@ -13,7 +13,6 @@ import { RunHandle, type RunHandleInit } from '../agent/run-handle';
 import { RunOrchestrator, type DriveOutcome } from '../agent/run-orchestrator.service';
 import { RunStore, type RunRow } from '../store/run-store.service';
 import { isRunReleased } from '../store/store-errors';
-import type { SentModelCall } from '../llm/sent-model-call';
 
 /**
  * The runs this process drives, one handle each (its lease and its event sink), from the moment a
@@ -112,8 +111,8 @@ export class DrivenRuns {
     this.freed.push(listener);
   }
 
-  /** Drives `h` in the background; `firstCall`: its first model call, already sent. */
-  launch(h: RunHandle, firstCall?: SentModelCall): void {
+  /** Drives `h` in the background. */
+  launch(h: RunHandle): void {
     this.handles.set(h.run.id, h);
     this.hub.attach(h.sink);
     this.metrics.activeRuns.inc();
@@ -126,7 +125,7 @@ export class DrivenRuns {
     this.logger.log({ ...ids, model: h.run.model, iteration: h.run.iterations, msg: 'driving run' });
     let ended = false;
     void this.orchestrator
-      .drive(h, firstCall)
+      .drive(h)
       .then(
         (outcome) => {
           h.trace.end(outcome);

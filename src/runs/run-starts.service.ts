@@ -10,8 +10,9 @@ import { RunStore, type Queryable, type RunRow } from '../store/run-store.servic
 import type { SessionRow } from '../store/session-store.service';
 import { SessionHasActiveRun } from '../store/store-errors';
 import { sessionNotFound } from '../sessions/sessions.service';
-import { FirstCallsAhead, type FirstCall } from './first-calls-ahead';
-import { newSessionConversation } from './start-conversation';
+import { CallsAhead } from '../agent/calls-ahead';
+import type { FirstCall } from '../agent/run-handle';
+import { newSessionConversation, storedMessage } from './start-conversation';
 import { StartLimits } from './start-limits.service';
 import { sessionBusy, StartPlans, type StartPlan } from './start-plans.service';
 import type { StartedRun, StartRun } from './start-run';
@@ -31,7 +32,7 @@ export interface OpenedRun {
   leasedAt: number;
   /** The session's tools, as the run offers them. */
   toolset: Toolset;
-  /** The run's first model call, when it went out with the start; its controller is the run's. */
+  /** The run's first model call, when it went out with the start (CallsAhead); its controller is the run's. */
   firstCall?: FirstCall;
   /** The run's trace (its first `invoke_agent` span). */
   trace: RunTrace;
@@ -40,7 +41,7 @@ export interface OpenedRun {
 /**
  * A start request, top to bottom: its plan (StartPlans: the session found or drafted — a busy one is
  * refused here —, the run and its first event), its first model call sent ahead while the start
- * commits (FirstCallsAhead), its Idempotency-Key claimed in the run's own transaction (StartReplays),
+ * commits (CallsAhead), its Idempotency-Key claimed in the run's own transaction (StartReplays),
  * the server's and the key's limits (StartLimits), then the run with its prompt and first event,
  * written by one statement (RunStartStore.start) — once more after the key's lock when the key is
  * near one of its limits. Refusals store nothing, the key included.
@@ -53,7 +54,7 @@ export class RunStarts {
     private readonly plans: StartPlans,
     private readonly limits: StartLimits,
     private readonly replays: StartReplays,
-    private readonly callsAhead: FirstCallsAhead,
+    private readonly callsAhead: CallsAhead,
     private readonly tracing: RunTracing,
   ) {}
 
@@ -80,7 +81,9 @@ export class RunStarts {
     const ahead =
       input.idempotency || !this.limits.maySendAhead(spender, plan.session, localRuns)
         ? undefined
-        : this.callsAhead.send(plan.start, plan.session, plan.toolset);
+        : this.callsAhead.sendWithStart(plan.start.run, plan.session, plan.toolset, () =>
+            this.conversationAhead(plan),
+          );
     let trace: RunTrace | undefined;
     const stored = async (tx?: Queryable): Promise<{ earlier: StartedRun } | { opened: OpenedRun }> => {
       // First, so that a request refused below leaves the key unused (the transaction rolls back).
@@ -117,6 +120,26 @@ export class RunStarts {
       const running = await this.store.activeRunOfSession(this.store.queryable, plan.start.run.sessionId);
       throw sessionBusy(plan.start.run.sessionId, running ?? '');
     }
+  }
+
+  /**
+   * The conversation the start statement will store, for the call sent with it: a new session's
+   * system message and prompt; an existing session's messages read beside the statement, then the
+   * prompt where the statement will put it — unless a message lands before it (then the stored
+   * conversation differs and the call is not kept). Undefined for an answer given again
+   * (`regenerate`): what it answers is known only once the statement ran.
+   */
+  private conversationAhead({ start, session }: StartPlan): MessageRow[] | Promise<MessageRow[]> | undefined {
+    const { run, answers } = start;
+    if (answers.kind === 'new-session') return newSessionConversation(answers, run.id, new Date());
+    if (answers.kind === 'regenerate') return undefined;
+    const promptSeq = (session as SessionRow).nextMessageSeq;
+    return this.conversation
+      .runConversation(run.sessionId)
+      .then((history) => [
+        ...history.filter((m) => m.seq < promptSeq),
+        storedMessage(answers.prompt, 'user', promptSeq, run.id, new Date()),
+      ]);
   }
 
   /**

@@ -126,13 +126,12 @@ export class RunService implements OnModuleInit {
           firstMessageSeq: promptSeq,
           nextMessageSeq,
           resumesStep: false, // a new run has no calls yet
-          controller: firstCall?.controller,
+          firstCall,
           trace,
         },
         leasedAt,
         [firstEvent],
       ),
-      firstCall?.call,
     );
     this.metrics.runStarted();
     return { runId: run.id, sessionId: session.id, replayed: false };

@@ -11,7 +11,6 @@ import { SseModule } from '../sse/sse.module';
 import { StoreModule } from '../store/store.module';
 import { ToolsModule } from '../tools/tools.module';
 import { ChatController } from './chat.controller';
-import { FirstCallsAhead } from './first-calls-ahead';
 import { DrivenRuns } from './driven-runs.service';
 import { ResumedRuns } from './resumed-runs.service';
 import { RunLeases } from './run-leases.service';
@@ -52,7 +51,6 @@ import { Delegations } from './delegations.service';
     StartPlans,
     StartLimits,
     StartReplays,
-    FirstCallsAhead,
     ToolCallDecisions,
     Delegations,
     LostRuns,

@@ -54,7 +54,7 @@ export interface ToolContext {
   signal: AbortSignal;
   runId: string;
   sessionId: string;
-  /** The call's stored id; a speculative tool run early sees the upstream's id instead (Tool.speculative). */
+  /** The call's stored id. */
   toolCallId: string;
   /** Stream live output (stdout/stderr) of a long tool to the client. */
   emitOutput(stream: 'stdout' | 'stderr', chunk: string): void;
@@ -72,23 +72,6 @@ export interface Tool<Args = Record<string, unknown>> {
   readonly kind: ToolKind;
   /** Where the tool comes from: `builtin` when absent, `mcp:<server>` for a tool of an MCP server. */
   readonly source?: `mcp:${string}`;
-  /**
-   * The tool may run speculatively. Set it only on a tool that has no effect at all — it changes no
-   * file, process or remote state, and reports no output — so that running it twice, or running it
-   * and throwing the result away, is the same as running it once. Never inferred from `kind`, and
-   * never set for an MCP tool (`readOnlyHint` is a server's hint, not this promise). In exchange:
-   *
-   * - it may run while the model still streams, before its call is decided (the step may refuse the
-   *   call, wait for a person, or end up with other arguments) and before its call is stored;
-   * - it may run twice for one call: once early, and again in its step when the step does not take
-   *   the early result (the final arguments differ by a byte); an early run nobody takes is aborted
-   *   through `ctx.signal` and its result discarded, and nothing of it is stored or streamed;
-   * - an early run sees the upstream's id of the call in `ctx.toolCallId`, not the stored one (which
-   *   may differ), so it must not report output under it (`ctx.emitOutput`).
-   *
-   * Absent: the tool runs only in its step, once its call is decided and its record committed.
-   */
-  readonly speculative?: boolean;
   /**
    * A companion of another tool (get_command_output of run_command): offered exactly where that tool
    * is — whatever a session's `tools` list names — and then run without approval.

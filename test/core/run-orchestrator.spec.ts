@@ -15,7 +15,6 @@ import {
   gate,
   streamedCalls,
   textUntil,
-  type ModelScript,
 } from '../support/scripted-model';
 
 const OWNER = 'tester';
@@ -258,105 +257,30 @@ describe('the orchestrator driven by a scripted ModelProvider, through every out
     expect(core.module.get(DrivenRuns).localRunIds).not.toContain(runId);
   });
 
-  it('the next model call goes out once a read’s result is known, while its step is still being stored', async () => {
-    writeFileSync(join(core.workspace, 'slow-step.txt'), 'contents\n');
-    core.model.enqueue(calls({ name: 'read_file', arguments: { path: 'slow-step.txt' } }), answer('Done'));
-    const { runId } = await core.runs.start(OWNER, { prompt: 'read it' });
-    await core.model.nextCall();
-    // The step's record (its calls, their events) has not committed yet.
-    expect((await db.query(`SELECT 1 FROM tool_calls WHERE run_id = $1`, [runId])).rows).toEqual([]);
-    const seen = await core.follow(runId);
-    expect(types(seen)).toEqual(TOOL_STEP_THEN_ANSWER);
-    expect(core.model.requests[1].messages.at(-1)).toMatchObject({ role: 'tool', content: 'contents\n' });
-    const s = await stored(runId);
-    expect(s.events).toEqual(asStored(seen));
-    expect(s.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
-  });
-
-  it('a read starts while the model still streams its step, once its arguments are whole; the step does not run it again', async () => {
-    writeFileSync(join(core.workspace, 'early.txt'), 'early\n');
-    const run = jest.spyOn(core.module.get(ToolRunner), 'run');
-    try {
-      // The model finishes its step only once the read has started.
-      const started = () => eventually(() => run.mock.calls.length === 1, 5_000);
-      core.model.enqueue(
-        streamedCalls([{ name: 'read_file', arguments: { path: 'early.txt' } }], started),
-        answer('Read.'),
-      );
-      const { runId } = await core.runs.start(OWNER, { prompt: 'read it' });
-      const seen = await core.follow(runId);
-      expect(types(seen)).toEqual(TOOL_STEP_THEN_ANSWER);
-      expect(run).toHaveBeenCalledTimes(1);
-      expect(core.model.requests[1].messages.at(-1)).toMatchObject({ role: 'tool', content: 'early\n' });
-      const s = await stored(runId);
-      expect(s.events).toEqual(asStored(seen));
-      expect(s.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
-    } finally {
-      run.mockRestore();
-    }
-  });
-
-  it('the step runs its calls as finally asked: a read that streamed otherwise is stopped, and a write never starts early', async () => {
-    writeFileSync(join(core.workspace, 'streamed.txt'), 'streamed\n');
-    writeFileSync(join(core.workspace, 'asked.txt'), 'asked\n');
-    const run = jest.spyOn(core.module.get(ToolRunner), 'run');
-    try {
-      let beforeFinish: string[] = [];
-      const looked = () => {
-        beforeFinish = run.mock.calls.map(([tool, args]) => `${tool.name} ${JSON.stringify(args)}`);
-        return Promise.resolve();
-      };
-      core.model.enqueue(
-        streamedCalls(
-          [
-            { name: 'read_file', arguments: { path: 'streamed.txt' }, finalArguments: { path: 'asked.txt' } },
-            { name: 'write_file', arguments: { path: 'early-write.txt', content: 'x' } },
-          ],
-          () => eventually(() => run.mock.calls.length > 0, 5_000).then(looked),
-        ),
-        answer('Done.'),
-      );
-      const { runId } = await core.runs.start(OWNER, { prompt: 'go', session: { mode: 'write' } });
-      const seen = await core.follow(runId);
-      expect(seen.at(-1)?.type).toBe('done');
-      expect(beforeFinish).toEqual(['read_file {"path":"streamed.txt"}']);
-      expect(run.mock.calls.map(([tool, args]) => `${tool.name} ${JSON.stringify(args)}`).sort()).toEqual([
-        'read_file {"path":"asked.txt"}',
-        'read_file {"path":"streamed.txt"}',
-        'write_file {"path":"early-write.txt","content":"x"}',
-      ]);
-      // The read nobody took was stopped; what the model was given is what it asked for.
-      expect(run.mock.calls[0][2].parentSignal?.aborted).toBe(true);
-      const results = core.model.requests[1].messages.filter((m) => m.role === 'tool');
-      expect(results.map((m) => m.content)).toEqual(['asked\n', expect.stringContaining('early-write.txt')]);
-    } finally {
-      run.mockRestore();
-    }
-  });
-
   it.each([
     [
-      'a read, which ran while its call was being stored, writes no result; the next model call it let go is stopped',
+      'a read never runs either: no call starts before its record commits, and the model is not asked again',
       'read_file',
       { path: 'slow-poison.txt' },
-      'stopped',
     ],
     [
       'a write never runs: nothing changes that the store does not hold, and the model is not asked again',
       'write_file',
       { path: 'slow-poison-new.txt', content: 'written' },
-      'never sent',
     ],
-  ])('a step the store refuses fails the run; %s', async (_, name, args, nextCall) => {
+  ])('a step the store refuses fails the run; %s', async (_, name, args) => {
     writeFileSync(join(core.workspace, 'slow-poison.txt'), 'before\n');
-    let next: AbortSignal | undefined;
-    const watched: ModelScript = (request, signal) => {
-      next = signal;
-      return answer('never shown')(request, signal);
-    };
-    core.model.enqueue(calls({ name, arguments: args }), watched);
-    const { runId } = await core.runs.start(OWNER, { prompt: 'go', session: { mode: 'write' } });
-    const seen = await core.follow(runId);
+    const run = jest.spyOn(core.module.get(ToolRunner), 'run');
+    core.model.enqueue(calls({ name, arguments: args }), answer('never shown'));
+    let seen: SerializedEvent[];
+    let runId: string;
+    try {
+      ({ runId } = await core.runs.start(OWNER, { prompt: 'go', session: { mode: 'write' } }));
+      seen = await core.follow(runId);
+      expect(run).not.toHaveBeenCalled();
+    } finally {
+      run.mockRestore();
+    }
     expect(types(seen)).toEqual(['run_started', 'error']);
     const s = await stored(runId);
     expect(s.run).toMatchObject({ status: 'failed', error: { code: 'INTERNAL_ERROR' } });
@@ -364,12 +288,7 @@ describe('the orchestrator driven by a scripted ModelProvider, through every out
     expect(s.messages.map((m) => m.role)).toEqual(['user']);
     expect((await db.query(`SELECT 1 FROM tool_calls WHERE run_id = $1`, [runId])).rows).toEqual([]);
     expect(existsSync(join(core.workspace, 'slow-poison-new.txt'))).toBe(false);
-    if (nextCall === 'stopped') {
-      expect(core.model.requests).toHaveLength(2);
-      expect(next?.aborted).toBe(true);
-    } else {
-      expect(core.model.requests).toHaveLength(1);
-    }
+    expect(core.model.requests).toHaveLength(1);
   });
 
   it('a tool result the store refuses while the next model call streams fails the run, not the process', async () => {

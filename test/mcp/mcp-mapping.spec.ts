@@ -124,12 +124,10 @@ describe('McpTool', () => {
     ...(annotations ? { annotations } : {}),
   });
 
-  it('is a read when its server says readOnlyHint, yet never speculative (it may not run early)', () => {
+  it('is a read when its server says readOnlyHint, a write otherwise', () => {
     const read: Tool = new McpTool('files__t', listed({ readOnlyHint: true }), connection, () => undefined);
     expect(read.kind).toBe('read');
-    expect(read.speculative).not.toBe(true);
     const write: Tool = new McpTool('files__t', listed(), connection, () => undefined);
     expect(write.kind).toBe('write');
-    expect(write.speculative).not.toBe(true);
   });
 });

@@ -25,8 +25,6 @@ const MAX_RESULTS = 1000;
 export class GlobTool implements Tool<GlobArgs> {
   readonly name = 'glob';
   readonly kind = 'read';
-  /** It only reads the workspace and reports no output: safe to run early, twice, or in vain. */
-  readonly speculative = true;
   readonly description =
     'Find files and folders whose path matches a glob pattern, e.g. "**/*.ts" or "src/**/index.{js,ts}". Paths are relative to the workspace root; folders end with "/". Files listed in .gitignore are left out, and hidden names only match when the pattern names them (e.g. ".github/**").';
   readonly parameters = jsonSchemaOf(GlobArgs);

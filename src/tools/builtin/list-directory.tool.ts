@@ -35,8 +35,6 @@ const MAX_ENTRIES = 1000;
 export class ListDirectoryTool implements Tool<ListDirectoryArgs> {
   readonly name = 'list_directory';
   readonly kind = 'read';
-  /** It only reads the workspace and reports no output: safe to run early, twice, or in vain. */
-  readonly speculative = true;
   readonly description =
     'List the files and folders in a workspace folder. Folders end with "/". Paths in the answer are relative to the workspace root and can be passed to the other tools as they are.';
   readonly parameters = jsonSchemaOf(ListDirectoryArgs);

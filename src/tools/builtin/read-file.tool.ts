@@ -29,8 +29,6 @@ export type ReadFileArgs = Static<typeof ReadFileArgs>;
 export class ReadFileTool implements Tool<ReadFileArgs> {
   readonly name = 'read_file';
   readonly kind = 'read';
-  /** It only reads the workspace and reports no output: safe to run early, twice, or in vain. */
-  readonly speculative = true;
   readonly description =
     "Read a text file from the workspace, exactly as stored. Large files are cut at a size limit: the answer then ends with a note giving the file's size and line count, and you can read further with start_line/end_line.";
   readonly parameters = jsonSchemaOf(ReadFileArgs);

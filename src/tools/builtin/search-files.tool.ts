@@ -51,8 +51,6 @@ const MAX_LINE_CHARS = 300;
 export class SearchFilesTool implements Tool<SearchFilesArgs> {
   readonly name = 'search_files';
   readonly kind = 'read';
-  /** It only reads the workspace and reports no output: safe to run early, twice, or in vain. */
-  readonly speculative = true;
   readonly description =
     'Search the text of the workspace files for a string or a regular expression, line by line. Answers one "path:line: text" per matching line. Skips files listed in .gitignore, hidden files and folders, binary files and files over 2 MB.';
   readonly parameters = jsonSchemaOf(SearchFilesArgs);
