@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { Backoff } from '../common/backoff';
 import { Draining } from '../common/draining';
 import { PgNotifications } from '../persistence/pg-notifications.service';
 import {
@@ -61,6 +62,9 @@ export class WebhookDeliverer implements OnApplicationBootstrap, BeforeApplicati
   private again = false;
   /** When the next pruning is due (Date.now()); the first pass prunes. */
   private pruneDueAt = 0;
+  /** While claims fail (the database is gone), polls wait longer between tries, up to 5 s. */
+  private readonly retry = new Backoff(POLL_MS);
+  private retryAt = 0;
 
   constructor(
     private readonly store: WebhookStore,
@@ -86,7 +90,7 @@ export class WebhookDeliverer implements OnApplicationBootstrap, BeforeApplicati
 
   /** Looks for due deliveries now (or right after the look under way). */
   private wake(): void {
-    if (this.stopped.signal.aborted || this.draining.active) return;
+    if (this.stopped.signal.aborted || this.draining.active || Date.now() < this.retryAt) return;
     if (this.passing) {
       this.again = true;
       return;
@@ -105,8 +109,12 @@ export class WebhookDeliverer implements OnApplicationBootstrap, BeforeApplicati
   private async pass(): Promise<void> {
     try {
       await this.claim();
+      this.retry.succeeded();
+      this.retryAt = 0;
     } catch (err) {
+      this.retryAt = Date.now() + this.retry.failed();
       this.logger.warn(`could not claim webhook deliveries: ${(err as Error).message}`);
+      return;
     }
     await this.prune();
   }
