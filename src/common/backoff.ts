@@ -49,13 +49,14 @@ export const realSchedule: Schedule = (fn, ms) => {
 };
 
 /**
- * A task run every `periodMs` — one try at a time, the next `periodMs` after the last ended — that
- * backs off (Backoff) while it fails, and is back at its period after its first success.
- * `onFailure` hears each failure (to log it).
+ * A task run every `periodMs` — one try at a time, the next `periodMs` after the last began (at
+ * once when it took longer) — that backs off (Backoff) while it fails, and is back at its period
+ * after its first success. `onFailure` hears each failure (to log it).
  */
 export class PeriodicTask {
   private readonly backoff: Backoff;
   private readonly schedule: Schedule;
+  private readonly now: () => number;
   private cancel: (() => void) | null = null;
   private stopped = false;
 
@@ -63,10 +64,11 @@ export class PeriodicTask {
     private readonly task: () => Promise<void>,
     periodMs: number,
     private readonly onFailure: (err: unknown) => void,
-    options: { maxMs?: number; schedule?: Schedule } = {},
+    options: { maxMs?: number; schedule?: Schedule; now?: () => number } = {},
   ) {
     this.backoff = new Backoff(periodMs, options.maxMs);
     this.schedule = options.schedule ?? realSchedule;
+    this.now = options.now ?? Date.now;
   }
 
   /** Starts it: the first try now (`now`) or after one period. */
@@ -86,6 +88,7 @@ export class PeriodicTask {
   }
 
   private async run(): Promise<void> {
+    const began = this.now();
     try {
       await this.task();
       this.backoff.succeeded();
@@ -93,6 +96,6 @@ export class PeriodicTask {
       this.backoff.failed();
       this.onFailure(err);
     }
-    this.next(this.backoff.delayMs);
+    this.next(Math.max(0, this.backoff.delayMs - (this.now() - began)));
   }
 }

@@ -64,7 +64,7 @@ describe('PeriodicTask', () => {
       },
       1000,
       (err) => failures.push(err),
-      { schedule: clock.schedule },
+      { schedule: clock.schedule, now: () => 0 },
     );
     task.start(true);
     for (let i = 0; i < 5; i++) await clock.fire();
@@ -78,23 +78,31 @@ describe('PeriodicTask', () => {
     expect(clock.waits).toEqual([0, 2000, 4000, 5000, 5000, 5000, 1000, 1000]);
   });
 
-  it('runs one try at a time and schedules nothing after stop', async () => {
+  it('runs one try at a time, each a period after the last began, and schedules nothing after stop', async () => {
     const clock = new FakeSchedule();
+    let now = 0;
     let release: () => void = () => undefined;
     const task = new PeriodicTask(
       () => new Promise<void>((done) => (release = done)),
       1000,
       () => undefined,
-      { schedule: clock.schedule },
+      { schedule: clock.schedule, now: () => now },
     );
     task.start();
     expect(clock.waits).toEqual([1000]);
     await clock.fire();
-    // The next try is scheduled only once this one has ended.
+    // The next try is scheduled only once this one has ended: 1000 ms after it began.
     expect(clock.scheduled).toBe(false);
+    now += 300;
     release();
     for (let i = 0; i < 5; i++) await Promise.resolve();
-    expect(clock.waits).toEqual([1000, 1000]);
+    expect(clock.waits).toEqual([1000, 700]);
+    // A try longer than the period is followed by the next at once.
+    await clock.fire();
+    now += 1500;
+    release();
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    expect(clock.waits).toEqual([1000, 700, 0]);
     task.stop();
     expect(clock.scheduled).toBe(false);
   });
