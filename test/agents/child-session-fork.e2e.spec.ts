@@ -22,7 +22,11 @@ describe('forking a child session (e2e)', () => {
   });
 
   /** A client's run that delegated once and ended; its child session and child run. */
-  async function delegated(): Promise<{ parentSessionId: string; childSessionId: string; childRunId: string }> {
+  async function delegated(): Promise<{
+    parentSessionId: string;
+    childSessionId: string;
+    childRunId: string;
+  }> {
     upstream.fallback = byConversation((c) => {
       if (c.system === 'You are the researcher.') {
         return c.prompt === 'owls' ? text('Owls hunt at night.') : text(`More on: ${c.prompt}`);

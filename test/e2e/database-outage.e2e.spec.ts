@@ -58,7 +58,9 @@ describe('a server whose database disappears (e2e)', () => {
     outage.up();
     await eventually(async () => (await api(app.url, 'GET', '/health/ready')).status === 200, 15_000);
     upstream.enqueue(text('Back.'));
-    const events = await (await openStream(`${app.url}/v1/chat`, { body: { prompt: 'Still there?' } })).rest();
+    const events = await (
+      await openStream(`${app.url}/v1/chat`, { body: { prompt: 'Still there?' } })
+    ).rest();
     expect(events.at(-1)!.data).toMatchObject({ type: 'done', status: 'completed' });
     // The deliverer is back too: the run's event is delivered.
     const [delivered] = await receiver.nth(1, 15_000);

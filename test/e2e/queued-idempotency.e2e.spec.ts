@@ -61,7 +61,11 @@ describe('Idempotency-Key on a prompt to a busy session (e2e)', () => {
     const retry = await send(active.sessionId, 'Second.', 'enqueue', 'enq-1');
     expect(retry.status).toBe(200);
     expect(retry.headers.get('x-run-id')).toBe(queuedId);
-    expect(await retry.next()).toMatchObject({ id: 1, event: 'queued', data: { runId: queuedId, position: 1 } });
+    expect(await retry.next()).toMatchObject({
+      id: 1,
+      event: 'queued',
+      data: { runId: queuedId, position: 1 },
+    });
     expect((await runsOf(active.sessionId)).map((r) => r.id)).toEqual([active.runId, queuedId]);
 
     const other = await send(active.sessionId, 'Something else.', 'enqueue', 'enq-1');
@@ -74,7 +78,9 @@ describe('Idempotency-Key on a prompt to a busy session (e2e)', () => {
     expect(filler.status).toBe(200);
     const refused = await send(active.sessionId, 'Third.', 'enqueue', 'enq-3');
     expect(refused.status).toBe(429);
-    expect((await api(app.url, 'POST', `/v1/runs/${filler.headers.get('x-run-id')!}/cancel`)).status).toBe(202);
+    expect((await api(app.url, 'POST', `/v1/runs/${filler.headers.get('x-run-id')!}/cancel`)).status).toBe(
+      202,
+    );
     const third = await send(active.sessionId, 'Third.', 'enqueue', 'enq-3');
     expect(third.status).toBe(200);
     expect((await third.next())?.data).toMatchObject({ type: 'queued', position: 2 });
@@ -84,6 +90,22 @@ describe('Idempotency-Key on a prompt to a busy session (e2e)', () => {
     expect(eventKinds(await retry.rest())).toEqual(['run_started', 'text', 'step_finished', 'done']);
     expect((await third.rest()).at(-1)!.data).toMatchObject({ type: 'done', status: 'completed' });
     expect(upstream.requests).toHaveLength(3);
+  });
+
+  it('enqueue: requests that arrive together with one key queue one run, and all answer it', async () => {
+    upstream.enqueue(text('One.'), text('Two.'));
+    const active = await busySession();
+    const together = await Promise.all(
+      [1, 2, 3].map(() => send(active.sessionId, 'Once.', 'enqueue', 'together-1')),
+    );
+    expect(together.map((s) => s.status)).toEqual([200, 200, 200]);
+    const ids = new Set(together.map((s) => s.headers.get('x-run-id')));
+    expect(ids.size).toBe(1);
+    expect((await runsOf(active.sessionId)).map((r) => r.id)).toEqual([active.runId, ...ids]);
+    release();
+    await active.stream.rest();
+    for (const s of together)
+      expect((await s.rest()).at(-1)!.data).toMatchObject({ type: 'done', status: 'completed' });
   });
 
   it('interrupt: a retry while its run is active answers that run and cancels nothing more', async () => {

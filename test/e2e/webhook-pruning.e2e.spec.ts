@@ -46,10 +46,7 @@ describe('webhook outbox pruning (e2e)', () => {
       );
     }
     await core.close();
-    app = await startApp(
-      { OPENAI_BASE_URL: upstream.baseUrl, WEBHOOK_ALLOW_PRIVATE: 'true' },
-      databaseUrl,
-    );
+    app = await startApp({ OPENAI_BASE_URL: upstream.baseUrl, WEBHOOK_ALLOW_PRIVATE: 'true' }, databaseUrl);
     db = await connect(databaseUrl);
   });
   afterAll(async () => {
@@ -70,7 +67,9 @@ describe('webhook outbox pruning (e2e)', () => {
     failing.answer(500, 500, 500, 500);
     const owed = await api(app.url, 'POST', '/v1/webhooks', { url: failing.url, events: ['*'] });
     upstream.enqueue(text('Done.'));
-    const events = await (await openStream(`${app.url}/v1/chat`, { body: { prompt: 'Hi', tools: [] } })).rest();
+    const events = await (
+      await openStream(`${app.url}/v1/chat`, { body: { prompt: 'Hi', tools: [] } })
+    ).rest();
     const runId = events[0].data.runId as string;
 
     await eventually(async () => (await attemptsOf(delivered.body.id)).length === 1);
@@ -78,15 +77,17 @@ describe('webhook outbox pruning (e2e)', () => {
     expect((await attemptsOf(delivered.body.id)).map((a) => a.status)).toEqual([200]);
     expect((await attemptsOf(owed.body.id))[0].status).toBe(500);
 
-    const rows = await db.query(`SELECT webhook_id, done_at FROM webhook_deliveries WHERE run_id = $1`, [runId]);
+    const rows = await db.query(`SELECT webhook_id, done_at FROM webhook_deliveries WHERE run_id = $1`, [
+      runId,
+    ]);
     expect(rows.rows).toEqual([{ webhook_id: owed.body.id, done_at: null }]);
   });
 
   it('deletes an event given up, and attempts, past WEBHOOK_RETENTION_HOURS; keeps those within it', async () => {
     const left = async (table: string, column: string) =>
-      (await db.query(`SELECT ${column} AS id FROM ${table} WHERE webhook_id = $1`, [stale.webhookId])).rows.map(
-        (r: { id: string }) => r.id,
-      );
+      (
+        await db.query(`SELECT ${column} AS id FROM ${table} WHERE webhook_id = $1`, [stale.webhookId])
+      ).rows.map((r: { id: string }) => r.id);
     await eventually(async () => (await left('webhook_deliveries', 'id')).length < 2);
     await eventually(async () => (await left('webhook_attempts', 'delivery_id')).length < 2);
     expect(await left('webhook_deliveries', 'id')).toEqual([stale.recent]);

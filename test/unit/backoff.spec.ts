@@ -31,14 +31,18 @@ describe('Backoff', () => {
   it('waits its period while tries succeed, doubles per failure up to 5 s, and is back at the period after a success', () => {
     const b = new Backoff(1000);
     expect(b.delayMs).toBe(1000);
-    expect([b.failed(), b.failed(), b.failed(), b.failed(), b.failed()]).toEqual([2000, 4000, 5000, 5000, 5000]);
+    expect([b.failed(), b.failed(), b.failed(), b.failed(), b.failed()]).toEqual([
+      2000, 4000, 5000, 5000, 5000,
+    ]);
     b.succeeded();
     expect(b.delayMs).toBe(1000);
   });
 
   it('grows a short period from 500 ms, and never above a cap of its own', () => {
     const short = new Backoff(100);
-    expect([short.failed(), short.failed(), short.failed(), short.failed()]).toEqual([1000, 2000, 4000, 5000]);
+    expect([short.failed(), short.failed(), short.failed(), short.failed()]).toEqual([
+      1000, 2000, 4000, 5000,
+    ]);
     const fixed = new Backoff(3333, 3333);
     expect([fixed.failed(), fixed.failed()]).toEqual([3333, 3333]);
     expect(new Backoff(10_000).failed()).toBe(10_000);
