@@ -122,6 +122,8 @@ export interface AppConfig {
   adminKeys: ReadonlySet<string>;
   /** WEBHOOK_ALLOW_PRIVATE: webhooks may reach loopback, private and link-local addresses. */
   webhookAllowPrivate: boolean;
+  /** WEBHOOK_RETENTION_HOURS: how long given-up events and attempts are kept. */
+  webhookRetentionHours: number;
   /** OTLP trace export (the OTEL_* variables); null when no endpoint is set. */
   tracing: TracingConfig | null;
   /**
@@ -267,6 +269,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     modelPrices: parseModelPrices(env.MODEL_PRICES),
     adminKeys,
     webhookAllowPrivate: read.bool('WEBHOOK_ALLOW_PRIVATE', false),
+    webhookRetentionHours: read.int('WEBHOOK_RETENTION_HOURS', 24, 1, 87_600),
     tracing: parseTracing(env),
     secretValues: secretValuesOf(env, mcpSecrets),
   };

@@ -1,5 +1,6 @@
 import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Client } from 'pg';
+import { Backoff } from '../common/backoff';
 
 type Listener = (payload: string) => void;
 
@@ -13,6 +14,8 @@ export class PgNotifications implements OnModuleInit, OnApplicationShutdown {
   private client: Client | null = null;
   private closed = false;
   private reconnecting = false;
+  /** Reconnects a second apart, then further apart while the database stays gone (up to 5 s). */
+  private readonly retry = new Backoff(1000);
 
   constructor(private readonly url: string) {}
 
@@ -65,10 +68,11 @@ export class PgNotifications implements OnModuleInit, OnApplicationShutdown {
       this.connect().then(
         () => {
           this.reconnecting = false;
+          this.retry.succeeded();
         },
         (err: Error) => {
           this.logger.warn(`could not reconnect for notifications: ${err.message}`);
-          setTimeout(attempt, 1000).unref();
+          setTimeout(attempt, this.retry.failed()).unref();
         },
       );
     };

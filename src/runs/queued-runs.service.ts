@@ -3,11 +3,14 @@ import { randomUUID } from 'node:crypto';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import { Draining } from '../common/draining';
 import { serializeEvent } from '../events/run-events';
+import type { IdempotencyClaim } from '../store/idempotency-store.service';
 import { QueuedRunStore } from '../store/queued-run-store.service';
 import { RunStore } from '../store/run-store.service';
 import { DrivenRuns } from './driven-runs.service';
 import { ResumedRuns } from './resumed-runs.service';
 import { StartPlans } from './start-plans.service';
+import { replayOf } from './start-replays.service';
+import type { StartedRun } from './start-run';
 
 /** How many idle queues one sweep starts at most (the next sweep takes the rest). */
 const SWEEP_LIMIT = 50;
@@ -18,6 +21,9 @@ export interface QueuedRun {
   /** The run it waits for, if one is active (an interrupt cancels it). */
   activeRunId: string | null;
 }
+
+/** A prompt to a busy session: queued, or answered by the run an earlier request with its Idempotency-Key started. */
+export type Enqueued = { queued: QueuedRun } | { earlier: StartedRun };
 
 /**
  * Prompts that wait for their session ("Messages while a run is active"). One mechanism starts
@@ -46,7 +52,9 @@ export class QueuedRuns implements OnModuleInit {
   /**
    * Queues `prompt` behind the owner's session's active run (`front`: before every queued one, for
    * an interrupt). Null when the session is idle — the caller starts the run as usual; a 429 when
-   * SESSION_MAX_QUEUE prompts wait already (nothing stored).
+   * SESSION_MAX_QUEUE prompts wait already (nothing stored). With an Idempotency-Key (`key`) the
+   * queued run claims it as a started one would: a retry is answered with the first request's run
+   * (a 422 for another body) and queues nothing.
    */
   async enqueue(
     owner: string,
@@ -54,11 +62,15 @@ export class QueuedRuns implements OnModuleInit {
     prompt: string,
     front: boolean,
     responseFormat?: unknown,
-  ): Promise<QueuedRun | null> {
+    key?: Omit<IdempotencyClaim, 'owner'>,
+  ): Promise<Enqueued | null> {
     const draft = await this.plans.queued(owner, sessionId, prompt, front, responseFormat);
-    const outcome = await this.store.enqueue(draft, (position) =>
-      serializeEvent(draft.id, 1, { type: 'queued', position }),
+    const outcome = await this.store.enqueue(
+      draft,
+      (position) => serializeEvent(draft.id, 1, { type: 'queued', position }),
+      key && { owner, ...key },
     );
+    if ('earlier' in outcome) return { earlier: replayOf(outcome.earlier) };
     if ('full' in outcome) {
       throw new DomainError(ErrorCode.QueueFull, `Session ${sessionId} has as many queued prompts as it may`);
     }
@@ -66,7 +78,7 @@ export class QueuedRuns implements OnModuleInit {
     // The active run may have ended while this one was being queued (its process found the queue
     // locked); an interrupt's caller starts it once the active run is cancelled.
     if (!front) void this.startNext(sessionId);
-    return { runId: draft.id, activeRunId: outcome.activeRunId };
+    return { queued: { runId: draft.id, activeRunId: outcome.activeRunId } };
   }
 
   /** Starts the session's oldest queued run and drives it here, if the session is idle. */

@@ -5,6 +5,7 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
+import { PeriodicTask } from '../common/backoff';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { RunLeases } from './run-leases.service';
@@ -32,12 +33,14 @@ const QUEUE_SWEEP_EVERY_MS = 1000;
 /**
  * The clocks of durable runs, on every process: waiting calls past their deadline are settled
  * (within about a second, also after a restart), this process's leases are renewed, and runs whose
- * process died are taken over (at start-up too: a lone server restarted continues its runs).
+ * process died are taken over (at start-up too: a lone server restarted continues its runs). A task
+ * that fails (the database is gone) backs off to a try every 5 s (PeriodicTask) — but the lease
+ * renewal, which keeps its period: renewing later than that would lose runs to a short outage.
  */
 @Injectable()
 export class RunSupervisor implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(RunSupervisor.name);
-  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly tasks: PeriodicTask[] = [];
 
   constructor(
     private readonly leases: RunLeases,
@@ -52,7 +55,8 @@ export class RunSupervisor implements OnApplicationBootstrap, OnApplicationShutd
     const lease = this.config.runLeaseMs;
     this.every(EXPIRY_EVERY_MS, 'settle expired calls', () => this.decisions.expireWaitingCalls());
     // Renewed three times a lease, so one slow renewal never loses a live run.
-    this.every(Math.floor(lease / 3), 'renew leases', () => this.leases.renew());
+    const renewEvery = Math.floor(lease / 3);
+    this.every(renewEvery, 'renew leases', () => this.leases.renew(), false, renewEvery);
     this.every(TAKEOVER_EVERY_MS, 'take runs over', () => this.lostRuns.check(), true);
     // A delegation a process could not move on (it died between a child's end and its answer).
     this.every(DELEGATIONS_EVERY_MS, 'move delegations on', () => this.delegations.sweep());
@@ -60,21 +64,17 @@ export class RunSupervisor implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   onApplicationShutdown(): void {
-    for (const t of this.timers) clearInterval(t);
+    for (const t of this.tasks) t.stop();
   }
 
-  private every(ms: number, what: string, task: () => Promise<void>, now = false): void {
-    let busy = false;
-    const tick = () => {
-      if (busy) return;
-      busy = true;
-      task()
-        .catch((err: Error) => this.logger.warn(`could not ${what}: ${err.message}`))
-        .finally(() => (busy = false));
-    };
-    if (now) setImmediate(tick);
-    const timer = setInterval(tick, ms);
-    timer.unref();
-    this.timers.push(timer);
+  private every(ms: number, what: string, task: () => Promise<void>, now = false, maxMs?: number): void {
+    const periodic = new PeriodicTask(
+      task,
+      ms,
+      (err) => this.logger.warn(`could not ${what}: ${err instanceof Error ? err.message : String(err)}`),
+      { maxMs },
+    );
+    periodic.start(now);
+    this.tasks.push(periodic);
   }
 }

@@ -55,7 +55,8 @@ export class RunService implements OnModuleInit {
    * Idempotency-Key that an earlier request claimed, starts nothing and answers with that run. A
    * prompt to a busy session is refused (`onActive` reject), queued behind its run (enqueue: the
    * run is answered at once, QueuedRuns starts it), or queued first while that run is cancelled
-   * (interrupt). A queued prompt does not claim its Idempotency-Key.
+   * (interrupt). A queued prompt claims its Idempotency-Key as a started one does: a retry queues,
+   * and interrupts, nothing again.
    */
   async start(owner: string, input: StartRun): Promise<StartedRun> {
     const onActive = input.onActive ?? 'reject';
@@ -72,14 +73,17 @@ export class RunService implements OnModuleInit {
     // Queued when the session is busy, started as usual when it is idle; a run that became active
     // between the two looks sends the prompt to the queue after all (a few times at most).
     for (let attempt = 1; ; attempt++) {
-      const queued = await this.queued.enqueue(
+      const enqueued = await this.queued.enqueue(
         owner,
         sessionId,
         prompt,
         onActive === 'interrupt',
         input.responseFormat,
+        input.idempotency,
       );
-      if (queued) {
+      if (enqueued && 'earlier' in enqueued) return enqueued.earlier;
+      if (enqueued) {
+        const { queued } = enqueued;
         if (onActive === 'interrupt') await this.interrupt(owner, sessionId, queued.activeRunId);
         return { runId: queued.runId, sessionId, replayed: false };
       }

@@ -50,7 +50,7 @@ function isSessionBusy(err: unknown): boolean {
 }
 
 /** The answer to a request whose key an earlier request holds: that request's run, or a 422 for another body. */
-function replayOf(held: ClaimedEarlier): StartedRun {
+export function replayOf(held: ClaimedEarlier): StartedRun {
   if (!held.sameRequest) {
     throw new DomainError(
       ErrorCode.IdempotencyKeyReused,

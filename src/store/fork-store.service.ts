@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { SESSION_COLUMNS, SESSION_OPTION_COLUMNS, type SessionRow } from './session-store.service';
+import { SESSION_COLUMNS, SESSION_SETTING_COLUMNS, type SessionRow } from './session-store.service';
 import type { Queryable } from './store-sql';
 
 /**
@@ -87,7 +87,9 @@ export class ForkStore {
    * statement: the session with the source's options and title, and a copy of every listed message
    * up to the cut (new ids; no run of the fork wrote them, so none is named). A summary's span
    * names the copies; a message summarized by a summary the cut leaves out goes back to the model
-   * whole. Null when the source is gone.
+   * whole. The fork is always a client's (top-level) session: a child session's place in its tree
+   * (parent, root, depth) is not copied — that place answers one `delegate` call, and a fork is a
+   * conversation a client goes on with. Null when the source is gone.
    */
   async fork(
     owner: string,
@@ -98,8 +100,8 @@ export class ForkStore {
   ): Promise<StoredFork | null> {
     const rows: (SessionRow & { copied: string })[] = await q.query(
       `WITH s AS (
-         INSERT INTO sessions (id, owner, ${SESSION_OPTION_COLUMNS}, next_message_seq)
-         SELECT $3::uuid, owner, ${SESSION_OPTION_COLUMNS}, floor($4::float8)::int + 1
+         INSERT INTO sessions (id, owner, ${SESSION_SETTING_COLUMNS}, next_message_seq)
+         SELECT $3::uuid, owner, ${SESSION_SETTING_COLUMNS}, floor($4::float8)::int + 1
            FROM sessions WHERE id = $1 AND owner = $2
          RETURNING ${SESSION_COLUMNS}
        ), src AS MATERIALIZED (

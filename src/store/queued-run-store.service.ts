@@ -4,6 +4,7 @@ import type { DataSource } from 'typeorm';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import type { ResponseFormat } from '../common/response-format';
+import { IdempotencyStore, type ClaimedEarlier, type IdempotencyClaim } from './idempotency-store.service';
 import type { EventRecord } from './run-store.service';
 import { RUN_EVENTS_CHANNEL } from './run-store.service';
 import { isUniqueViolation } from './store-errors';
@@ -23,9 +24,22 @@ export interface QueuedRunDraft {
   responseFormat: ResponseFormat | null;
 }
 
-/** What an enqueue did: nothing (the session is idle: start it as usual), or queued at `position`. */
+/**
+ * What an enqueue did: nothing (the session is idle: start it as usual), queued at `position`, or
+ * nothing because an earlier request holds its Idempotency-Key (`earlier`: that request's run).
+ */
 export type EnqueueOutcome =
-  { queued: false } | { queued: true; position: number; activeRunId: string | null } | { full: true };
+  | { queued: false }
+  | { queued: true; position: number; activeRunId: string | null }
+  | { full: true }
+  | { earlier: ClaimedEarlier };
+
+/** An outcome that stores nothing, thrown out of the enqueue's transaction so that a key's claim rolls back. */
+class NothingQueued extends Error {
+  constructor(readonly outcome: EnqueueOutcome) {
+    super('nothing queued');
+  }
+}
 
 /** A queued run its session's turn has come for, now `running` and leased to the caller. */
 export interface StartedQueuedRun {
@@ -47,6 +61,7 @@ export class QueuedRunStore {
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
+    private readonly idempotency: IdempotencyStore,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.leaseMs = config.runLeaseMs;
@@ -57,53 +72,76 @@ export class QueuedRunStore {
    * Queues `draft` when its session is busy — an active run, or runs queued already (a new prompt
    * never overtakes them) — unless SESSION_MAX_QUEUE wait already (an interrupt's run is not
    * counted, nor refused). An idle session stores nothing: the caller starts the run as usual.
-   * `queuedEvent` makes the run's first event from its position.
+   * `queuedEvent` makes the run's first event from its position. With `key` (an Idempotency-Key)
+   * the queued run claims it, as a start's run does (decision 012); when an earlier request holds it,
+   * nothing is queued and that request's run is the outcome. An outcome that queues nothing leaves
+   * the key unclaimed.
    */
   async enqueue(
     draft: QueuedRunDraft,
     queuedEvent: (position: number) => EventRecord,
+    key?: IdempotencyClaim,
   ): Promise<EnqueueOutcome> {
-    return this.db.transaction(async (tx) => {
-      // The session's lock: concurrent prompts to one session count its queue one after the other.
-      const found: unknown[] = await tx.query(`SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE`, [
+    try {
+      return await this.db.transaction((tx) => this.enqueueIn(tx, draft, queuedEvent, key));
+    } catch (err) {
+      if (err instanceof NothingQueued) return err.outcome;
+      throw err;
+    }
+  }
+
+  private async enqueueIn(
+    tx: Queryable,
+    draft: QueuedRunDraft,
+    queuedEvent: (position: number) => EventRecord,
+    key: IdempotencyClaim | undefined,
+  ): Promise<EnqueueOutcome> {
+    // The key first, then the session's row: the order a keyed start takes them in (no deadlock).
+    if (key) {
+      const earlier = await this.idempotency.claim(tx, key, draft.id);
+      if (earlier) return { earlier };
+    }
+    // The session's lock: concurrent prompts to one session count its queue one after the other.
+    const found: unknown[] = await tx.query(`SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE`, [
+      draft.sessionId,
+    ]);
+    if (found.length === 0) throw new NothingQueued({ queued: false });
+    const [state]: { active: string | null; waiting: number }[] = await tx.query(
+      `SELECT (SELECT id FROM runs WHERE session_id = $1 AND status IN ('running', 'requires_action')) AS active,
+              (SELECT count(*)::int FROM runs WHERE session_id = $1 AND status = 'queued') AS waiting`,
+      [draft.sessionId],
+    );
+    if (state.active === null && (state.waiting === 0 || draft.front)) {
+      throw new NothingQueued({ queued: false });
+    }
+    if (!draft.front && state.waiting >= this.maxQueue) throw new NothingQueued({ full: true });
+    const position = draft.front ? 1 : state.waiting + 1;
+    const event = draft.front ? null : queuedEvent(position);
+    // An interrupt's run goes before every queued one (the oldest first among interrupts).
+    const queuedAt = draft.front
+      ? `LEAST(now(), (SELECT min(queued_at) FROM runs WHERE session_id = $2 AND status = 'queued')) - interval '1 microsecond'`
+      : 'clock_timestamp()';
+    await tx.query(
+      `WITH run AS (
+         INSERT INTO runs (id, session_id, owner, status, model, max_iterations, last_seq, queued_prompt, queued_at, response_format)
+         VALUES ($1::uuid, $2::uuid, $3, 'queued', $4, $5::int, $6::int, $7, ${queuedAt}, $10::jsonb)
+       )
+       INSERT INTO run_events (run_id, seq, type, payload)
+       SELECT $1::uuid, 1, $8, $9::json WHERE $6::int = 1`,
+      [
+        draft.id,
         draft.sessionId,
-      ]);
-      if (found.length === 0) return { queued: false };
-      const [state]: { active: string | null; waiting: number }[] = await tx.query(
-        `SELECT (SELECT id FROM runs WHERE session_id = $1 AND status IN ('running', 'requires_action')) AS active,
-                (SELECT count(*)::int FROM runs WHERE session_id = $1 AND status = 'queued') AS waiting`,
-        [draft.sessionId],
-      );
-      if (state.active === null && (state.waiting === 0 || draft.front)) return { queued: false };
-      if (!draft.front && state.waiting >= this.maxQueue) return { full: true };
-      const position = draft.front ? 1 : state.waiting + 1;
-      const event = draft.front ? null : queuedEvent(position);
-      // An interrupt's run goes before every queued one (the oldest first among interrupts).
-      const queuedAt = draft.front
-        ? `LEAST(now(), (SELECT min(queued_at) FROM runs WHERE session_id = $2 AND status = 'queued')) - interval '1 microsecond'`
-        : 'clock_timestamp()';
-      await tx.query(
-        `WITH run AS (
-           INSERT INTO runs (id, session_id, owner, status, model, max_iterations, last_seq, queued_prompt, queued_at, response_format)
-           VALUES ($1::uuid, $2::uuid, $3, 'queued', $4, $5::int, $6::int, $7, ${queuedAt}, $10::jsonb)
-         )
-         INSERT INTO run_events (run_id, seq, type, payload)
-         SELECT $1::uuid, 1, $8, $9::json WHERE $6::int = 1`,
-        [
-          draft.id,
-          draft.sessionId,
-          draft.owner,
-          draft.model,
-          draft.maxIterations,
-          event ? 1 : 0,
-          draft.prompt,
-          event?.type ?? 'queued',
-          event?.data ?? '{}',
-          draft.responseFormat === null ? null : JSON.stringify(draft.responseFormat),
-        ],
-      );
-      return { queued: true, position, activeRunId: state.active };
-    });
+        draft.owner,
+        draft.model,
+        draft.maxIterations,
+        event ? 1 : 0,
+        draft.prompt,
+        event?.type ?? 'queued',
+        event?.data ?? '{}',
+        draft.responseFormat === null ? null : JSON.stringify(draft.responseFormat),
+      ],
+    );
+    return { queued: true, position, activeRunId: state.active };
   }
 
   /**

@@ -93,9 +93,12 @@ export type NewSession = Omit<
   delegation?: Delegation;
 };
 
+/** The columns of a session's settings: what a fork copies (its place in a tree it does not). */
+export const SESSION_SETTING_COLUMNS =
+  'title, system_prompt, model, mode, tools, client_tools, max_iterations, max_tokens, max_cost_usd, reasoning, response_format, end_user, agent';
+
 /** The columns of a new session's options, for `INSERT INTO sessions (…, ${SESSION_OPTION_COLUMNS}, …)`. */
-export const SESSION_OPTION_COLUMNS =
-  'title, system_prompt, model, mode, tools, client_tools, max_iterations, max_tokens, max_cost_usd, reasoning, response_format, end_user, agent, parent_session_id, parent_run_id, parent_call_id, root_session_id, root_run_id, depth';
+export const SESSION_OPTION_COLUMNS = `${SESSION_SETTING_COLUMNS}, parent_session_id, parent_run_id, parent_call_id, root_session_id, root_run_id, depth`;
 
 /** How many parameters SESSION_OPTION_COLUMNS take: the next placeholder after them is `$first + this`. */
 export const SESSION_OPTION_COUNT = 19;

@@ -142,25 +142,51 @@ export class WebhookStore {
   }
 
   /**
-   * Records an attempt and settles its delivery, one statement: delivered → done; failed → due again
-   * after `retryInMs`, or done (given up) when that would be more than 24 hours after the event. A
-   * failure settles only a delivery this process still leases for this attempt.
+   * Records an attempt and settles its delivery, one statement: delivered → the row is deleted (its
+   * attempts stay listed); failed → due again after `retryInMs`, or done (given up, kept until
+   * `prune`) when that would be more than 24 hours after the event. A failure settles only a
+   * delivery this process still leases for this attempt.
    */
   async recordAttempt(d: ClaimedDelivery, leaseOwner: string, o: AttemptOutcome): Promise<void> {
     await this.db.query(
       `WITH attempt AS (
          INSERT INTO webhook_attempts (delivery_id, webhook_id, type, attempt, status, error)
          SELECT id, webhook_id, type, $3::int, $4::int, $5::text FROM webhook_deliveries WHERE id = $1
+       ), delivered AS (
+         DELETE FROM webhook_deliveries WHERE id = $1 AND $7::boolean
        )
        UPDATE webhook_deliveries
           SET lease_owner = NULL, lease_expires_at = NULL,
               next_attempt_at = now() + $6 * interval '1 millisecond',
-              done_at = CASE WHEN $7::boolean
-                               OR now() + $6 * interval '1 millisecond' > created_at + interval '24 hours'
+              done_at = CASE WHEN now() + $6 * interval '1 millisecond' > created_at + interval '24 hours'
                              THEN now() END
-        WHERE id = $1 AND done_at IS NULL AND ($7::boolean OR (lease_owner = $2 AND attempts = $3))`,
+        WHERE id = $1 AND NOT $7::boolean AND done_at IS NULL AND lease_owner = $2 AND attempts = $3`,
       [d.id, leaseOwner, d.attempt, o.status, o.error, o.retryInMs, o.delivered],
     );
+  }
+
+  /**
+   * Deletes up to `limit` events given up more than `retentionHours` ago, and up to `limit` attempts
+   * older than that; answers the larger of the two counts (`limit`: there may be more). SKIP
+   * LOCKED: replicas pruning at once take other rows.
+   */
+  async prune(retentionHours: number, limit: number): Promise<number> {
+    const rows: { deliveries: number; attempts: number }[] = await this.db.query(
+      `WITH given_up AS (
+         DELETE FROM webhook_deliveries WHERE id IN (
+           SELECT id FROM webhook_deliveries WHERE done_at < now() - $1 * interval '1 hour'
+            LIMIT $2 FOR UPDATE SKIP LOCKED)
+         RETURNING 1
+       ), attempts AS (
+         DELETE FROM webhook_attempts WHERE id IN (
+           SELECT id FROM webhook_attempts WHERE at < now() - $1 * interval '1 hour'
+            LIMIT $2 FOR UPDATE SKIP LOCKED)
+         RETURNING 1
+       )
+       SELECT (SELECT count(*) FROM given_up)::int AS deliveries, (SELECT count(*) FROM attempts)::int AS attempts`,
+      [retentionHours, limit],
+    );
+    return Math.max(rows[0].deliveries, rows[0].attempts);
   }
 
   /** Gives up this process's leases at once (a shutdown): another process attempts them without waiting. */

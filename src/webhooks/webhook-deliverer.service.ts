@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { Backoff } from '../common/backoff';
 import { Draining } from '../common/draining';
 import { PgNotifications } from '../persistence/pg-notifications.service';
 import {
@@ -33,12 +34,20 @@ const MAX_IN_FLIGHT = 32;
 const CLAIM_BATCH = 16;
 /** The longest error text an attempt keeps. */
 const ERROR_MAX_LENGTH = 300;
+/**
+ * Pruning (WebhookStore.prune): rows deleted per statement at most, and how long after a batch
+ * that was not full the next is due. A full batch leaves the next one to the next pass (POLL_MS):
+ * up to 1,000 rows every 2 s per process, far above the rate events are given up or attempted.
+ */
+const PRUNE_BATCH = 1_000;
+const PRUNE_EVERY_MS = 60_000;
 
 /**
  * Delivers the outbox (webhook_deliveries), on every process: woken by the outbox's notice and by a
  * poll, it claims due deliveries (SKIP LOCKED, under a lease), posts each signed as Standard Webhooks
  * says, and records the attempt — delivered, or due again after a growing wait. Each event is
- * attempted by one process at a time, at least once while 24 hours last.
+ * attempted by one process at a time, at least once while 24 hours last. The same passes prune the
+ * outbox, in bounded batches: what is given up, and attempts, after WEBHOOK_RETENTION_HOURS.
  */
 @Injectable()
 export class WebhookDeliverer implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -51,6 +60,11 @@ export class WebhookDeliverer implements OnApplicationBootstrap, BeforeApplicati
   private unlisten: (() => void) | null = null;
   private passing = false;
   private again = false;
+  /** When the next pruning is due (Date.now()); the first pass prunes. */
+  private pruneDueAt = 0;
+  /** While claims fail (the database is gone), polls wait longer between tries, up to 5 s. */
+  private readonly retry = new Backoff(POLL_MS);
+  private retryAt = 0;
 
   constructor(
     private readonly store: WebhookStore,
@@ -76,21 +90,33 @@ export class WebhookDeliverer implements OnApplicationBootstrap, BeforeApplicati
 
   /** Looks for due deliveries now (or right after the look under way). */
   private wake(): void {
-    if (this.stopped.signal.aborted || this.draining.active) return;
+    if (this.stopped.signal.aborted || this.draining.active || Date.now() < this.retryAt) return;
     if (this.passing) {
       this.again = true;
       return;
     }
     this.passing = true;
-    this.claim()
-      .catch((err: Error) => this.logger.warn(`could not claim webhook deliveries: ${err.message}`))
-      .finally(() => {
-        this.passing = false;
-        if (this.again) {
-          this.again = false;
-          this.wake();
-        }
-      });
+    void this.pass().finally(() => {
+      this.passing = false;
+      if (this.again) {
+        this.again = false;
+        this.wake();
+      }
+    });
+  }
+
+  /** Claims what is due, then prunes when that is due. Never throws: what failed is tried on a later pass. */
+  private async pass(): Promise<void> {
+    try {
+      await this.claim();
+      this.retry.succeeded();
+      this.retryAt = 0;
+    } catch (err) {
+      this.retryAt = Date.now() + this.retry.failed();
+      this.logger.warn(`could not claim webhook deliveries: ${(err as Error).message}`);
+      return;
+    }
+    await this.prune();
   }
 
   private async claim(): Promise<void> {
@@ -113,6 +139,17 @@ export class WebhookDeliverer implements OnApplicationBootstrap, BeforeApplicati
         this.inFlight.delete(delivery.id);
         if (claimed.length === room) this.wake();
       });
+    }
+  }
+
+  /** One batch of pruning, when one is due. Never throws. */
+  private async prune(): Promise<void> {
+    if (Date.now() < this.pruneDueAt) return;
+    try {
+      const deleted = await this.store.prune(this.config.webhookRetentionHours, PRUNE_BATCH);
+      this.pruneDueAt = deleted >= PRUNE_BATCH ? 0 : Date.now() + PRUNE_EVERY_MS;
+    } catch (err) {
+      this.logger.warn(`could not prune the webhook outbox: ${(err as Error).message}`);
     }
   }
 

@@ -42,14 +42,15 @@ describe('webhook claims across replicas (e2e)', () => {
         await (await openStream(`${app.url}/v1/chat`, { body: { prompt: `Q${i}`, tools: [] } })).rest();
       }),
     );
+    // A delivered event's row is deleted with its attempt's record: the attempts tell what happened.
     await eventually(async () => {
-      const open = await db.query(`SELECT 1 FROM webhook_deliveries WHERE done_at IS NULL`);
-      return open.rowCount === 0;
+      const owed = await db.query(`SELECT 1 FROM webhook_deliveries`);
+      return owed.rowCount === 0;
     }, 30_000);
-
-    const rows = (await db.query(`SELECT id, attempts FROM webhook_deliveries`)).rows;
+    const rows = (await db.query(`SELECT delivery_id AS id, attempt, status FROM webhook_attempts`)).rows;
     expect(rows).toHaveLength(runs);
-    expect(rows.map((r) => r.attempts)).toEqual(Array(runs).fill(1));
+    expect(new Set(rows.map((r) => r.id)).size).toBe(runs);
+    expect(rows.map((r) => [r.attempt, r.status])).toEqual(Array(runs).fill([1, 200]));
     expect(new Set(receiver.received.map((r) => r.id))).toEqual(new Set(rows.map((r) => r.id)));
     expect(receiver.received).toHaveLength(runs);
   });

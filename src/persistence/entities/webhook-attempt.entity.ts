@@ -1,22 +1,28 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
-import { WebhookDeliveryEntity } from './webhook-delivery.entity';
+import { WebhookEntity } from './webhook.entity';
 
-/** One attempt to deliver an owed event: what `GET /v1/webhooks/:id/deliveries` lists. */
+/**
+ * One attempt to deliver an owed event: what `GET /v1/webhooks/:id/deliveries` lists. It outlives
+ * its event's row (a delivered event's goes at once) and is pruned after WEBHOOK_RETENTION_HOURS.
+ */
 @Entity({ name: 'webhook_attempts' })
 @Index('ix_webhook_attempts_webhook_at', ['webhookId', 'at'])
+// The pruning reads attempts older than the retention.
+@Index('ix_webhook_attempts_at', ['at'])
 export class WebhookAttemptEntity {
   @PrimaryGeneratedColumn({ type: 'bigint', primaryKeyConstraintName: 'pk_webhook_attempts' })
   id!: string;
 
+  /** The event (its `webhook-id`); no foreign key: a delivered event's row goes at once. */
   @Column({ name: 'delivery_id', type: 'uuid' })
   deliveryId!: string;
 
-  @ManyToOne(() => WebhookDeliveryEntity, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'delivery_id', foreignKeyConstraintName: 'fk_webhook_attempts_delivery' })
-  delivery?: WebhookDeliveryEntity;
-
   @Column({ name: 'webhook_id', type: 'uuid' })
   webhookId!: string;
+
+  @ManyToOne(() => WebhookEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'webhook_id', foreignKeyConstraintName: 'fk_webhook_attempts_webhook' })
+  webhook?: WebhookEntity;
 
   @Column({ type: 'text' })
   type!: string;

@@ -4,12 +4,15 @@ import { WebhookEntity } from './webhook.entity';
 /**
  * The outbox: one event owed to one webhook, inserted in the statement that stores the run's state
  * (store/webhook-outbox.ts), delivered at least once by whichever process claims it. Its id is the
- * `webhook-id` of every attempt.
+ * `webhook-id` of every attempt. Delivered, it is deleted; given up, it is kept for
+ * WEBHOOK_RETENTION_HOURS (WebhookStore.prune).
  */
 @Entity({ name: 'webhook_deliveries' })
 // What is due: the deliverer's claim reads only rows not yet done.
 @Index('ix_webhook_deliveries_due', ['nextAttemptAt'], { where: 'done_at IS NULL' })
 @Index('ix_webhook_deliveries_webhook', ['webhookId'])
+// The pruning reads events given up longer ago than the retention.
+@Index('ix_webhook_deliveries_done', ['doneAt'], { where: 'done_at IS NOT NULL' })
 export class WebhookDeliveryEntity {
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'pk_webhook_deliveries' })
   id!: string;
@@ -49,7 +52,7 @@ export class WebhookDeliveryEntity {
   @Column({ name: 'lease_expires_at', type: 'timestamptz', nullable: true })
   leaseExpiresAt!: Date | null;
 
-  /** Delivered (a 2xx) or given up after 24 hours; null while owed. */
+  /** Given up after 24 hours (a row delivered before the rows were pruned, too); null while owed. */
   @Column({ name: 'done_at', type: 'timestamptz', nullable: true })
   doneAt!: Date | null;
 }
