@@ -86,7 +86,11 @@ export function toModelMessage(
         m.context === 'pruned'
           ? prunedStub(names.get(toolCallId) ?? 'the tool', contentBytes(m))
           : cutToolResult(m.content ?? '', toolResultMaxChars);
-      return { role: 'tool', toolCallId, content };
+      // A result that carries a file (read_file of an image): the file goes with it, unless pruned.
+      const attached = m.context === 'pruned' ? [] : (m.parts ?? []).filter((p) => p.type === 'file');
+      return attached.length > 0
+        ? { role: 'tool', toolCallId, content, files: attached.map((p) => userPart(p, files)) }
+        : { role: 'tool', toolCallId, content };
     }
   }
 }

@@ -8,6 +8,7 @@ import { ToolRegistry } from '../tools/tool-registry.service';
 import { ToolRunner } from '../tools/tool-runner.service';
 import type { ToolLookup } from '../tools/toolset';
 import { Workspaces } from '../tools/workspaces';
+import { registryTakesImages } from './context-window';
 import type { TimedResult, WholeCall } from './early-reads';
 import type { RunHandle } from './run-handle';
 
@@ -127,6 +128,8 @@ export class RunTools {
       toolCallId,
       parentSignal: signal,
       emitOutput: (stream, chunk) => h.sink.emit({ type: 'tool_call_output', toolCallId, stream, chunk }),
+      // read_file shows an image or PDF only to a model that takes them ("Attachments").
+      modelTakesFiles: registryTakesImages(h.run.model) !== false,
     });
   }
 

@@ -13,6 +13,7 @@ import type { EarlyReads } from './early-reads';
 import type { RunHandle } from './run-handle';
 import { RecordedRuns, recordedDecision } from './recorded-runs';
 import { RunTools } from './run-tools.service';
+import { ToolAttachments } from './tool-attachments.service';
 import type { PlannedCall } from './step-record';
 import { errorSettlement, resultEvent, toolMessage } from './tool-results';
 
@@ -61,6 +62,7 @@ export class ToolStepService {
     private readonly metrics: MetricsService,
     private readonly journal: RunJournal,
     private readonly recordedRuns: RecordedRuns,
+    private readonly attachments: ToolAttachments,
   ) {}
 
   /**
@@ -221,9 +223,15 @@ export class ToolStepService {
       edited === undefined || edited === null
         ? result.content
         : `[A person edited the arguments of this call before approving it; it ran with ${JSON.stringify(edited)}]\n${result.content}`;
+    // A file the result carries (read_file of an image) is stored once its call is: no file for a call never stored.
+    const attachment = result.attachment;
+    const parts = attachment
+      ? await recorded.then(() => this.attachments.store(h, content, attachment))
+      : null;
     return {
-      message: toolMessage(h.run.id, call, content),
+      message: toolMessage(h.run.id, call, content, parts),
       settlement: {
+        parts,
         status: result.isError ? 'error' : 'completed',
         result: content,
         isError: result.isError ?? false,

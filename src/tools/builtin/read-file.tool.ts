@@ -3,6 +3,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { AgentTool } from '../agent-tool.decorator';
 import { readLineRange, type LineRange } from '../fs/line-range-reader';
 import { looksBinary } from '../fs/text-file';
+import { visualFileResult } from '../fs/visual-file';
 import { openInWorkspace, toWorkspaceRelative } from '../path-guard';
 import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
 import { Type, type Static } from 'typebox';
@@ -32,7 +33,7 @@ export class ReadFileTool implements Tool<ReadFileArgs> {
   /** It only reads the workspace and reports no output: safe to run early, twice, or in vain. */
   readonly speculative = true;
   readonly description =
-    "Read a text file from the workspace, exactly as stored. Large files are cut at a size limit: the answer then ends with a note giving the file's size and line count, and you can read further with start_line/end_line.";
+    "Read a text file from the workspace, exactly as stored; an image (PNG, JPEG, GIF, WebP) or a PDF is shown to you as itself. Large text files are cut at a size limit: the answer then ends with a note giving the file's size and line count, and you can read further with start_line/end_line.";
   readonly parameters = jsonSchemaOf(ReadFileArgs);
 
   async execute(args: ReadFileArgs, ctx: ToolContext): Promise<ToolResult> {
@@ -53,6 +54,9 @@ export class ReadFileTool implements Tool<ReadFileArgs> {
         );
       }
       const head = await readHead(handle);
+      // An image or a PDF goes to the model as itself ("Attachments").
+      const visual = await visualFileResult(handle, stats.size, head, shown, ctx);
+      if (visual !== null) return visual;
       if (looksBinary(head)) {
         return { content: `${shown}: binary file (${stats.size} bytes); its content is not shown.` };
       }
