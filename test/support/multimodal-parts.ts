@@ -118,7 +118,8 @@ export function anthropicBlockRefusal(role: string, block: Loose, where: string)
 
 /**
  * Responses: `input_image` (with `detail`) and `input_file` content in user input items, and in a
- * `function_call_output`'s `output` when it is a list (input_text, input_image, input_file).
+ * `function_call_output`'s `output` when it is a list (input_text, input_image — whose `detail`
+ * may be left out there, as the SDK's type says —, input_file).
  */
 export function responsesContentRefusal(items: readonly Loose[]): string | undefined {
   for (const [i, item] of items.entries()) {
@@ -134,8 +135,8 @@ export function responsesContentRefusal(items: readonly Loose[]): string | undef
       if (!output && item.role !== 'user')
         return `${where}: Invalid value: '${String(part.type)}' for role ${String(item.role)}.`;
       if (part.type === 'input_image') {
-        if (!['low', 'high', 'auto', 'original'].includes(String(part.detail)))
-          return `${where}.detail: required`;
+        const detail = output && part.detail === undefined ? 'auto' : part.detail;
+        if (!['low', 'high', 'auto', 'original'].includes(String(detail))) return `${where}.detail: required`;
         const refused = dataUrlRefusal(part.image_url, IMAGE_TYPES, `${where}.image_url`);
         if (refused) return refused;
       } else if (part.type === 'input_file') {
