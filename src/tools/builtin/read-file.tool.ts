@@ -33,7 +33,7 @@ export class ReadFileTool implements Tool<ReadFileArgs> {
   /** It only reads the workspace and reports no output: safe to run early, twice, or in vain. */
   readonly speculative = true;
   readonly description =
-    "Read a text file from the workspace, exactly as stored; an image (PNG, JPEG, GIF, WebP) or a PDF is shown to you as itself. Large text files are cut at a size limit: the answer then ends with a note giving the file's size and line count, and you can read further with start_line/end_line.";
+    "Read a text file from the workspace, exactly as stored. Large files are cut at a size limit: the answer then ends with a note giving the file's size and line count, and you can read further with start_line/end_line.";
   readonly parameters = jsonSchemaOf(ReadFileArgs);
 
   async execute(args: ReadFileArgs, ctx: ToolContext): Promise<ToolResult> {
