@@ -211,6 +211,28 @@ describe('read_file of an image or PDF goes to the model, natively on each provi
     expect(Buffer.from(await bytes.arrayBuffer())).toEqual(PNG);
   });
 
+  it("a fork keeps the reference: the fork's next call sends the image again", async () => {
+    openai.enqueue(
+      toolCalls([{ id: 'call_forked', name: 'read_file', arguments: { path: 'screen.bin' } }]),
+      text('Seen.'),
+    );
+    const { sessionId } = await completedRun(app, { prompt: 'Look.' });
+    const fork = await api(app.url, 'POST', `/v1/sessions/${sessionId}/fork`, {});
+    expect(fork.status).toBe(201);
+    openai.enqueue(text('Still a red square.'));
+    const before = openai.requests.length;
+    await completedRun(app, { prompt: 'And now?', sessionId: fork.body.id });
+    const messages = openai.requests[before].body.messages;
+    const tool = messages.findIndex((m) => m.role === 'tool');
+    expect(messages[tool + 1]).toEqual({
+      role: 'user',
+      content: [
+        { type: 'text', text: 'Attached by the tool call call_forked:' },
+        { type: 'image_url', image_url: { url: `data:image/png;base64,${b64(PNG)}` } },
+      ],
+    });
+  });
+
   it('a model the registry knows takes no images gets a text saying so, and no bytes', async () => {
     openai.enqueue(
       toolCalls([{ id: 'call_blind', name: 'read_file', arguments: { path: 'screen.bin' } }]),
