@@ -1,5 +1,6 @@
 import type { ModelStreamEvent } from '../llm/model-provider';
 import type { ToolResult } from '../tools/tool';
+import type { StoredMessagePart } from '../persistence/entities/message.entity';
 import { parseToolArguments } from '../tools/tool-arguments';
 import { EARLY_READ_ARGUMENTS_MAX_CHARS } from '../common/tuning';
 
@@ -9,6 +10,8 @@ type ToolCallDelta = Extract<ModelStreamEvent, { type: 'tool_call_delta' }>;
 export interface TimedResult {
   result: ToolResult;
   durationMs: number;
+  /** A recorded result's stored parts (a replay): its file's reference, used again as it is. */
+  parts?: StoredMessagePart[] | null;
 }
 
 /** A call whose arguments are whole, as the model streamed it so far. */

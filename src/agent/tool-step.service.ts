@@ -215,19 +215,21 @@ export class ToolStepService {
     // Only a speculative tool may run before its call is stored (Tool.speculative).
     if (lookup.kind !== 'server' || lookup.tool.speculative !== true) await recorded;
     // A replay's recorded call is answered as the original's was (RecordedRuns), never run.
-    const { result, durationMs } =
+    const timed =
       (await this.recordedRuns.result(h.run, call)) ??
       (await (early?.take(call.name, call.rawArguments) ?? this.tools.run(h, call, lookup)));
+    const { result, durationMs } = timed;
     const edited = call.approval?.editedArguments;
     const content =
       edited === undefined || edited === null
         ? result.content
         : `[A person edited the arguments of this call before approving it; it ran with ${JSON.stringify(edited)}]\n${result.content}`;
-    // A file the result carries (read_file of an image) is stored once its call is: no file for a call never stored.
+    // A file the result carries (read_file of an image) is stored once its call is: no file for a
+    // call never stored. A replayed result's file is the recorded one.
     const attachment = result.attachment;
-    const parts = attachment
-      ? await recorded.then(() => this.attachments.store(h, content, attachment))
-      : null;
+    const parts =
+      timed.parts ??
+      (attachment ? await recorded.then(() => this.attachments.store(h, content, attachment)) : null);
     return {
       message: toolMessage(h.run.id, call, content, parts),
       settlement: {

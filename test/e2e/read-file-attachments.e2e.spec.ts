@@ -82,10 +82,11 @@ describe('read_file of an image or PDF goes to the model, natively on each provi
     );
     const { events } = await completedRun(app, { prompt: 'Look at both.', model: 'openai/gpt-test' });
     const results = events.filter((e) => e.data.type === 'tool_call_result').map((e) => e.data);
-    expect(results.map((r) => [r.content, r.isError])).toEqual([
-      [PNG_TEXT, false],
-      [PDF_TEXT, false],
-    ]);
+    // The two reads run side by side: their results come in either order.
+    expect(Object.fromEntries(results.map((r) => [r.toolCallId, [r.content, r.isError]]))).toEqual({
+      call_png: [PNG_TEXT, false],
+      call_pdf: [PDF_TEXT, false],
+    });
     const next = openai.requests[1];
     expect(next.refused).toBeFalsy();
     const messages = next.body.messages;
@@ -233,6 +234,34 @@ describe('read_file of an image or PDF goes to the model, natively on each provi
     });
   });
 
+  it('a replay from step 1 sends the recorded file to its live step, without reading the workspace again', async () => {
+    writeFileSync(join(app.workspace, 'replayed.bin'), PNG);
+    openai.enqueue(
+      toolCalls([{ id: 'call_replayed', name: 'read_file', arguments: { path: 'replayed.bin' } }]),
+      text('Seen.'),
+    );
+    const { events } = await completedRun(app, { prompt: 'Look.' });
+    // The workspace's file changes: the replay's step 1 answers from the record, not from it.
+    writeFileSync(join(app.workspace, 'replayed.bin'), 'not an image any more');
+    openai.enqueue(text('Seen again.'));
+    const before = openai.requests.length;
+    const replay = await api(app.url, 'POST', `/v1/runs/${String(events[0].data.runId)}/replay`, {
+      fromStep: 1,
+    });
+    expect(replay.status).toBe(201);
+    const stream = await openStream(`${app.url}/v1/runs/${String(replay.body.runId)}/events`);
+    expect((await stream.rest()).at(-1)!.data).toMatchObject({ type: 'done', status: 'completed' });
+    expect(openai.requests.length).toBe(before + 1);
+    const messages = openai.requests[before].body.messages;
+    expect(messages.at(-1)).toEqual({
+      role: 'user',
+      content: [
+        { type: 'text', text: 'Attached by the tool call call_replayed:' },
+        { type: 'image_url', image_url: { url: `data:image/png;base64,${b64(PNG)}` } },
+      ],
+    });
+  });
+
   it('a model the registry knows takes no images gets a text saying so, and no bytes', async () => {
     openai.enqueue(
       toolCalls([{ id: 'call_blind', name: 'read_file', arguments: { path: 'screen.bin' } }]),
@@ -262,11 +291,11 @@ describe('read_file of an image or PDF goes to the model, natively on each provi
     const before = openai.requests.length;
     const { events } = await completedRun(app, { prompt: 'Read them.' });
     const results = events.filter((e) => e.data.type === 'tool_call_result').map((e) => e.data);
-    expect(results.map((r) => [r.toolCallId, r.isError])).toEqual([
-      ['call_up', true],
-      ['call_link', true],
-      ['call_in', false],
-    ]);
+    expect(Object.fromEntries(results.map((r) => [r.toolCallId, r.isError]))).toEqual({
+      call_up: true,
+      call_link: true,
+      call_in: false,
+    });
     const next = openai.requests[before + 1];
     expect(next.refused).toBeFalsy();
     const attached = next.body.messages.at(-1)!;
