@@ -97,7 +97,7 @@ function toMessageParams(messages: readonly ModelMessage[]): ChatCompletionMessa
 }
 
 /** What a tool message whose result carries a file says of it (the file follows in a user message). */
-export const ATTACHED_BELOW = '[The file is attached below, in the user message after the tool results.]';
+const ATTACHED_BELOW = '[The file is attached below, in the user message after the tool results.]';
 
 function toMessageParam(message: ModelMessage): ChatCompletionMessageParam {
   switch (message.role) {
