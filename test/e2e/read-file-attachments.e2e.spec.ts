@@ -262,6 +262,31 @@ describe('read_file of an image or PDF goes to the model, natively on each provi
     });
   });
 
+  it('a replay going on with a model known to take no images gets a note in place of the recorded image', async () => {
+    openai.enqueue(
+      toolCalls([{ id: 'call_seen', name: 'read_file', arguments: { path: 'screen.bin' } }]),
+      text('Seen.'),
+    );
+    const { events } = await completedRun(app, { prompt: 'Look.' });
+    openai.enqueue(text('I am told there was an image.'));
+    const before = openai.requests.length;
+    const replay = await api(app.url, 'POST', `/v1/runs/${String(events[0].data.runId)}/replay`, {
+      fromStep: 1,
+      model: 'openai/gpt-3.5-turbo',
+    });
+    expect(replay.status).toBe(201);
+    const stream = await openStream(`${app.url}/v1/runs/${String(replay.body.runId)}/events`);
+    expect((await stream.rest()).at(-1)!.data).toMatchObject({ type: 'done', status: 'completed' });
+    const next = openai.requests[before];
+    expect(next.body.model).toBe('gpt-3.5-turbo');
+    expect(JSON.stringify(next.body)).not.toContain(b64(PNG));
+    expect(next.body.messages.at(-1)).toEqual({
+      role: 'tool',
+      tool_call_id: 'call_seen',
+      content: `${PNG_TEXT}\n[The file "screen.bin" (image/png) is not shown: this model does not take images or PDFs.]`,
+    });
+  });
+
   it('a model the registry knows takes no images gets a text saying so, and no bytes', async () => {
     openai.enqueue(
       toolCalls([{ id: 'call_blind', name: 'read_file', arguments: { path: 'screen.bin' } }]),
