@@ -14,6 +14,7 @@ import { RunOrchestrator } from './run-orchestrator.service';
 import { RunTakeover } from './run-takeover';
 import { RunTools } from './run-tools.service';
 import { ToolStepService } from './tool-step.service';
+import { ToolAttachments } from './tool-attachments.service';
 
 /** The loop: call the model, decide and run each step's tool calls, store what happened. */
 @Module({
@@ -21,6 +22,7 @@ import { ToolStepService } from './tool-step.service';
   providers: [
     RunTools,
     ToolStepService,
+    ToolAttachments,
     RunTakeover,
     Summarizer,
     ContextWindow,

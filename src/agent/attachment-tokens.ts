@@ -42,11 +42,11 @@ function partTokens(part: ModelUserPart, rule: ImageRule): number {
   return Math.ceil((part.size ?? 0) / 4) + 10;
 }
 
-/** The tokens of a user message's files (its text is counted as text). */
+/** The tokens of a message's files — a user message's, a tool result's (its text is counted as text). */
 export function attachmentTokens(m: ModelMessage, rule: ImageRule): number {
-  if (m.role !== 'user' || m.parts === undefined) return 0;
+  const parts = m.role === 'user' ? m.parts : m.role === 'tool' ? m.files : undefined;
   let n = 0;
-  for (const part of m.parts) n += partTokens(part, rule);
+  for (const part of parts ?? []) n += partTokens(part, rule);
   return n;
 }
 

@@ -95,7 +95,10 @@ export class CallsAhead {
    * The call sent with the start, when it was sent with exactly the conversation the store holds for
    * the run; otherwise it is stopped, and the run sends its own.
    */
-  async keep(ahead: CallAhead | undefined, conversation: readonly MessageRow[]): Promise<FirstCall | undefined> {
+  async keep(
+    ahead: CallAhead | undefined,
+    conversation: readonly MessageRow[],
+  ): Promise<FirstCall | undefined> {
     if (!ahead) return undefined;
     const sent = await ahead.sent;
     if (sent !== undefined && sameConversation(sent.conversation, conversation)) {
@@ -132,7 +135,8 @@ export class CallsAhead {
   send(h: RunHandle, maxOutputTokens?: number): SentModelCall {
     const ahead = h.takeFirstCall();
     if (ahead) {
-      if (!this.accounting.limited(h) && sameConversation(ahead.conversation, h.conversation)) return ahead.call;
+      if (!this.accounting.limited(h) && sameConversation(ahead.conversation, h.conversation))
+        return ahead.call;
       ahead.stop.abort(new Error('the run changed before it read the call sent with its start'));
     }
     return this.calls.send(h, h.signal, maxOutputTokens);

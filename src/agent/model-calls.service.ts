@@ -8,8 +8,8 @@ import { SentModelCall } from '../llm/sent-model-call';
 import { FileStore } from '../store/file-store.service';
 import type { RunRow } from '../store/run-store.service';
 import type { SessionRow } from '../store/session-store.service';
-import { ContextTooLong, ContextWindow, isContextTooLong } from './context-window';
-import { modelMessages } from './conversation';
+import { ContextTooLong, ContextWindow, isContextTooLong, registryTakesImages } from './context-window';
+import { modelMessages, withoutVisualFiles } from './conversation';
 import { ModelCallRecorder, type EndedCall, type RecordedCall } from './model-call-recorder';
 import type { RunHandle } from './run-handle';
 import { RecordedFailure, RecordedRuns } from './recorded-runs';
@@ -50,11 +50,13 @@ export class ModelCalls {
   send(r: ModelCallSource, signal: AbortSignal, maxOutputTokens?: number): SentModelCall {
     const tools = r.toolset.definitions;
     const lastCall = r.run.iterations + 1 >= r.run.maxIterations;
+    const messages = modelMessages(r.conversation, this.window.toolResultMaxChars(r.run.model), (id) =>
+      this.files.readFile(id),
+    );
     const request: ModelRequest = {
       model: r.run.model,
-      messages: modelMessages(r.conversation, this.window.toolResultMaxChars(r.run.model), (id) =>
-        this.files.readFile(id),
-      ),
+      // A model known to take no images or PDFs gets a note for each one the conversation holds.
+      messages: registryTakesImages(r.run.model) === false ? withoutVisualFiles(messages) : messages,
       tools,
       toolChoice: tools.length > 0 && lastCall ? 'none' : undefined,
       reasoning: r.session.reasoning ?? this.config.llm.reasoning,

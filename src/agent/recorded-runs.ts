@@ -171,6 +171,7 @@ export class RecordedRuns {
         ...(original.changes ? { changes: original.changes } : {}),
       },
       durationMs: original.durationMs ?? 0,
+      parts: original.parts,
     };
   }
 }

@@ -258,4 +258,3 @@ function toRunError(err: unknown): RunError {
   if (err instanceof ModelError) return { code: err.code, message: err.message, retryable: err.retryable };
   return { code: 'INTERNAL_ERROR', message: 'The run failed on an internal error.', retryable: false };
 }
-

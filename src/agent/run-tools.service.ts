@@ -1,3 +1,4 @@
+import type { StoredMessagePart } from '../persistence/entities/message.entity';
 import { Inject, Injectable } from '@nestjs/common';
 import { toStorableText } from '../common/storable-text';
 import { APP_CONFIG } from '../config/config.module';
@@ -7,12 +8,15 @@ import type { Tool, ToolResult } from '../tools/tool';
 import { ToolRunner } from '../tools/tool-runner.service';
 import type { ToolLookup } from '../tools/toolset';
 import { Workspaces } from '../tools/workspaces';
+import { registryTakesImages } from './context-window';
 import type { RunHandle } from './run-handle';
 
 /** A tool's result and how long it took to run. */
 export interface TimedResult {
   result: ToolResult;
   durationMs: number;
+  /** A recorded result's stored parts (a replay): its file's reference, used again as it is. */
+  parts?: StoredMessagePart[] | null;
 }
 
 /**
@@ -111,6 +115,8 @@ export class RunTools {
       toolCallId,
       parentSignal: h.signal,
       emitOutput: (stream, chunk) => h.sink.emit({ type: 'tool_call_output', toolCallId, stream, chunk }),
+      // read_file shows an image or PDF only to a model that takes them ("Attachments").
+      modelTakesFiles: registryTakesImages(h.run.model) !== false,
     });
   }
 

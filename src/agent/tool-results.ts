@@ -1,6 +1,7 @@
 // The stored form of a call's result: its settlement, its `tool_call_result` event, its tool message.
 import { randomUUID } from 'node:crypto';
 import type { RunEventBody } from '../events/run-events';
+import type { StoredMessagePart } from '../persistence/entities/message.entity';
 import type { ToolCallRow, ToolCallSettlement } from '../store/conversation-store.service';
 import type { ToolErrorCode } from '../tools/tool';
 
@@ -34,6 +35,7 @@ export function toolMessage(
   runId: string,
   call: Pick<ToolCallRow, 'callId' | 'messageSeq'>,
   content: string,
+  parts: StoredMessagePart[] | null = null,
 ) {
   return {
     id: randomUUID(),
@@ -42,6 +44,7 @@ export function toolMessage(
     content,
     toolCalls: null,
     toolCallId: call.callId,
+    parts,
     runId,
     createdAt: new Date(),
   };

@@ -12,6 +12,7 @@ import { callKey } from './call-key';
 import type { RunHandle } from './run-handle';
 import { RecordedRuns, recordedDecision } from './recorded-runs';
 import { RunTools } from './run-tools.service';
+import { ToolAttachments } from './tool-attachments.service';
 import type { PlannedCall } from './step-record';
 import { errorSettlement, resultEvent, toolMessage } from './tool-results';
 
@@ -48,6 +49,7 @@ export class ToolStepService {
     private readonly metrics: MetricsService,
     private readonly journal: RunJournal,
     private readonly recordedRuns: RecordedRuns,
+    private readonly attachments: ToolAttachments,
   ) {}
 
   /**
@@ -156,7 +158,9 @@ export class ToolStepService {
     const marked = recorded.then(() =>
       toMark.length === 0
         ? undefined
-        : h.sink.retrying(() => this.conversation.markToolCalls(this.store.queryable, toMark, 'running', true)),
+        : h.sink.retrying(() =>
+            this.conversation.markToolCalls(this.store.queryable, toMark, 'running', true),
+          ),
     );
     // A replay's recorded calls settle in the order the original's did (one after the other).
     const ranks = this.recordedRuns.ranks(h.run, runnable);
@@ -180,17 +184,23 @@ export class ToolStepService {
   /** Runs one call, once its record has committed: its result, not stored yet. */
   private async runOne(h: RunHandle, call: ToolCallRow): Promise<RanCall> {
     // A replay's recorded call is answered as the original's was (RecordedRuns), never run.
-    const { result, durationMs } =
+    const timed =
       (await this.recordedRuns.result(h.run, call)) ??
       (await this.tools.run(h, call, h.toolset.lookup(call.name)));
+    const { result, durationMs } = timed;
     const edited = call.approval?.editedArguments;
     const content =
       edited === undefined || edited === null
         ? result.content
         : `[A person edited the arguments of this call before approving it; it ran with ${JSON.stringify(edited)}]\n${result.content}`;
+    // A file the result carries (read_file of an image) is stored as a file (its call's record has
+    // committed: calls run only then). A replayed result's file is the recorded one.
+    const attachment = result.attachment;
+    const parts = timed.parts ?? (attachment ? await this.attachments.store(h, content, attachment) : null);
     return {
-      message: toolMessage(h.run.id, call, content),
+      message: toolMessage(h.run.id, call, content, parts),
       settlement: {
+        parts,
         status: result.isError ? 'error' : 'completed',
         result: content,
         isError: result.isError ?? false,

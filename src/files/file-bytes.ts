@@ -1,17 +1,10 @@
 import { createHash } from 'node:crypto';
 import { PayloadTooLargeException, UnsupportedMediaTypeException } from '@nestjs/common';
-import { fileTypeFromBuffer } from 'file-type';
-import { imageSize } from 'image-size';
 import { DomainError, ErrorCode } from '../common/domain-error';
+import { IMAGE_TYPES, PDF_TYPE, SNIFF_BYTES, imageDimensions, sniffedType } from '../common/media-types';
 
 /** The types a file may have ("Attachments"): these images, PDF, and text. */
-export const IMAGE_TYPES: ReadonlySet<string> = new Set([
-  'image/png',
-  'image/jpeg',
-  'image/gif',
-  'image/webp',
-]);
-export const PDF_TYPE = 'application/pdf';
+export { IMAGE_TYPES, PDF_TYPE };
 
 /** What the bytes of an upload are, as far as the server checked them. */
 export interface FileKind {
@@ -27,9 +20,6 @@ export interface ReadBytes {
   size: number;
   sha256: string;
 }
-
-/** How many leading bytes the sniffer reads (file-type needs at most this many for the types accepted). */
-const SNIFF_BYTES = 4100;
 
 /** How many leading bytes an image's dimensions are looked for in (a JPEG's come after its EXIF). */
 const IMAGE_HEAD_BYTES = 1024 * 1024;
@@ -113,7 +103,7 @@ function isTextType(type: string): boolean {
  * body that is not what its declared type says is a 400; a type not accepted a 415.
  */
 export async function classifyBytes(read: ReadBytes, declared: string | null): Promise<FileKind> {
-  const sniffed = (await fileTypeFromBuffer(headOf(read.chunks, SNIFF_BYTES)))?.mime ?? null;
+  const sniffed = await sniffedType(headOf(read.chunks, SNIFF_BYTES));
   const claimed = declared === null || GENERIC_TYPES.has(declared) ? null : declared;
   if (sniffed !== null && (IMAGE_TYPES.has(sniffed) || sniffed === PDF_TYPE)) {
     if (claimed !== null && claimed !== sniffed) {
@@ -163,15 +153,6 @@ function decodedImage(read: ReadBytes, mediaType: string): FileKind {
     imageDimensions(head) ?? (head.length < read.size ? imageDimensions(Buffer.concat(read.chunks)) : null);
   if (size === null) throw invalid(`The file's bytes are not a ${mediaType} that decodes`);
   return { mediaType, ...size };
-}
-
-function imageDimensions(bytes: Buffer): { width: number; height: number } | null {
-  try {
-    const { width, height } = imageSize(bytes);
-    return width > 0 && height > 0 ? { width, height } : null;
-  } catch {
-    return null;
-  }
 }
 
 function invalid(message: string): DomainError {

@@ -5,7 +5,7 @@ import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import { decodeCursor, encodeCursor } from '../common/page-cursor';
-import { FileStore, type FileReader, type FileRow } from '../store/file-store.service';
+import { FILE_PART_BYTES, FileStore, type FileReader, type FileRow } from '../store/file-store.service';
 import { classifyBytes, extensionFor, piecesOf, readBounded, type ReadBytes } from './file-bytes';
 import { fileName } from './file-name';
 
@@ -20,9 +20,6 @@ export interface FilePage {
   data: FileRow[];
   nextCursor: string | null;
 }
-
-/** The size of a blob's stored parts: what one statement writes or reads (bounds a download's memory). */
-const PART_BYTES = 1024 * 1024;
 
 /**
  * Uploaded files ("Attachments"): read within FILE_MAX_BYTES, typed by their bytes, stored in
@@ -71,7 +68,7 @@ export class Files {
         width: kind.width,
         height: kind.height,
       },
-      piecesOf(read.chunks, PART_BYTES),
+      piecesOf(read.chunks, FILE_PART_BYTES),
     );
   }
 
@@ -105,7 +102,7 @@ export class Files {
   }
 
   private async *parts(file: FileRow): AsyncGenerator<Buffer> {
-    for (let seq = 0; seq * PART_BYTES < file.size; seq++) {
+    for (let seq = 0; seq * FILE_PART_BYTES < file.size; seq++) {
       const part = await this.files.readPart(file.sha256, seq);
       if (part === null) throw fileNotFound(file.id);
       yield part;

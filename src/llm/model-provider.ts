@@ -67,7 +67,16 @@ export type ModelMessage =
       reasoning?: string;
       providerData?: ProviderData;
     }
-  | { role: 'tool'; toolCallId: string; content: string };
+  | {
+      role: 'tool';
+      toolCallId: string;
+      content: string;
+      /**
+       * The files its result carries (read_file of an image or PDF), sent beside `content` as each
+       * provider takes them (a deleted one is a text part, its note, in its place).
+       */
+      files?: ModelUserPart[];
+    };
 
 export interface ModelToolCall {
   id: string;

@@ -20,6 +20,9 @@ export interface FileRow {
 
 export type NewFile = Omit<FileRow, 'createdAt'>;
 
+/** The size of a blob's stored parts: what one statement writes or reads (bounds a download's memory). */
+export const FILE_PART_BYTES = 1024 * 1024;
+
 /** Who asks: a key, and the end user its request names (null: all of the key's files). */
 export interface FileReader {
   owner: string;

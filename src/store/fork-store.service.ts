@@ -111,9 +111,9 @@ export class ForkStore {
          SELECT coalesce(max(seq), 0) AS seq FROM src WHERE kind = 'summary'
        ), copied AS (
          INSERT INTO messages (id, session_id, seq, role, content, tool_calls, reasoning, provider_data,
-                               tool_call_id, context, kind, summarizes, created_at)
+                               tool_call_id, parts, context, kind, summarizes, created_at)
          SELECT c.new_id, $3::uuid, c.seq, c.role, c.content, c.tool_calls, c.reasoning, c.provider_data,
-                c.tool_call_id,
+                c.tool_call_id, c.parts,
                 CASE WHEN c.context = 'summarized' AND c.seq > (SELECT seq FROM covered) THEN NULL ELSE c.context END,
                 c.kind,
                 CASE WHEN c.summarizes IS NULL THEN NULL ELSE jsonb_build_object(

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { MessageRole, StoredToolCall } from '../persistence/entities/message.entity';
+import type { MessageRole, StoredMessagePart, StoredToolCall } from '../persistence/entities/message.entity';
 import type { StoredProviderData } from './message-row';
 import type { Params } from './params';
 
@@ -19,6 +19,8 @@ export interface NewMessage {
   toolCallId?: string | null;
   reasoning?: string | null;
   providerData?: StoredProviderData | null;
+  /** Its parts when it holds files (a tool result with an attachment: its text, then the file). */
+  parts?: StoredMessagePart[] | null;
 }
 
 /**
@@ -31,9 +33,9 @@ export function insertMessagesSql(
   runId: string | null,
   messages: NewMessage[],
 ): string {
-  return `INSERT INTO messages (id, session_id, run_id, seq, role, content, tool_calls, tool_call_id, reasoning, provider_data)
+  return `INSERT INTO messages (id, session_id, run_id, seq, role, content, tool_calls, tool_call_id, reasoning, provider_data, parts)
             SELECT u.id, ${p.add(sessionId)}::uuid, ${p.add(runId)}::uuid, u.seq, u.role, u.content, u.tool_calls::jsonb,
-                   u.tool_call_id, u.reasoning, u.provider_data::jsonb
+                   u.tool_call_id, u.reasoning, u.provider_data::jsonb, u.parts::jsonb
               FROM unnest(${p.add(messages.map((m) => m.id ?? randomUUID()))}::uuid[],
                           ${p.add(messages.map((m) => m.seq))}::int[],
                           ${p.add(messages.map((m) => m.role))}::text[],
@@ -41,8 +43,9 @@ export function insertMessagesSql(
                           ${p.add(messages.map((m) => (m.toolCalls ? JSON.stringify(m.toolCalls) : null)))}::text[],
                           ${p.add(messages.map((m) => m.toolCallId ?? null))}::text[],
                           ${p.add(messages.map((m) => m.reasoning ?? null))}::text[],
-                          ${p.add(messages.map((m) => (m.providerData ? JSON.stringify(m.providerData) : null)))}::text[])
-                AS u(id, seq, role, content, tool_calls, tool_call_id, reasoning, provider_data)`;
+                          ${p.add(messages.map((m) => (m.providerData ? JSON.stringify(m.providerData) : null)))}::text[],
+                          ${p.add(messages.map((m) => (m.parts ? JSON.stringify(m.parts) : null)))}::text[])
+                AS u(id, seq, role, content, tool_calls, tool_call_id, reasoning, provider_data, parts)`;
 }
 
 /** Moves the session's next message position past what the driving process has written. */

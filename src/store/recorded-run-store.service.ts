@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import type { FileChange } from '../common/file-change';
-import type { StoredToolCall } from '../persistence/entities/message.entity';
+import type { StoredMessagePart, StoredToolCall } from '../persistence/entities/message.entity';
 import type { RunError, RunStatus } from '../persistence/entities/run.entity';
 import type { StoredProviderData } from './message-row';
 
@@ -44,6 +44,8 @@ export interface RecordedCall {
   /** The `seq` of its `tool_call_result` event in the original's log: the order the results came in. */
   resultSeq: number | null;
   changes: FileChange[] | null;
+  /** Its tool message's parts when its result carried a file (read_file of an image or PDF). */
+  parts: StoredMessagePart[] | null;
 }
 
 /** A run as a replay starts from it: its state, and the prompt it answered. */
@@ -124,7 +126,9 @@ export class RecordedRunStore {
               tc.truncated, tc.duration_ms AS "durationMs", tc.changes,
               coalesce(r.seq < (SELECT min(e.seq) FROM run_events e WHERE e.run_id = tc.run_id AND e.type = 'step_finished'
                                   AND (e.payload->>'iteration')::int = tc.iteration), false) AS "atPlan",
-              r.seq AS "resultSeq"
+              r.seq AS "resultSeq",
+              (SELECT m.parts FROM messages m
+                WHERE m.run_id = tc.run_id AND m.role = 'tool' AND m.tool_call_id = tc.call_id LIMIT 1) AS parts
          FROM tool_calls tc
          LEFT JOIN LATERAL (
            SELECT min(e.seq) AS seq FROM run_events e

@@ -1,4 +1,5 @@
 import type { FileChange } from '../common/file-change';
+import type { StoredMessagePart } from '../persistence/entities/message.entity';
 import type { ToolCallApproval } from '../persistence/entities/tool-call.entity';
 import { insertMessagesSql } from './message-inserts';
 import type { Params } from './params';
@@ -30,6 +31,8 @@ export interface ToolCallSettlement {
   truncated: boolean;
   durationMs: number;
   changes: FileChange[] | null;
+  /** Its tool message's parts when the result carries a file (its text, then the file's reference). */
+  parts?: StoredMessagePart[] | null;
 }
 
 /**
@@ -93,7 +96,14 @@ export function settleToolCallSql(
                      approval = coalesce(${p.add(approval ? JSON.stringify(approval) : null)}::jsonb, approval)
                WHERE id = ${p.add(call.id)}::uuid`,
     insertMessagesSql(p, call.sessionId, call.runId, [
-      { id: messageId, seq: call.messageSeq, role: 'tool', content: s.result, toolCallId: call.callId },
+      {
+        id: messageId,
+        seq: call.messageSeq,
+        role: 'tool',
+        content: s.result,
+        toolCallId: call.callId,
+        parts: s.parts ?? null,
+      },
     ]),
   ];
 }

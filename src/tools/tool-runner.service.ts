@@ -98,6 +98,7 @@ export class ToolRunner {
       toolCallId: ctx.toolCallId,
       emitOutput: (stream, chunk) => live?.push(stream, toStorableText(chunk)),
       config: this.config,
+      ...(ctx.modelTakesFiles === undefined ? {} : { modelTakesFiles: ctx.modelTakesFiles }),
     };
     try {
       const settled = await settle(tool, args, toolCtx);

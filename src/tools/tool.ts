@@ -45,6 +45,23 @@ export interface ToolResult {
   errorCode?: ToolErrorCode;
   truncated?: boolean;
   changes?: FileChange[];
+  /**
+   * An image or PDF the result hands the model ("Attachments": read_file of one), beside its text.
+   * The step stores it as a file of the session's key and end user, and the tool message keeps the
+   * reference; each provider sends it natively.
+   */
+  attachment?: ToolAttachment;
+}
+
+/** A file a tool result carries, its bytes within FILE_MAX_BYTES. */
+export interface ToolAttachment {
+  name: string;
+  /** Told by its bytes: one of common/media-types' images, or a PDF. */
+  mediaType: string;
+  bytes: Buffer;
+  /** An image's pixels (what the context window counts it by). */
+  width: number | null;
+  height: number | null;
 }
 
 export interface ToolContext {
@@ -59,6 +76,11 @@ export interface ToolContext {
   /** Stream live output (stdout/stderr) of a long tool to the client. */
   emitOutput(stream: 'stdout' | 'stderr', chunk: string): void;
   config: AppConfig;
+  /**
+   * Whether the run's model takes images and PDFs (ToolResult.attachment): false when the model
+   * registry knows it does not; absent, it is assumed to (as a model the registry does not know).
+   */
+  modelTakesFiles?: boolean;
 }
 
 /**

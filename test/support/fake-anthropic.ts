@@ -291,7 +291,8 @@ export class FakeAnthropic {
       for (const [j, b] of m.content.entries()) {
         const refused =
           textRefusal(b, `messages.${i}.content.${j}`) ??
-          anthropicBlockRefusal(m.role, b, `messages.${i}.content.${j}`);
+          anthropicBlockRefusal(m.role, b, `messages.${i}.content.${j}`) ??
+          toolResultContentRefusal(b, `messages.${i}.content.${j}`);
         if (refused !== undefined) return refused;
         if (b.type === 'tool_use') {
           if (toolUseIds.has(String(b.id)))
@@ -513,6 +514,23 @@ function textRefusal(block: Block, at: string): string | undefined {
   if (typeof block.text !== 'string' || block.text === '')
     return `${at}.text: text content blocks must be non-empty`;
   if (block.text.trim() === '') return `${at}.text: text content blocks must contain non-whitespace text`;
+  return undefined;
+}
+
+/**
+ * A `tool_result`'s content as the API takes it: a string, or text, `image` and `document` blocks
+ * (base64, the same rules as in a user turn); any other block is refused.
+ */
+function toolResultContentRefusal(block: Block, at: string): string | undefined {
+  if (block.type !== 'tool_result' || !Array.isArray(block.content)) return undefined;
+  for (const [k, inner] of (block.content as Block[]).entries()) {
+    const where = `${at}.content.${k}`;
+    if (inner.type !== 'text' && inner.type !== 'image' && inner.type !== 'document') {
+      return `${where}: Input tag '${String(inner.type)}' found using 'type' does not match any of the expected tags: 'text', 'image', 'search_result', 'document'`;
+    }
+    const refused = textRefusal(inner, where) ?? anthropicBlockRefusal('user', inner, where);
+    if (refused !== undefined) return refused;
+  }
   return undefined;
 }
 

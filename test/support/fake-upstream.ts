@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base';
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
-import { chatCompletionsPartsRefusal } from './multimodal-parts';
+import { chatCompletionsPartsRefusal, chatCompletionsToolPairingRefusal } from './multimodal-parts';
 import {
   chatChunk,
   type ChunkEnvelope,
@@ -639,7 +639,9 @@ export function requestTokens(body: ChatCompletionCreateParams): number {
 /**
  * What OpenAI refuses of a request's parameters, as it refuses it: its reasoning models (the
  * o-series, gpt-5*, codex*; not the `-chat` variants) take `max_completion_tokens`, not `max_tokens`;
- * a json_schema `response_format` must follow its rules (structured-output-rules.ts).
+ * a json_schema `response_format` must follow its rules (structured-output-rules.ts); content parts
+ * only where their role takes them, and tool calls answered right after their message
+ * (multimodal-parts.ts).
  */
 function refusedParameter(body: ChatCompletionCreateParams): object | undefined {
   const format = body.response_format;
@@ -651,7 +653,8 @@ function refusedParameter(body: ChatCompletionCreateParams): object | undefined 
       };
     }
   }
-  const badPart = chatCompletionsPartsRefusal(body.messages as unknown as Record<string, unknown>[]);
+  const messages = body.messages as unknown as Record<string, unknown>[];
+  const badPart = chatCompletionsPartsRefusal(messages) ?? chatCompletionsToolPairingRefusal(messages);
   if (badPart !== undefined) {
     return {
       error: { message: badPart, type: 'invalid_request_error', param: 'messages', code: 'invalid_value' },

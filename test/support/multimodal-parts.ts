@@ -41,6 +41,34 @@ const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
 
 type Loose = Record<string, unknown>;
 
+/**
+ * Chat Completions: an assistant's `tool_calls` answered by tool messages right after it, one for
+ * each call, before any other message (a user message between them is refused), and no tool
+ * message that answers no call.
+ */
+export function chatCompletionsToolPairingRefusal(messages: readonly Loose[]): string | undefined {
+  let open: string[] = [];
+  for (const [i, m] of messages.entries()) {
+    if (m.role === 'tool') {
+      const id = String(m.tool_call_id);
+      if (!open.includes(id)) {
+        return `messages[${i}]: Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.`;
+      }
+      open = open.filter((o) => o !== id);
+      continue;
+    }
+    if (open.length > 0) {
+      return `messages[${i}]: An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${open.join(', ')}`;
+    }
+    if (m.role === 'assistant' && Array.isArray(m.tool_calls)) {
+      open = (m.tool_calls as Loose[]).map((c) => String(c.id));
+    }
+  }
+  return open.length > 0
+    ? `messages: An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${open.join(', ')}`
+    : undefined;
+}
+
 /** Chat Completions: a user message's content parts (text, image_url, file); other roles take text only. */
 export function chatCompletionsPartsRefusal(messages: readonly Loose[]): string | undefined {
   for (const [i, m] of messages.entries()) {
@@ -88,18 +116,27 @@ export function anthropicBlockRefusal(role: string, block: Loose, where: string)
   return base64Refusal(source.data, String(source.media_type), `${where}.source.data`);
 }
 
-/** Responses: `input_image` (with `detail`) and `input_file` content in user input items. */
+/**
+ * Responses: `input_image` (with `detail`) and `input_file` content in user input items, and in a
+ * `function_call_output`'s `output` when it is a list (input_text, input_image — whose `detail`
+ * may be left out there, as the SDK's type says —, input_file).
+ */
 export function responsesContentRefusal(items: readonly Loose[]): string | undefined {
   for (const [i, item] of items.entries()) {
-    if (!Array.isArray(item.content)) continue;
-    for (const [j, part] of (item.content as Loose[]).entries()) {
-      const where = `input[${i}].content[${j}]`;
-      if (part.type === 'input_text' || part.type === 'output_text') continue;
-      if (item.role !== 'user')
+    const output = item.type === 'function_call_output';
+    if (output && !Array.isArray(item.output) && typeof item.output !== 'string') {
+      return `input[${i}].output: expected a string or a list of input contents`;
+    }
+    const content = output ? item.output : item.content;
+    if (!Array.isArray(content)) continue;
+    for (const [j, part] of (content as Loose[]).entries()) {
+      const where = output ? `input[${i}].output[${j}]` : `input[${i}].content[${j}]`;
+      if (part.type === 'input_text' || (!output && part.type === 'output_text')) continue;
+      if (!output && item.role !== 'user')
         return `${where}: Invalid value: '${String(part.type)}' for role ${String(item.role)}.`;
       if (part.type === 'input_image') {
-        if (!['low', 'high', 'auto', 'original'].includes(String(part.detail)))
-          return `${where}.detail: required`;
+        const detail = output && part.detail === undefined ? 'auto' : part.detail;
+        if (!['low', 'high', 'auto', 'original'].includes(String(detail))) return `${where}.detail: required`;
         const refused = dataUrlRefusal(part.image_url, IMAGE_TYPES, `${where}.image_url`);
         if (refused) return refused;
       } else if (part.type === 'input_file') {

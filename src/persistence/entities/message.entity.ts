@@ -73,7 +73,10 @@ export class MessageEntity {
   @Column({ name: 'provider_data', type: 'jsonb', nullable: true })
   providerData!: { provider: string; items: unknown[] } | null;
 
-  /** A user message's parts, in order, when its prompt had a file; null: its content is all of it. */
+  /**
+   * A user message's parts, in order, when its prompt had a file (a tool message's when its result
+   * carries one: read_file of an image or PDF); null: its content is all of it.
+   */
   @Column({ type: 'jsonb', nullable: true })
   parts!: StoredMessagePart[] | null;
 

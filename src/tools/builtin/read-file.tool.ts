@@ -3,6 +3,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { AgentTool } from '../agent-tool.decorator';
 import { readLineRange, type LineRange } from '../fs/line-range-reader';
 import { looksBinary } from '../fs/text-file';
+import { visualFileResult } from '../fs/visual-file';
 import { openInWorkspace, toWorkspaceRelative } from '../path-guard';
 import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
 import { Type, type Static } from 'typebox';
@@ -51,6 +52,9 @@ export class ReadFileTool implements Tool<ReadFileArgs> {
         );
       }
       const head = await readHead(handle);
+      // An image or a PDF goes to the model as itself ("Attachments").
+      const visual = await visualFileResult(handle, stats.size, head, shown, ctx);
+      if (visual !== null) return visual;
       if (looksBinary(head)) {
         return { content: `${shown}: binary file (${stats.size} bytes); its content is not shown.` };
       }

@@ -1,11 +1,14 @@
 import { transformJSONSchema } from '@anthropic-ai/sdk/lib/transform-json-schema';
 import type {
   ContentBlockParam,
+  DocumentBlockParam,
+  ImageBlockParam,
   JSONOutputFormat,
   MessageCreateParamsStreaming,
   MessageParam,
   TextBlockParam,
   Tool,
+  ToolResultBlockParam,
 } from '@anthropic-ai/sdk/resources/messages/messages';
 import { fileKind, textFileText } from '../../file-data';
 import type { ModelMessage, ModelRequest, ModelUserPart, ReasoningLevel } from '../../model-provider';
@@ -26,7 +29,8 @@ const CACHE = { type: 'ephemeral' } as const;
 
 /**
  * Our request in Messages API terms: the system prompt apart, tool results as `tool_result` blocks
- * in the user turn right after their `tool_use` (consecutive tool messages one turn), the thinking
+ * in the user turn right after their `tool_use` (consecutive tool messages one turn; a result's
+ * image or PDF as a block inside its `tool_result`), the thinking
  * blocks of earlier answers sent back unchanged (ProviderData of this provider; another provider's
  * is dropped), and cache breakpoints on the tools, the system prompt and the newest message — so
  * each call reads the prefix the one before it wrote. A responseFormat is `output_config.format`.
@@ -139,7 +143,13 @@ function toMessages(conversation: readonly ModelMessage[]): MessageParam[] {
         );
         break;
       case 'tool':
-        add('user', [{ type: 'tool_result', tool_use_id: toolUseId(m.toolCallId), content: m.content }]);
+        add('user', [
+          {
+            type: 'tool_result',
+            tool_use_id: toolUseId(m.toolCallId),
+            content: m.files ? toolResultContent(m.content, m.files) : m.content,
+          },
+        ]);
         break;
       case 'assistant': {
         // The API refuses a text block without visible text (`"\n\n"` beside a tool_use): never sent.
@@ -210,14 +220,29 @@ function sortedKeys(value: unknown): unknown {
   return out;
 }
 
-/** A text block; callers send only text with a visible character (the API refuses any other). */
 /**
  * A user message with files: images as `image` blocks and PDFs as `document` blocks (base64, the
  * PDF titled with its name), text files as text blocks carrying their name; text parts without
  * visible text are left out (the API refuses them).
  */
 function userBlocks(parts: readonly ModelUserPart[]): ContentBlockParam[] {
-  const blocks: ContentBlockParam[] = [];
+  const blocks = partBlocks(parts);
+  return blocks.length > 0 ? blocks : [text(EMPTY_PROMPT)];
+}
+
+/** A tool result that carries files: its text, then its files as blocks inside the `tool_result`. */
+function toolResultContent(
+  content: string,
+  files: readonly ModelUserPart[],
+): ToolResultBlockParam['content'] {
+  const blocks = partBlocks([{ type: 'text', text: content }, ...files]);
+  return blocks.length > 0 ? blocks : content;
+}
+
+function partBlocks(
+  parts: readonly ModelUserPart[],
+): (TextBlockParam | ImageBlockParam | DocumentBlockParam)[] {
+  const blocks: (TextBlockParam | ImageBlockParam | DocumentBlockParam)[] = [];
   for (const part of parts) {
     if (part.type === 'text') {
       if (hasVisibleText(part.text)) blocks.push(text(part.text));
@@ -243,11 +268,12 @@ function userBlocks(parts: readonly ModelUserPart[]): ContentBlockParam[] {
         break;
     }
   }
-  return blocks.length > 0 ? blocks : [text(EMPTY_PROMPT)];
+  return blocks;
 }
 
 type ImageMediaType = 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp';
 
+/** A text block; callers send only text with a visible character (the API refuses any other). */
 function text(content: string): TextBlockParam {
   return { type: 'text', text: content };
 }

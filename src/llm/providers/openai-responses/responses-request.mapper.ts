@@ -1,6 +1,7 @@
 import type {
   FunctionTool,
   ResponseCreateParamsStreaming,
+  ResponseFunctionCallOutputItem,
   ResponseInputContent,
   ResponseInputItem,
 } from 'openai/resources/responses/responses';
@@ -15,9 +16,9 @@ export const OPENAI_RESPONSES = 'openai-responses';
  * Our request in Responses API terms, stateless (`store: false`): the system prompt as
  * `instructions`, each answer's encrypted reasoning items (ProviderData of this provider; another
  * provider's is dropped) before its text and function calls, every call's result as a
- * `function_call_output` right after. Only a model that reasons (isReasoningModel; the API refuses
- * both from any other) is asked for its encrypted reasoning, and for an effort when the level is
- * not off. A responseFormat is `text.format` `json_schema` (`strict` where the schema qualifies).
+ * `function_call_output` right after (a result's image or PDF in its `output` list). Only a model
+ * that reasons (isReasoningModel; the API refuses both from any other) is asked for its encrypted
+ * reasoning, and for an effort when the level is not off. A responseFormat is `text.format` `json_schema` (`strict` where the schema qualifies).
  */
 export function toResponseParams(
   request: ModelRequest,
@@ -66,7 +67,16 @@ function toItems(m: ModelMessage): ResponseInputItem[] {
     case 'user':
       return [{ role: 'user', content: m.parts ? m.parts.map(toInputContent) : m.content }];
     case 'tool':
-      return [{ type: 'function_call_output', call_id: m.toolCallId, output: m.content }];
+      // A result's image or PDF goes in its output, a list of input contents (the API takes them there).
+      return [
+        {
+          type: 'function_call_output',
+          call_id: m.toolCallId,
+          output: m.files
+            ? [{ type: 'input_text', text: m.content }, ...m.files.map(toInputContent)]
+            : m.content,
+        },
+      ];
     case 'assistant': {
       const items: ResponseInputItem[] =
         m.providerData?.provider === OPENAI_RESPONSES
@@ -85,7 +95,7 @@ function toItems(m: ModelMessage): ResponseInputItem[] {
  * A part of a user message: an image as `input_image` (a data URL), a PDF as `input_file`
  * (`file_data` a data URL, with its name), a text file as `input_text` carrying its name.
  */
-function toInputContent(part: ModelUserPart): ResponseInputContent {
+function toInputContent(part: ModelUserPart): ResponseInputContent & ResponseFunctionCallOutputItem {
   if (part.type === 'text') return { type: 'input_text', text: part.text };
   switch (fileKind(part.mediaType)) {
     case 'image':

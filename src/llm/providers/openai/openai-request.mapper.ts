@@ -34,7 +34,7 @@ export function toChatCompletionParams(
 ): ChatCompletionCreateParamsStreaming {
   const params: ChatCompletionCreateParamsStreaming = {
     model: request.model,
-    messages: request.messages.map(toMessageParam),
+    messages: toMessageParams(request.messages),
     stream: true,
     stream_options: { include_usage: true },
   };
@@ -68,6 +68,36 @@ export function toolCallIdsIn(messages: readonly ModelMessage[]): Set<string> {
   }
   return ids;
 }
+
+/**
+ * The conversation in Chat Completions terms. A tool message takes text only: a result's image or
+ * PDF goes in ONE user message right after the step's tool messages — after all of them, since
+ * nothing may come between an assistant's tool calls and their results — each file introduced by
+ * the call it answers, and its tool message says so.
+ */
+function toMessageParams(messages: readonly ModelMessage[]): ChatCompletionMessageParam[] {
+  const out: ChatCompletionMessageParam[] = [];
+  let attached: ChatCompletionContentPart[] = [];
+  for (const [i, m] of messages.entries()) {
+    if (m.role === 'tool' && m.files !== undefined) {
+      out.push({ role: 'tool', tool_call_id: m.toolCallId, content: `${m.content}\n${ATTACHED_BELOW}` });
+      attached.push(
+        { type: 'text', text: `Attached by the tool call ${m.toolCallId}:` },
+        ...m.files.map(toContentPart),
+      );
+    } else {
+      out.push(toMessageParam(m));
+    }
+    if (attached.length > 0 && messages[i + 1]?.role !== 'tool') {
+      out.push({ role: 'user', content: attached });
+      attached = [];
+    }
+  }
+  return out;
+}
+
+/** What a tool message whose result carries a file says of it (the file follows in a user message). */
+const ATTACHED_BELOW = '[The file is attached below, in the user message after the tool results.]';
 
 function toMessageParam(message: ModelMessage): ChatCompletionMessageParam {
   switch (message.role) {
