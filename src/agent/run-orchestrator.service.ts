@@ -17,7 +17,7 @@ import { ToolStepService, type Execution, type PlannedCall } from './tool-step.s
 import { RunTools } from './run-tools.service';
 import { RunTakeover } from './run-takeover';
 import { judgeAnswer } from './structured-output';
-import { RunAccounting } from './run-accounting';
+import { BudgetSpent, RunAccounting } from './run-accounting';
 import { RecordedFailure } from './recorded-runs';
 import type { NewModelCall } from '../store/usage-store.service';
 
@@ -76,10 +76,6 @@ export class RunOrchestrator {
         const sent = await ahead;
         // A call is sent ahead only when no limit applies: nothing to reserve.
         const maxOutputTokens = sent ? undefined : await this.readyToCall(h);
-        if (maxOutputTokens === null) {
-          await this.accounting.endOverBudget(h);
-          return 'budget_exceeded';
-        }
         // The model answers; the reads it asks for may start while it streams (`early`).
         const { turn, early } = await this.calls.read(h, sent, maxOutputTokens);
         try {
@@ -100,21 +96,29 @@ export class RunOrchestrator {
         }
       }
     } catch (err) {
+      return err instanceof BudgetSpent ? this.endOverBudget(h) : this.stop(h, err);
+    }
+  }
+
+  /** Ends the run whose next model call (a step's or a summary's) does not fit a limit: `budget_exceeded`. */
+  private async endOverBudget(h: RunHandle): Promise<DriveOutcome> {
+    try {
+      await this.accounting.endOverBudget(h);
+      return 'budget_exceeded';
+    } catch (err) {
       return this.stop(h, err);
     }
   }
 
   /**
    * Readies the loop's own model call: room made in the context window (which may take a summary,
-   * a model call of its own — not for a run whose own limits have no room left for any call), then,
-   * under a limit, the call reserved on every limit (RunAccounting): the output tokens it may ask
-   * for (undefined: no limit, LLM_MAX_OUTPUT_TOKENS), or null when a limit leaves it no room.
+   * a model call of its own, reserved like this one), then, under a limit, the call reserved on
+   * every limit (RunAccounting): the output tokens it may ask for (undefined: no limit,
+   * LLM_MAX_OUTPUT_TOKENS). Throws BudgetSpent when a limit leaves either call no room.
    */
-  private async readyToCall(h: RunHandle): Promise<number | null | undefined> {
-    const limited = this.accounting.limited(h);
-    if (limited && this.accounting.runSpent(h)) return null;
+  private async readyToCall(h: RunHandle): Promise<number | undefined> {
     await this.calls.makeRoom(h);
-    if (!limited) return undefined;
+    if (!(await this.accounting.limited(h))) return undefined;
     return this.accounting.reserve(h, await this.calls.promptTokens(h));
   }
 
@@ -161,13 +165,14 @@ export class RunOrchestrator {
    * (RunHandle.writeFailed), and with it whatever the step started.
    */
   private async commitStep(h: RunHandle, step: StepRecord, calls: readonly PlannedCall[]): Promise<void> {
+    const spent = await this.accounting.spentIn(h, step.replayed ? spendsNothing(step.modelCall) : step.modelCall);
     await h.sink.record(step.events, (at) =>
       this.journal.recordStep(at, {
         sessionId: h.run.sessionId,
         messages: step.messages,
         nextMessageSeq: step.nextMessageSeq,
         calls: step.calls,
-        spent: this.accounting.spent(step.replayed ? spendsNothing(step.modelCall) : step.modelCall),
+        spent,
         run: step.run,
       }),
     );
@@ -190,8 +195,8 @@ export class RunOrchestrator {
     if (step.outcome !== 'continue') return Promise.resolve(undefined);
     // Taken now, as the step is being stored: the handle follows the step only once it commits.
     const before = h.conversation.slice();
-    return ran.results.then((results) => {
-      if (results === null || h.signal.aborted || this.accounting.limited(h)) return undefined;
+    return ran.results.then(async (results) => {
+      if (results === null || h.signal.aborted || (await this.accounting.limited(h))) return undefined;
       return this.calls.sendAhead(afterStep(h, before, step, results), h.signal);
     });
   }
