@@ -63,7 +63,7 @@ export class RunAccounting {
    * /v1/sessions/:id/compact`), as ModelCallRecorder recorded it: its row, and its tokens and cost
    * on its key's counters, giving back what `holder` reserved for it (reserveSessionCall).
    */
-  async storeSessionCall(call: NewModelCall, holder: string | null = null): Promise<void> {
+  async storeSessionCall(call: NewModelCall, holder: string): Promise<void> {
     await this.usage.write(this.spent(call, holder));
   }
 
