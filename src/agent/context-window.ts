@@ -161,7 +161,6 @@ export class ContextWindow {
     return compaction?.summaryCall != null;
   }
 
-
   /**
    * The on-demand compaction (`POST /v1/sessions/:id/compact`): summarizes everything before the
    * newest user message's turn; null when there is nothing older to summarize.

@@ -98,14 +98,23 @@ export class RunAccounting {
    * could leave room, it waits for them; when none will come it throws BudgetSpent (the run ends
    * over budget). Without any limit it reserves nothing and grants `output.max`.
    */
-  async reserve(h: RunHandle, promptTokens: number, output: { max?: number; min?: number } = {}): Promise<number> {
+  async reserve(
+    h: RunHandle,
+    promptTokens: number,
+    output: { max?: number; min?: number } = {},
+  ): Promise<number> {
     const maxOutput = output.max ?? this.config.llm.maxOutputTokens;
     const minOutput = output.min ?? Math.min(MIN_OUTPUT_TOKENS, maxOutput);
     const price = this.pricesOf(h.run.model);
     const limits = pricedLimits(await this.limitsOf(h), price);
     if (limits.length === 0) return maxOutput;
     const granted = await this.reserveWaiting(
-      { runId: h.run.id, owner: h.run.owner, limits, ...this.askOf(price, promptTokens, maxOutput, minOutput) },
+      {
+        runId: h.run.id,
+        owner: h.run.owner,
+        limits,
+        ...this.askOf(price, promptTokens, maxOutput, minOutput),
+      },
       h.signal,
       (work) => h.sink.retrying(work),
     );
@@ -149,7 +158,11 @@ export class RunAccounting {
   private limitsOf(h: RunHandle): Promise<ReservedLimit[]> {
     let known = this.runLimits.get(h);
     if (!known) {
-      const own: LimitedRun = { runId: h.run.id, maxTokens: h.session.maxTokens, maxCostUsd: h.session.maxCostUsd };
+      const own: LimitedRun = {
+        runId: h.run.id,
+        maxTokens: h.session.maxTokens,
+        maxCostUsd: h.session.maxCostUsd,
+      };
       const parent = h.session.parentRunId;
       known = (parent === null ? Promise.resolve([]) : this.store.limitedAncestors(parent)).then((above) => [
         ...this.budgets.limitsOf({ owner: h.run.owner, endUser: h.session.endUser }),
@@ -253,7 +266,11 @@ function pricedLimits(limits: readonly ReservedLimit[], price: TokenPrices): Res
 function runLimits(r: LimitedRun): ReservedLimit[] {
   const counter = runCounter(r.runId);
   return [
-    ...(r.maxTokens === null ? [] : [{ counter, window: 'run' as const, unit: 'tokens' as const, amount: r.maxTokens }]),
-    ...(r.maxCostUsd === null ? [] : [{ counter, window: 'run' as const, unit: 'usd' as const, amount: r.maxCostUsd }]),
+    ...(r.maxTokens === null
+      ? []
+      : [{ counter, window: 'run' as const, unit: 'tokens' as const, amount: r.maxTokens }]),
+    ...(r.maxCostUsd === null
+      ? []
+      : [{ counter, window: 'run' as const, unit: 'usd' as const, amount: r.maxCostUsd }]),
   ];
 }

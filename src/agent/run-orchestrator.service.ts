@@ -165,7 +165,10 @@ export class RunOrchestrator {
    * (RunHandle.writeFailed), and with it whatever the step started.
    */
   private async commitStep(h: RunHandle, step: StepRecord, calls: readonly PlannedCall[]): Promise<void> {
-    const spent = await this.accounting.spentIn(h, step.replayed ? spendsNothing(step.modelCall) : step.modelCall);
+    const spent = await this.accounting.spentIn(
+      h,
+      step.replayed ? spendsNothing(step.modelCall) : step.modelCall,
+    );
     await h.sink.record(step.events, (at) =>
       this.journal.recordStep(at, {
         sessionId: h.run.sessionId,

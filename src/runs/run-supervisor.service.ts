@@ -64,7 +64,9 @@ export class RunSupervisor implements OnApplicationBootstrap, OnApplicationShutd
     // A delegation a process could not move on (it died between a child's end and its answer).
     this.every(DELEGATIONS_EVERY_MS, 'move delegations on', () => this.delegations.sweep());
     this.every(QUEUE_SWEEP_EVERY_MS, 'start queued runs', () => this.queued.sweep(), true);
-    this.every(RUN_COUNTERS_EVERY_MS, "forget ended runs' budget counters", () => this.budgets.forgetEndedRuns());
+    this.every(RUN_COUNTERS_EVERY_MS, "forget ended runs' budget counters", () =>
+      this.budgets.forgetEndedRuns(),
+    );
   }
 
   onApplicationShutdown(): void {

@@ -83,7 +83,13 @@ export class SessionCompactions {
         // Spent though it failed after it streamed: stored on its own.
         lost: (call) => this.accounting.storeSessionCall(call.row, holder),
         reserve: async (promptTokens, maxTokens) => {
-          reserved = await this.accounting.reserveSessionCall(holder, spender, model, promptTokens, maxTokens);
+          reserved = await this.accounting.reserveSessionCall(
+            holder,
+            spender,
+            model,
+            promptTokens,
+            maxTokens,
+          );
         },
       });
     } finally {
@@ -100,16 +106,14 @@ export class SessionCompactions {
     caller: SummaryCaller,
   ): Promise<MessageRow> {
     const sessionId = session.id;
-    const compaction = await this.window
-      .summarizeOlder(model, rows, caller)
-      .catch((err: unknown) => {
-        // The model's failure is the answer's, as a 502 naming it; anything else is ours.
-        if (!(err instanceof ModelError)) throw err;
-        throw new DomainError(ErrorCode.ModelFailed, `The summary's model call failed: ${err.message}`, {
-          code: err.code,
-          retryable: err.retryable,
-        });
+    const compaction = await this.window.summarizeOlder(model, rows, caller).catch((err: unknown) => {
+      // The model's failure is the answer's, as a 502 naming it; anything else is ours.
+      if (!(err instanceof ModelError)) throw err;
+      throw new DomainError(ErrorCode.ModelFailed, `The summary's model call failed: ${err.message}`, {
+        code: err.code,
+        retryable: err.retryable,
       });
+    });
     const call = compaction?.summaryCall;
     // Spent whether or not the summary is kept below: its usage is stored on its own, first.
     if (call) await this.accounting.storeSessionCall(call.row, holder);

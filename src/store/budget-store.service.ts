@@ -181,8 +181,9 @@ export class BudgetStore {
    * delegated it (`parentRunId`), the run that delegated that one, … up to the root.
    */
   async limitedAncestors(parentRunId: string): Promise<LimitedRun[]> {
-    const rows: { runId: string; maxTokens: number | null; maxCostUsd: number | null }[] = await this.db.query(
-      `WITH RECURSIVE up(run_id, depth) AS (
+    const rows: { runId: string; maxTokens: number | null; maxCostUsd: number | null }[] =
+      await this.db.query(
+        `WITH RECURSIVE up(run_id, depth) AS (
          SELECT $1::uuid, 0
          UNION ALL
          SELECT s.parent_run_id, up.depth + 1
@@ -192,8 +193,8 @@ export class BudgetStore {
          FROM up JOIN runs r ON r.id = up.run_id JOIN sessions s ON s.id = r.session_id
         WHERE s.max_tokens IS NOT NULL OR s.max_cost_usd IS NOT NULL
         ORDER BY up.depth`,
-      [parentRunId],
-    );
+        [parentRunId],
+      );
     return rows;
   }
 
