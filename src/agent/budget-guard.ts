@@ -83,6 +83,23 @@ export class BudgetGuard {
     }
     return null;
   }
+
+  /**
+   * The limit that refused a call of `s` (one that had room for a smallest call but not for this
+   * one): the first spent limit, else the one with the least left of its amount.
+   */
+  async refusal(s: Spender, now = new Date()): Promise<BudgetExceeded> {
+    const spent = await this.spent(s, now);
+    if (spent) return spent;
+    const limits = this.limitsOf(s);
+    const states = await this.store.counters(limits);
+    const leftOf = (l: CounterLimit) => {
+      const { used, reserved } = standing(l, states);
+      return (l.amount - used - reserved) / l.amount;
+    };
+    const tightest = limits.reduce((a, b) => (leftOf(b) < leftOf(a) ? b : a));
+    return { limit: limitName(tightest), retryAfterSeconds: secondsUntilRollover(tightest.window, now) };
+  }
 }
 
 /** Seconds from `now` to the start of the next UTC hour, day or month (at least 1). */

@@ -132,7 +132,7 @@ export class CallsAhead {
    * its start when that was sent with exactly the conversation the run holds and no limit applies
    * (then nothing was reserved); otherwise that one is stopped, and one is sent now.
    */
-  send(h: RunHandle, maxOutputTokens?: number): SentModelCall {
+  async send(h: RunHandle, maxOutputTokens?: number): Promise<SentModelCall> {
     const ahead = h.takeFirstCall();
     if (ahead) {
       if (!this.accounting.limited(h) && sameConversation(ahead.conversation, h.conversation))

@@ -105,6 +105,8 @@ export class ContextWindow {
     if (!tooLong && this.tokens.atMost(shape, this.target(shape.model))) return false;
     const before = await this.tokens.count(shape);
     if (!tooLong && before <= this.target(shape.model)) return false;
+    // A summary is reserved like the run's calls: one that does not fit is not sent (BudgetSpent).
+    let reserved = false;
     const compaction = await this.compact(shape, tooLong ? 0 : this.target(shape.model), before, {
       of: { runId: h.run.id, sessionId: h.run.sessionId, owner: h.run.owner, endUser: h.run.endUser },
       iteration: h.run.iterations + 1,
@@ -114,10 +116,17 @@ export class ContextWindow {
       lost: (call) => {
         h.unstoredCall = call;
       },
+      reserve: async (prompt, max) => {
+        reserved = (await this.accounting.reserve(h, prompt, { max, min: max })) > 0;
+      },
     });
+    // An empty summary is not stored: what it held is given back.
+    if (reserved && !compaction?.summaryCall) await this.accounting.giveBack(h);
     if (compaction) {
       const { write, summaryRow, summaryCall, tokensBefore, tokensAfter } = compaction;
-      const spent = summaryCall && this.summaryCallOf(h, summaryCall);
+      // The summary call: its usage row, and the run's usage with it.
+      const usage = summaryCall && withCallUsage(h.usage, summaryCall.usage, summaryCall.costUsd);
+      const stored = summaryCall ? await this.accounting.spentIn(h, summaryCall.row) : null;
       await h.sink.record(
         [
           {
@@ -132,11 +141,11 @@ export class ContextWindow {
           this.journal.recordCompaction(at, {
             sessionId: h.run.sessionId,
             compaction: write,
-            spent: spent ? this.accounting.spent(spent.row) : null,
-            run: spent ? spent.usage : {},
+            spent: stored,
+            run: usage ?? {},
           }),
       );
-      h.contextCompacted(write, summaryRow, spent?.usage);
+      h.contextCompacted(write, summaryRow, usage ?? undefined);
     }
     const after = compaction?.tokensAfter ?? before;
     if (tooLong && !compaction) {
@@ -150,11 +159,6 @@ export class ContextWindow {
       );
     }
     return compaction?.summaryCall != null;
-  }
-
-  /** The summary call of a run's compaction (recorded by ModelCallRecorder): its usage row and the run's usage with it. */
-  private summaryCallOf(h: RunHandle, call: RecordedCall) {
-    return { row: call.row, usage: withCallUsage(h.usage, call.usage, call.costUsd) };
   }
 
   /**

@@ -13,6 +13,7 @@ import { modelMessages, withoutVisualFiles } from './conversation';
 import { ModelCallRecorder, type EndedCall, type RecordedCall } from './model-call-recorder';
 import type { RunHandle } from './run-handle';
 import { RecordedFailure, RecordedRuns } from './recorded-runs';
+import { RunAccounting } from './run-accounting';
 import type { ModelTurn } from './step-record';
 
 /** What a model call of a run is made of: the run's model and progress, its conversation and tools. */
@@ -40,6 +41,7 @@ export class ModelCalls {
     private readonly files: FileStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly recorded: RecordedRuns,
+    private readonly accounting: RunAccounting,
   ) {}
 
   /**
@@ -119,8 +121,13 @@ export class ModelCalls {
           throw new ContextTooLong(
             `The model refused the request as too long after compaction: ${(err as Error).message}`,
           );
+        // The refused call used nothing: what it held is given back before a summary reserves its
+        // own, and the call is reserved again for what it is now.
+        if (maxOutputTokens !== undefined) await this.accounting.giveBack(h);
         await this.window.fit(h, true);
-        // Under the same reservation: compacting only made the prompt smaller.
+        if (maxOutputTokens !== undefined) {
+          maxOutputTokens = await this.accounting.reserve(h, await this.promptTokens(h));
+        }
         call = this.send(h, h.signal, maxOutputTokens);
       }
     }

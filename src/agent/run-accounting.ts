@@ -5,10 +5,16 @@ import type { AppConfig } from '../config/app-config';
 import type { RunEventBody } from '../events/run-events';
 import { fullModelName } from '../llm/model-name';
 import { ModelPrices } from '../llm/model-prices';
-import { BudgetStore } from '../store/budget-store.service';
+import {
+  BudgetStore,
+  runCounter,
+  type LimitedRun,
+  type ReservationAsk,
+  type ReservedLimit,
+} from '../store/budget-store.service';
 import { RunJournal } from '../store/run-journal';
 import { UsageStore, type NewModelCall, type SpentCall } from '../store/usage-store.service';
-import { BudgetGuard, MIN_CALL_TOKENS, MIN_OUTPUT_TOKENS } from './budget-guard';
+import { BudgetGuard, budgetExceeded, MIN_OUTPUT_TOKENS, type Spender } from './budget-guard';
 import type { RunHandle } from './run-handle';
 import { runUsage } from './step-record';
 
@@ -22,15 +28,26 @@ interface TokenPrices {
   output: number;
 }
 
+/** The next model call of a run does not fit a limit, and no call in flight will leave room: the run ends `budget_exceeded`. */
+export class BudgetSpent extends Error {
+  constructor() {
+    super('The next model call does not fit a limit of the run.');
+    this.name = 'BudgetSpent';
+  }
+}
+
 /**
- * A run's spending, at the loop's few points: before each model call, the reservation that lets it
- * go out (`reserve`: the session's per-run limits in memory, the key's and its end user's on the
- * budget counters, BudgetGuard); a model call's usage row (ModelCallRecorder's, in the journal entry
- * of its step) with the counters it moves and the reservation it gives back.
+ * A run's spending, at the loop's few points: before each model call — a step's or a summary's —
+ * the reservation that lets it go out (`reserve`: on the budget counters of every limit that applies,
+ * the key's and its end user's (BudgetGuard), the run's own and those of the runs above it, all in
+ * one statement); a model call's usage row (ModelCallRecorder's, in the journal entry of its step)
+ * with the counters it moves and the reservation it gives back.
  */
 @Injectable()
 export class RunAccounting {
   private readonly prices = new Map<string, TokenPrices>();
+  /** Each run's limits (limitsOf), read once per handle. */
+  private readonly runLimits = new WeakMap<RunHandle, Promise<ReservedLimit[]>>();
 
   constructor(
     private readonly usage: UsageStore,
@@ -44,86 +61,145 @@ export class RunAccounting {
   /**
    * Stores a model call made for a session outside any run (the summary of `POST
    * /v1/sessions/:id/compact`), as ModelCallRecorder recorded it: its row, and its tokens and cost
-   * on its key's counters.
+   * on its key's counters, giving back what `holder` reserved for it (reserveSessionCall).
    */
-  async storeSessionCall(call: NewModelCall): Promise<void> {
-    await this.usage.write(this.spent(call));
+  async storeSessionCall(call: NewModelCall, holder: string): Promise<void> {
+    await this.usage.write(this.spent(call, holder));
   }
 
   /**
-   * A call's usage row with the counters it moves, for the journal entry of what the call belongs to
-   * (its step, a compaction); a run's call gives back the reservation it went out under.
+   * A call's usage row with the key's counters it moves, for the journal entry of what the call
+   * belongs to; it gives back the reservation `heldBy` holds (a run's by default) when a limit of the
+   * key applies. A run's call under a limit of the run's own: `spentIn`.
    */
-  spent(call: NewModelCall): SpentCall {
+  spent(call: NewModelCall, heldBy: string | null = call.runId): SpentCall {
     const counters = this.budgets.counters(call);
-    return { row: call, counters, release: counters.length > 0 && call.runId !== null ? call.runId : null };
+    return { row: call, counters, release: counters.length > 0 ? heldBy : null };
+  }
+
+  /**
+   * A call of the run `h` (a step's, a summary's) as its statement stores it: it gives back the
+   * reservation it went out under whenever any limit applies to the run — the run counters it
+   * reserved on are moved by that release (countersSql).
+   */
+  async spentIn(h: RunHandle, call: NewModelCall): Promise<SpentCall> {
+    return { ...this.spent(call), release: (await this.limited(h)) ? h.run.id : null };
   }
 
   /** Whether any limit applies to the run's calls: then each is reserved, and none is sent ahead. */
-  limited(h: RunHandle): boolean {
-    return (
-      h.session.maxTokens !== null ||
-      h.session.maxCostUsd !== null ||
-      this.budgets.limitsOf({ owner: h.run.owner, endUser: h.session.endUser }).length > 0
-    );
-  }
-
-  /** Whether the session's per-run limits leave the run no room for even the smallest call. */
-  runSpent(h: RunHandle): boolean {
-    const { session, run } = h;
-    return (
-      (session.maxTokens !== null &&
-        session.maxTokens - run.promptTokens - run.completionTokens < MIN_CALL_TOKENS) ||
-      (session.maxCostUsd !== null && (run.costUsd ?? 0) >= session.maxCostUsd)
-    );
+  async limited(h: RunHandle): Promise<boolean> {
+    return (await this.limitsOf(h)).length > 0;
   }
 
   /**
    * Reserves the run's next model call, whose prompt is `promptTokens` (counted as an upper bound):
-   * the output tokens it may ask for, at most LLM_MAX_OUTPUT_TOKENS and as many as every limit
-   * leaves room for; or null when a limit leaves no room and none will come — the run then ends
-   * over budget. While other calls' reservations in flight could leave room, it waits for them.
-   * Without any limit it reserves nothing and asks for LLM_MAX_OUTPUT_TOKENS.
+   * the output tokens it may ask for — at most `output.max` (LLM_MAX_OUTPUT_TOKENS), at least
+   * `output.min` — as many as every limit leaves room for. While other calls' reservations in flight
+   * could leave room, it waits for them; when none will come it throws BudgetSpent (the run ends
+   * over budget). Without any limit it reserves nothing and grants `output.max`.
    */
-  async reserve(h: RunHandle, promptTokens: number): Promise<number | null> {
-    const maxOutput = this.config.llm.maxOutputTokens;
-    const minOutput = Math.min(MIN_OUTPUT_TOKENS, maxOutput);
+  async reserve(
+    h: RunHandle,
+    promptTokens: number,
+    output: { max?: number; min?: number } = {},
+  ): Promise<number> {
+    const maxOutput = output.max ?? this.config.llm.maxOutputTokens;
+    const minOutput = output.min ?? Math.min(MIN_OUTPUT_TOKENS, maxOutput);
     const price = this.pricesOf(h.run.model);
-    const promptUsd = promptTokens * price.input;
-    const { session, run } = h;
-    // The run's own limits: one call at a time, its usage so far on its row.
-    let fits = maxOutput;
-    if (session.maxTokens !== null) {
-      fits = Math.min(fits, session.maxTokens - run.promptTokens - run.completionTokens - promptTokens);
+    const limits = pricedLimits(await this.limitsOf(h), price);
+    if (limits.length === 0) return maxOutput;
+    const granted = await this.reserveWaiting(
+      {
+        runId: h.run.id,
+        owner: h.run.owner,
+        limits,
+        ...this.askOf(price, promptTokens, maxOutput, minOutput),
+      },
+      h.signal,
+      (work) => h.sink.retrying(work),
+    );
+    if (granted === null) throw new BudgetSpent();
+    return granted;
+  }
+
+  /** Gives back what the run holds reserved, for a call that was not sent after all (one statement, only under a limit). */
+  async giveBack(h: RunHandle): Promise<void> {
+    if (await this.limited(h)) await h.sink.retrying(() => this.store.release(h.run.id));
+  }
+
+  /**
+   * Reserves a call made for a session outside any run (an on-demand summary): its prompt and all of
+   * its `maxTokens` on the key's and its end user's limits, held by `holder` until the statement that
+   * stores the call (storeSessionCall) or BudgetStore.release gives it back. False when no limit
+   * applies (nothing reserved); a call that does not fit is the 429 a start gets.
+   */
+  async reserveSessionCall(
+    holder: string,
+    spender: Spender,
+    model: string,
+    promptTokens: number,
+    maxTokens: number,
+  ): Promise<boolean> {
+    const price = this.pricesOf(model);
+    const limits = pricedLimits(this.budgets.limitsOf(spender), price);
+    if (limits.length === 0) return false;
+    const ask = this.askOf(price, promptTokens, maxTokens, maxTokens);
+    const granted = await this.reserveWaiting({ runId: holder, owner: spender.owner, limits, ...ask });
+    if (granted === null) throw budgetExceeded(await this.budgets.refusal(spender));
+    return true;
+  }
+
+  /**
+   * The limits on a call of the run: the key's and its end user's (BUDGETS), its session's
+   * `maxTokens` / `maxCostUsd` on the run's own counter, and those of every run above it (a child's
+   * usage counts against its root session's limits: "Agents and delegation") — read once per handle,
+   * and only for a child run.
+   */
+  private limitsOf(h: RunHandle): Promise<ReservedLimit[]> {
+    let known = this.runLimits.get(h);
+    if (!known) {
+      const own: LimitedRun = {
+        runId: h.run.id,
+        maxTokens: h.session.maxTokens,
+        maxCostUsd: h.session.maxCostUsd,
+      };
+      const parent = h.session.parentRunId;
+      known = (parent === null ? Promise.resolve([]) : this.store.limitedAncestors(parent)).then((above) => [
+        ...this.budgets.limitsOf({ owner: h.run.owner, endUser: h.session.endUser }),
+        ...[own, ...above].flatMap(runLimits),
+      ]);
+      // A failed read is read again next time.
+      known.catch(() => this.runLimits.delete(h));
+      this.runLimits.set(h, known);
     }
-    const priced = price.input > 0 || price.output > 0;
-    if (session.maxCostUsd !== null && priced) {
-      const left = session.maxCostUsd - (run.costUsd ?? 0) - promptUsd;
-      // Output without a price costs nothing: then only the prompt must fit.
-      fits = price.output > 0 ? Math.min(fits, Math.floor(left / price.output)) : left < 0 ? -1 : fits;
-    }
-    if (fits < minOutput) return null;
-    // A model without a price spends nothing against a usd limit.
-    const limits = this.budgets
-      .limitsOf({ owner: run.owner, endUser: session.endUser })
-      .filter((l) => l.unit === 'tokens' || priced);
-    if (limits.length === 0) return fits;
+    return known;
+  }
+
+  /** A reservation's prompt, priced, and the output it asks for. */
+  private askOf(price: TokenPrices, promptTokens: number, maxOutput: number, minOutput: number) {
+    return {
+      promptTokens,
+      promptUsd: promptTokens * price.input,
+      outputUsdPerToken: price.output,
+      maxOutput,
+      minOutput,
+    };
+  }
+
+  /**
+   * One reservation, tried again while the reservations in flight could leave room (20 ms doubling
+   * to 500 ms, aborted by `signal`): the output tokens granted, or null when none will come.
+   */
+  private async reserveWaiting(
+    ask: ReservationAsk,
+    signal?: AbortSignal,
+    retrying: <T>(work: () => Promise<T>) => Promise<T> = (work) => work(),
+  ): Promise<number | null> {
     for (let wait = WAIT_FIRST_MS; ; wait = Math.min(wait * 2, WAIT_MAX_MS)) {
-      const reservation = await h.sink.retrying(() =>
-        this.store.reserve({
-          runId: run.id,
-          owner: run.owner,
-          limits,
-          promptTokens,
-          promptUsd,
-          outputUsdPerToken: price.output,
-          maxOutput: fits,
-          minOutput,
-        }),
-      );
+      const reservation = await retrying(() => this.store.reserve(ask));
       if ('granted' in reservation) return reservation.granted;
       if (reservation.refused === 'spent') return null;
-      await sleep(wait, undefined, { signal: h.signal });
+      await sleep(wait, undefined, { signal });
     }
   }
 
@@ -179,3 +255,22 @@ export class RunAccounting {
 }
 
 const MILLION = 1_000_000;
+
+/** A model without a price spends nothing against a usd limit: only its tokens limits apply. */
+function pricedLimits(limits: readonly ReservedLimit[], price: TokenPrices): ReservedLimit[] {
+  const priced = price.input > 0 || price.output > 0;
+  return limits.filter((l) => l.unit === 'tokens' || priced);
+}
+
+/** A limited run's limits on its own counter (none when its session has none). */
+function runLimits(r: LimitedRun): ReservedLimit[] {
+  const counter = runCounter(r.runId);
+  return [
+    ...(r.maxTokens === null
+      ? []
+      : [{ counter, window: 'run' as const, unit: 'tokens' as const, amount: r.maxTokens }]),
+    ...(r.maxCostUsd === null
+      ? []
+      : [{ counter, window: 'run' as const, unit: 'usd' as const, amount: r.maxCostUsd }]),
+  ];
+}

@@ -17,7 +17,7 @@ import { ToolStepService, type PlannedCall } from './tool-step.service';
 import { RunTools } from './run-tools.service';
 import { RunTakeover } from './run-takeover';
 import { judgeAnswer } from './structured-output';
-import { RunAccounting } from './run-accounting';
+import { BudgetSpent, RunAccounting } from './run-accounting';
 import { RecordedFailure } from './recorded-runs';
 import type { NewModelCall } from '../store/usage-store.service';
 
@@ -74,11 +74,7 @@ export class RunOrchestrator {
       for (;;) {
         h.signal.throwIfAborted();
         const maxOutputTokens = await this.readyToCall(h);
-        if (maxOutputTokens === null) {
-          await this.accounting.endOverBudget(h);
-          return 'budget_exceeded';
-        }
-        const call = this.sending.send(h, maxOutputTokens);
+        const call = await this.sending.send(h, maxOutputTokens);
         const turn = await this.calls.read(h, call, maxOutputTokens);
         const { step, calls } = await this.planStep(h, turn);
         const stored = this.commitStep(h, step, calls);
@@ -91,21 +87,29 @@ export class RunOrchestrator {
         if (step.outcome !== 'continue') return step.outcome;
       }
     } catch (err) {
+      return err instanceof BudgetSpent ? this.endOverBudget(h) : this.stop(h, err);
+    }
+  }
+
+  /** Ends the run whose next model call (a step's or a summary's) does not fit a limit: `budget_exceeded`. */
+  private async endOverBudget(h: RunHandle): Promise<DriveOutcome> {
+    try {
+      await this.accounting.endOverBudget(h);
+      return 'budget_exceeded';
+    } catch (err) {
       return this.stop(h, err);
     }
   }
 
   /**
    * Readies the run's next model call: room made in the context window (which may take a summary,
-   * a model call of its own — not for a run whose own limits have no room left for any call), then,
-   * under a limit, the call reserved on every limit (RunAccounting): the output tokens it may ask
-   * for (undefined: no limit, LLM_MAX_OUTPUT_TOKENS), or null when a limit leaves it no room.
+   * a model call of its own, reserved like this one), then, under a limit, the call reserved on
+   * every limit (RunAccounting): the output tokens it may ask for (undefined: no limit,
+   * LLM_MAX_OUTPUT_TOKENS). Throws BudgetSpent when a limit leaves either call no room.
    */
-  private async readyToCall(h: RunHandle): Promise<number | null | undefined> {
-    const limited = this.accounting.limited(h);
-    if (limited && this.accounting.runSpent(h)) return null;
+  private async readyToCall(h: RunHandle): Promise<number | undefined> {
     await this.calls.makeRoom(h);
-    if (!limited) return undefined;
+    if (!(await this.accounting.limited(h))) return undefined;
     return this.accounting.reserve(h, await this.calls.promptTokens(h));
   }
 

@@ -3,6 +3,7 @@ import { ModelError, type ModelRequest } from '../llm/model-provider';
 import { ModelProviders } from '../llm/model-providers';
 import type { RunTrace } from '../observability/run-tracing';
 import { ModelCallRecorder, type EndedCall, type RecordedCall } from './model-call-recorder';
+import { requestTokens } from './usage-estimate';
 
 /** Who a summary's model call is for, and where it goes when it ends without a summary. */
 export interface SummaryCaller {
@@ -14,6 +15,11 @@ export interface SummaryCaller {
   signal: AbortSignal;
   /** Stores a call that ended without its summary (cancelled, failed after it streamed): it counts all the same. */
   lost: (call: RecordedCall) => void | Promise<void>;
+  /**
+   * Reserves the call before it is sent — its prompt's tokens and all of its `maxTokens` — on the
+   * limits that apply; throws when it does not fit, and then the call is not sent.
+   */
+  reserve: (promptTokens: number, maxTokens: number) => Promise<void>;
 }
 
 const SUMMARIZER_PROMPT = `You write the summary that replaces the older part of a conversation between a user and an AI coding agent, so that the agent can carry on without it.
@@ -24,7 +30,8 @@ Write plain prose and short lists, in the conversation's language. Never address
 /**
  * Writes the summary that stands in for older messages (ContextWindow): one model call without
  * tools on the session's model, through ModelProviders like every model call (the idle timeout, the
- * answer budget, the fallbacks), its answer bounded; the call recorded by ModelCallRecorder like
+ * answer budget, the fallbacks), its answer bounded; reserved before it is sent (`SummaryCaller.reserve`),
+ * as every model call under a limit is; the call recorded by ModelCallRecorder like
  * every model call, and its row stored by the caller (with the summary, or on its own when the
  * call ended without one: `SummaryCaller.lost`).
  */
@@ -59,6 +66,7 @@ export class Summarizer {
       tools: [],
       maxOutputTokens: maxTokens,
     };
+    await caller.reserve(await requestTokens(request), maxTokens);
     const sentAt = performance.now();
     const maxChars = maxTokens * 6;
     let out = '';

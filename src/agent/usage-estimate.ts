@@ -34,13 +34,18 @@ export async function completeUsage(reported: Usage | null, call: SentAndStreame
   const tk = tokenizerFor(provider, model);
   const scaled = (raw: number) => Math.ceil(raw * tk.factor);
   let promptTokens = reported?.promptTokens ?? 0;
-  if (promptMissing) {
-    let raw = REQUEST_TOKENS + rawToolTokens(call.request.tools, tk.encoding);
-    for (const m of call.request.messages) raw += await rawMessageTokensYielding(m, tk.encoding, YIELD_CHARS);
-    promptTokens = scaled(raw);
-  }
+  if (promptMissing) promptTokens = await requestTokens(call.request);
   let completionTokens = reported?.completionTokens ?? 0;
   if (completionMissing)
     completionTokens = scaled(await countTextYielding(call.streamed, tk.encoding, YIELD_CHARS));
   return { ...reported, promptTokens, completionTokens, estimated: true };
+}
+
+/** A request's prompt tokens as "Long sessions" counts them: what a call is reserved and estimated by. */
+export async function requestTokens(request: SentAndStreamed['request']): Promise<number> {
+  const { provider, model } = splitModelName(request.model);
+  const tk = tokenizerFor(provider, model);
+  let raw = REQUEST_TOKENS + rawToolTokens(request.tools, tk.encoding);
+  for (const m of request.messages) raw += await rawMessageTokensYielding(m, tk.encoding, YIELD_CHARS);
+  return Math.ceil(raw * tk.factor);
 }

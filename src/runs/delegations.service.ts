@@ -105,7 +105,7 @@ export class Delegations implements OnModuleInit {
       // Its start announces it in this run's log (subagent_started), in the start's own statement.
       await this.runs.start(parent.owner, {
         prompt: args.task,
-        session: { ...this.childOptions(agent, parentSession, parent), title: titleOf(agent, args.task) },
+        session: { ...this.childOptions(agent, parentSession), title: titleOf(agent, args.task) },
         // A child session is its root's key's and end user's.
         endUser: parentSession.endUser,
         delegation: {
@@ -134,12 +134,11 @@ export class Delegations implements OnModuleInit {
   /**
    * What a child may do: never more than its parent — the lower of the two modes, the agent's tools
    * that the parent's session may use (its client tools included, where the agent names them or
-   * names no tools); the workspace is the root's (RunTools) — and what is left of its session's
-   * maxTokens and maxCostUsd (a child's usage is rolled up into its parent's when it ends; children
-   * that run at once each get what was left when they started).
+   * names no tools); the workspace is the root's (RunTools). Its calls reserve on the limits of the
+   * runs above it (RunAccounting), so children running at once never pass their root's maxTokens or
+   * maxCostUsd together: a child session has no limits of its own.
    */
-  private childOptions(agent: AgentConfig, parent: SessionRow, parentRun: RunRow) {
-    const usedTokens = parentRun.promptTokens + parentRun.completionTokens;
+  private childOptions(agent: AgentConfig, parent: SessionRow) {
     const mode =
       MODE_LADDER[Math.min(MODE_LADDER.indexOf(agent.mode ?? 'safe'), MODE_LADDER.indexOf(parent.mode))];
     const parentTools = new Set(new Toolset(this.registry, this.config, parent).serverToolNames);
@@ -151,10 +150,6 @@ export class Delegations implements OnModuleInit {
       clientTools: parent.clientTools.filter(
         (d) => agent.tools === null || agent.tools.includes(d.function.name),
       ),
-      ...(parent.maxTokens === null ? {} : { maxTokens: Math.max(1, parent.maxTokens - usedTokens) }),
-      ...(parent.maxCostUsd === null
-        ? {}
-        : { maxCostUsd: Math.max(1e-9, parent.maxCostUsd - (parentRun.costUsd ?? 0)) }),
     };
   }
 

@@ -77,9 +77,10 @@ export class RunStarts {
       throw err;
     }
     const spender = { owner, endUser: plan.session.endUser };
-    // A replay of an Idempotency-Key starts nothing, so it sends nothing ahead.
+    // A replay of an Idempotency-Key starts nothing, so it sends nothing ahead; a child run's call
+    // may be held by the limits of the runs above it, which the loop reads (RunAccounting).
     const ahead =
-      input.idempotency || !this.limits.maySendAhead(spender, plan.session, localRuns)
+      input.idempotency || input.delegation || !this.limits.maySendAhead(spender, plan.session, localRuns)
         ? undefined
         : this.callsAhead.sendWithStart(plan.start.run, plan.session, plan.toolset, () =>
             this.conversationAhead(plan),

@@ -13,6 +13,7 @@ import { LostRuns } from './lost-runs.service';
 import { ToolCallDecisions } from './tool-call-decisions.service';
 import { Delegations } from './delegations.service';
 import { QueuedRuns } from './queued-runs.service';
+import { BudgetStore } from '../store/budget-store.service';
 
 const EXPIRY_EVERY_MS = 1000;
 /**
@@ -29,6 +30,11 @@ const DELEGATIONS_EVERY_MS = 1000;
  * drives starts the next at once.
  */
 const QUEUE_SWEEP_EVERY_MS = 1000;
+/**
+ * How often the budget counters of ended runs (their own limits: `run/<id>`) are deleted: a run tree's
+ * counter goes within about this much after its root ends (one statement on a partial index).
+ */
+const RUN_COUNTERS_EVERY_MS = 1000;
 
 /**
  * The clocks of durable runs, on every process: waiting calls past their deadline are settled
@@ -48,6 +54,7 @@ export class RunSupervisor implements OnApplicationBootstrap, OnApplicationShutd
     private readonly lostRuns: LostRuns,
     private readonly delegations: Delegations,
     private readonly queued: QueuedRuns,
+    private readonly budgets: BudgetStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -61,6 +68,9 @@ export class RunSupervisor implements OnApplicationBootstrap, OnApplicationShutd
     // A delegation a process could not move on (it died between a child's end and its answer).
     this.every(DELEGATIONS_EVERY_MS, 'move delegations on', () => this.delegations.sweep());
     this.every(QUEUE_SWEEP_EVERY_MS, 'start queued runs', () => this.queued.sweep(), true);
+    this.every(RUN_COUNTERS_EVERY_MS, "forget ended runs' budget counters", () =>
+      this.budgets.forgetEndedRuns(),
+    );
   }
 
   onApplicationShutdown(): void {

@@ -21,7 +21,7 @@ export class SessionCompactionsController {
     summary: "Summarize the session's older messages now (everything before its newest prompt's turn)",
   })
   @ApiOkResponse({ type: MessageResponse, description: 'The summary message' })
-  @ApiErrors(404, 409)
+  @ApiErrors(404, 409, 429)
   async compact(@Owner() owner: string, @Param('id', SessionIdPipe) id: string): Promise<MessageResponse> {
     return messageView(await this.compactions.compact(owner, id));
   }

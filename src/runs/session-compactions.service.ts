@@ -1,7 +1,10 @@
 import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
 import { BudgetGuard, budgetExceeded } from '../agent/budget-guard';
 import { ContextWindow } from '../agent/context-window';
 import { RunAccounting } from '../agent/run-accounting';
+import type { SummaryCaller } from '../agent/summarizer';
+import { BudgetStore } from '../store/budget-store.service';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import { ModelError } from '../llm/model-provider';
 import { ModelProviders } from '../llm/model-providers';
@@ -23,7 +26,8 @@ import { RunStore } from '../store/run-store.service';
  * is stored under the session's row lock, only while the claim holds and nothing was added to the
  * conversation (no run started) while the summary was being written. The summary is
  * a model call of the key's like any: checked against its budget first (a spent key gets the 429 a
- * start would), its usage stored with the summary and counted in the key's windows.
+ * start would), reserved on the key's and its end user's limits before it is sent (one that does
+ * not fit is that 429, and no call is made), its usage stored and counted in the key's windows.
  */
 @Injectable()
 export class SessionCompactions {
@@ -36,6 +40,7 @@ export class SessionCompactions {
     private readonly budgets: BudgetGuard,
     private readonly accounting: RunAccounting,
     private readonly tracing: RunTracing,
+    private readonly budgetStore: BudgetStore,
   ) {}
 
   async compact(owner: string, sessionId: string): Promise<MessageRow> {
@@ -64,26 +69,54 @@ export class SessionCompactions {
     const sessionId = session.id;
     const rows = await this.conversation.runConversation(sessionId);
     const model = session.model ?? this.models.defaultModel;
-    const compaction = await this.window
-      .summarizeOlder(model, rows, {
-        of: { runId: null, sessionId, owner, endUser: session.endUser },
+    const spender = { owner, endUser: session.endUser };
+    // What the summary reserves is held by an id of its own (it has no run), given back by the
+    // statement that stores its call, or below when none is stored.
+    const holder = randomUUID();
+    let reserved = false;
+    try {
+      return await this.summarizeAs(holder, session, claim, rows, model, {
+        of: { runId: null, sessionId, ...spender },
         iteration: 0,
         trace: this.tracing.outsideRun(),
         signal: new AbortController().signal,
         // Spent though it failed after it streamed: stored on its own.
-        lost: (call) => this.accounting.storeSessionCall(call.row),
-      })
-      .catch((err: unknown) => {
-        // The model's failure is the answer's, as a 502 naming it; anything else is ours.
-        if (!(err instanceof ModelError)) throw err;
-        throw new DomainError(ErrorCode.ModelFailed, `The summary's model call failed: ${err.message}`, {
-          code: err.code,
-          retryable: err.retryable,
-        });
+        lost: (call) => this.accounting.storeSessionCall(call.row, holder),
+        reserve: async (promptTokens, maxTokens) => {
+          reserved = await this.accounting.reserveSessionCall(
+            holder,
+            spender,
+            model,
+            promptTokens,
+            maxTokens,
+          );
+        },
       });
+    } finally {
+      if (reserved) await this.budgetStore.release(holder);
+    }
+  }
+
+  private async summarizeAs(
+    holder: string,
+    session: SessionRow,
+    claim: CompactionClaim,
+    rows: MessageRow[],
+    model: string,
+    caller: SummaryCaller,
+  ): Promise<MessageRow> {
+    const sessionId = session.id;
+    const compaction = await this.window.summarizeOlder(model, rows, caller).catch((err: unknown) => {
+      // The model's failure is the answer's, as a 502 naming it; anything else is ours.
+      if (!(err instanceof ModelError)) throw err;
+      throw new DomainError(ErrorCode.ModelFailed, `The summary's model call failed: ${err.message}`, {
+        code: err.code,
+        retryable: err.retryable,
+      });
+    });
     const call = compaction?.summaryCall;
     // Spent whether or not the summary is kept below: its usage is stored on its own, first.
-    if (call) await this.accounting.storeSessionCall(call.row);
+    if (call) await this.accounting.storeSessionCall(call.row, holder);
     if (!compaction?.summaryRow) {
       throw new DomainError(
         ErrorCode.SessionBusy,

@@ -2,12 +2,40 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { limitName, type BudgetWindow, type CounterLimit } from '../config/team-config';
-import type { Params } from './params';
+import { runBuilt, type Params } from './params';
+import { withCtes } from './store-sql';
 
-/** One budget counter: a key's (`alice`) or one of its end users' (`alice/bob`) spend in a window. */
+/**
+ * A counter's window: a BUDGETS window, or `run` — a run's own limits (`maxTokens`, `maxCostUsd`), one
+ * window that never rolls over (`budget_window` in SQL, migration 1797800000000).
+ */
+export type CounterWindow = BudgetWindow | 'run';
+
+/**
+ * One budget counter: a key's (`alice`) or one of its end users' (`alice/bob`) spend in a window,
+ * or a limited run's with every run below it (`run/<run id>`, window `run`).
+ */
 export interface CounterRef {
   counter: string;
-  window: BudgetWindow;
+  window: CounterWindow;
+}
+
+/** A limit a reservation must fit: BUDGETS' (CounterLimit) or a run's own. */
+export interface ReservedLimit extends CounterRef {
+  amount: number;
+  unit: 'usd' | 'tokens';
+}
+
+/** The counter of a run's own limits, which every call of the run and of the runs below it reserves on. */
+export function runCounter(runId: string): string {
+  return `run/${runId}`;
+}
+
+/** A run whose session has limits of its own: its `maxTokens` and `maxCostUsd` (null: none). */
+export interface LimitedRun {
+  runId: string;
+  maxTokens: number | null;
+  maxCostUsd: number | null;
 }
 
 /** A limit that applies, as GET /v1/usage lists it: what it is, its window, what is used and left. */
@@ -20,9 +48,10 @@ export interface LimitStanding {
 
 /** What a model call asks to reserve before it is sent: its prompt, and as much output as fits. */
 export interface ReservationAsk {
+  /** Who holds the reservation until it is given back: a run, or a call outside any run (a uuid of its own). */
   runId: string;
   owner: string;
-  limits: readonly CounterLimit[];
+  limits: readonly ReservedLimit[];
   /** The prompt's tokens, counted as an upper bound, and their cost at the input price. */
   promptTokens: number;
   promptUsd: number;
@@ -60,8 +89,10 @@ export function sortedCounters(refs: readonly CounterRef[]): CounterRef[] {
 /**
  * The statement part that moves the budget counters: adds a call's tokens and cost to `counters`
  * (each in its current window, by the database's clock) and, with `release`, gives back what that
- * run had reserved (in the windows it reserved in) — one INSERT … ON CONFLICT, so a counter row is
- * changed once per statement, in a fixed order. Null when there is nothing to move.
+ * run had reserved (in the windows it reserved in) — and adds the call to the run counters it
+ * reserved on (its own and its ancestors' limits: those it reserved on are exactly those that limit
+ * it) — one INSERT … ON CONFLICT, so a counter row is changed once per statement, in a fixed order.
+ * Null when there is nothing to move.
  */
 export function countersSql(
   p: Params,
@@ -73,14 +104,16 @@ export function countersSql(
   const parts: string[] = [];
   if (counters.length > 0) {
     parts.push(
-      `SELECT c, w, date_trunc(w, now(), 'UTC'), ${p.add(spend.tokens)}::bigint, ${p.add(spend.costUsd)}::numeric,
+      `SELECT c, w, budget_window(w), ${p.add(spend.tokens)}::bigint, ${p.add(spend.costUsd)}::numeric,
               0::bigint, 0::numeric
          FROM unnest(${p.add(counters.map((c) => c.counter))}::text[], ${p.add(counters.map((c) => c.window))}::text[]) AS t(c, w)`,
     );
   }
   if (release !== null) {
     parts.push(
-      `SELECT counter, window_kind, window_start, 0::bigint, 0::numeric, -tokens, -cost_usd
+      `SELECT counter, window_kind, window_start,
+              CASE WHEN window_kind = 'run' THEN ${p.add(spend.tokens)}::bigint ELSE 0 END,
+              CASE WHEN window_kind = 'run' THEN ${p.add(spend.costUsd)}::numeric ELSE 0 END, -tokens, -cost_usd
          FROM budget_reservations WHERE run_id = ${p.add(release)}::uuid`,
     );
   }
@@ -133,6 +166,53 @@ export class BudgetStore {
   }
 
   /**
+   * Gives back what `holder` has reserved, when no call's usage is stored with it (a call outside any
+   * run that was never sent, or failed before it was stored): one statement, nothing when it holds none.
+   */
+  async release(holder: string): Promise<void> {
+    await runBuilt(this.db.manager, (p) => {
+      const moved = countersSql(p, { counters: [], tokens: 0, costUsd: 0 }, holder);
+      return withCtes(moved === null ? [] : [moved, releaseSql(p, holder)], 'SELECT 1');
+    });
+  }
+
+  /**
+   * The runs above a child run whose sessions have limits of their own, nearest first: the run that
+   * delegated it (`parentRunId`), the run that delegated that one, … up to the root.
+   */
+  async limitedAncestors(parentRunId: string): Promise<LimitedRun[]> {
+    const rows: { runId: string; maxTokens: number | null; maxCostUsd: number | null }[] =
+      await this.db.query(
+        `WITH RECURSIVE up(run_id, depth) AS (
+         SELECT $1::uuid, 0
+         UNION ALL
+         SELECT s.parent_run_id, up.depth + 1
+           FROM up JOIN runs r ON r.id = up.run_id JOIN sessions s ON s.id = r.session_id
+          WHERE s.parent_run_id IS NOT NULL AND up.depth < 16)
+       SELECT up.run_id AS "runId", s.max_tokens AS "maxTokens", s.max_cost_usd AS "maxCostUsd"
+         FROM up JOIN runs r ON r.id = up.run_id JOIN sessions s ON s.id = r.session_id
+        WHERE s.max_tokens IS NOT NULL OR s.max_cost_usd IS NOT NULL
+        ORDER BY up.depth`,
+        [parentRunId],
+      );
+    return rows;
+  }
+
+  /**
+   * Deletes the counters of runs that have ended (`run/<id>`: a run's own limits hold for that run
+   * only), so key_spend does not grow a row per run; a call of a run below an ended one finds its
+   * counter gone and makes no call (reserve_budget). An index scan of the few run counters there are.
+   */
+  async forgetEndedRuns(): Promise<void> {
+    await this.db.query(
+      `DELETE FROM key_spend k
+        WHERE k.window_kind = 'run'
+          AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = substr(k.owner, 5)::uuid
+                             AND r.status IN ('queued', 'running', 'requires_action'))`,
+    );
+  }
+
+  /**
    * Each limit with what its window has used (committed calls) and what is left of it now — less
    * what the calls in flight have reserved.
    */
@@ -150,7 +230,7 @@ export class BudgetStore {
     if (counters.length === 0) return [];
     const rows: {
       counter: string;
-      window: BudgetWindow;
+      window: CounterWindow;
       tokens: string;
       costUsd: number;
       rt: string;
@@ -161,7 +241,7 @@ export class BudgetStore {
                 coalesce(k.reserved_usd, 0) AS ru
            FROM unnest($1::text[], $2::text[]) AS t(c, w)
            LEFT JOIN key_spend k
-             ON k.owner = t.c AND k.window_kind = t.w AND k.window_start = date_trunc(t.w, now(), 'UTC')`,
+             ON k.owner = t.c AND k.window_kind = t.w AND k.window_start = budget_window(t.w)`,
       [counters.map((c) => c.counter), counters.map((c) => c.window)],
     );
     return rows.map((r) => ({

@@ -205,7 +205,7 @@ describe('the OpenAPI document', () => {
     );
     expect(errorsOf('delete', '/v1/sessions/{id}')).toEqual(expect.arrayContaining(['404', '409']));
     expect(errorsOf('post', '/v1/sessions/{id}/compact')).toEqual(
-      expect.arrayContaining(['401', '404', '409']),
+      expect.arrayContaining(['401', '404', '409', '429']),
     );
     expect(errorsOf('get', '/health/live')).toEqual(['421']);
   });

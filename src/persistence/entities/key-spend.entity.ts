@@ -1,16 +1,18 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 
 /**
  * What a key — or one end user of a key, `owner` `<key>/<end user>` — spent in one budget window
  * (BUDGETS), moved by the statement that stores each model call's step, and what the calls in flight
  * have reserved: the counter every reservation before a model call reads (one row, not a sum of calls).
+ * A run's own limits (`maxTokens`, `maxCostUsd`) are a counter too: `run/<run id>`, window `run`.
  */
 @Entity({ name: 'key_spend' })
+@Index('ix_key_spend_runs', ['owner'], { where: "window_kind = 'run'" })
 export class KeySpendEntity {
   @PrimaryColumn({ type: 'text', primaryKeyConstraintName: 'pk_key_spend' })
   owner!: string;
 
-  /** `hour`, `day` or `month` (UTC). */
+  /** `hour`, `day` or `month` (UTC); `run` for a run's own limits (one window, starting at the epoch). */
   @PrimaryColumn({ name: 'window_kind', type: 'text', primaryKeyConstraintName: 'pk_key_spend' })
   windowKind!: string;
 

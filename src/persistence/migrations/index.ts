@@ -22,6 +22,7 @@ import { QueuedRuns1797500000000 } from './1797500000000-queued-runs';
 import { Schedules1797500000001 } from './1797500000001-schedules';
 import { Webhooks1797600000000 } from './1797600000000-webhooks';
 import { RunReplays1797700000000 } from './1797700000000-run-replays';
+import { RunBudgets1797800000000 } from './1797800000000-run-budgets';
 import { WebhookPruning1797820000000 } from './1797820000000-webhook-pruning';
 
 /** Every committed migration, oldest first. Never edit one that has landed; add a new one. */
@@ -50,5 +51,6 @@ export const MIGRATIONS = [
   Schedules1797500000001,
   Webhooks1797600000000,
   RunReplays1797700000000,
+  RunBudgets1797800000000,
   WebhookPruning1797820000000,
 ];
