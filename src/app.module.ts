@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { AgentsModule } from './agents/agents.module';
 import { CommandsModule } from './commands/commands.module';
-import { DrainingModule } from './common/draining';
+import { DrainingModule } from './common/draining.service';
 import { ForksModule } from './forks/forks.module';
 import { FilesModule } from './files/files.module';
 import { FrontendsModule } from './frontends/frontends.module';

@@ -4,7 +4,7 @@ import { ConfigError, loadConfig } from './config/app-config';
 import { readEnvironment } from './config/environment';
 import { createApp } from './bootstrap';
 import { assertCanListen, listen } from './http/listen';
-import { Draining } from './common/draining';
+import { Draining } from './common/draining.service';
 import { EmbeddedDatabaseError, openDatabase } from './persistence/embedded-database';
 import { startupLog } from './observability/startup-log';
 import { logsAsText } from './observability/logger-params';

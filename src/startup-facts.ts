@@ -3,7 +3,7 @@ import type { AppConfig } from './config/app-config';
 import { shownUrl } from './config/secret-variables';
 import type { BudgetLimit } from './config/team-config';
 import { splitModelName } from './llm/model-name';
-import { ModelProviders } from './llm/model-providers';
+import { ModelProviders } from './llm/model-providers.service';
 import { PROVIDERS, upstreamToCheck } from './llm/providers';
 import { OPENAI_BASE_URL } from './llm/providers/openai/openai.provider';
 import type { UpstreamToCheck } from './llm/upstream-check';

@@ -1,19 +1,19 @@
 import { Module } from '@nestjs/common';
 import { LlmModule } from '../llm/llm.module';
-import { BudgetGuard } from './budget-guard';
-import { CallsAhead } from './calls-ahead';
-import { RunAccounting } from './run-accounting';
+import { BudgetGuard } from './budget-guard.service';
+import { CallsAhead } from './calls-ahead.service';
+import { RunAccounting } from './run-accounting.service';
 import { StoreModule } from '../store/store.module';
 import { ToolsModule } from '../tools/tools.module';
-import { ContextWindow } from './context-window';
-import { Summarizer } from './summarizer';
-import { ModelCallRecorder } from './model-call-recorder';
+import { ContextWindow } from './context-window.service';
+import { Summarizer } from './summarizer.service';
+import { ModelCallRecorder } from './model-call-recorder.service';
 import { ModelCalls } from './model-calls.service';
-import { RecordedRuns } from './recorded-runs';
+import { RecordedRuns } from './recorded-runs.service';
 import { RunOrchestrator } from './run-orchestrator.service';
-import { RunTakeover } from './run-takeover';
+import { RunTakeover } from './run-takeover.service';
 import { RunTools } from './run-tools.service';
-import { ToolStepService } from './tool-step.service';
+import { ToolSteps } from './tool-steps.service';
 import { ToolAttachments } from './tool-attachments.service';
 
 /** The loop: call the model, decide and run each step's tool calls, store what happened. */
@@ -21,7 +21,7 @@ import { ToolAttachments } from './tool-attachments.service';
   imports: [LlmModule, ToolsModule, StoreModule],
   providers: [
     RunTools,
-    ToolStepService,
+    ToolSteps,
     ToolAttachments,
     RunTakeover,
     Summarizer,

@@ -3,17 +3,22 @@ import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { DEFAULT_RESPONSE_FORMAT_NAME } from '../common/response-format';
 import { ModelError, type ModelRequest, type ModelStreamEvent } from '../llm/model-provider';
-import { ModelProviders } from '../llm/model-providers';
+import { ModelProviders } from '../llm/model-providers.service';
 import { SentModelCall } from '../llm/sent-model-call';
 import { FileStore } from '../store/file-store.service';
 import type { RunRow } from '../store/run-store.service';
 import type { SessionRow } from '../store/session-store.service';
-import { ContextTooLong, ContextWindow, isContextTooLong, registryTakesImages } from './context-window';
+import {
+  ContextTooLong,
+  ContextWindow,
+  isContextTooLong,
+  registryTakesImages,
+} from './context-window.service';
 import { modelMessages, withoutVisualFiles } from './conversation';
-import { ModelCallRecorder, type EndedCall, type RecordedCall } from './model-call-recorder';
+import { ModelCallRecorder, type EndedCall, type RecordedCall } from './model-call-recorder.service';
 import type { RunHandle } from './run-handle';
-import { RecordedFailure, RecordedRuns } from './recorded-runs';
-import { RunAccounting } from './run-accounting';
+import { RecordedFailure, RecordedRuns } from './recorded-runs.service';
+import { RunAccounting } from './run-accounting.service';
 import type { ModelTurn } from './step-record';
 
 /** What a model call of a run is made of: the run's model and progress, its conversation and tools. */

@@ -3,7 +3,7 @@ import type { RunError } from '../persistence/entities/run.entity';
 import type { ToolErrorCode } from '../tools/tool';
 import type { PricedUsage, RunEventBody } from '../events/run-events';
 import type { ToolCallRow, ToolCallSettlement } from '../store/conversation-store.service';
-import type { FinishEntry } from '../store/run-journal';
+import type { FinishEntry } from '../store/run-journal.service';
 import type { RunRow } from '../store/run-store.service';
 import type { SpentCall } from '../store/usage-store.service';
 import { runUsage, usageColumns, type RunUsageColumns } from './step-record';

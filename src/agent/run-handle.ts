@@ -7,8 +7,8 @@ import type { CompactionWrite, MessageRow } from '../store/conversation-store.se
 import type { RunRow } from '../store/run-store.service';
 import type { SessionRow } from '../store/session-store.service';
 import type { Toolset } from '../tools/toolset';
-import { NO_TRACE, type RunTrace } from '../observability/run-tracing';
-import type { RecordedCall } from './model-call-recorder';
+import { NO_TRACE, type RunTrace } from '../observability/run-tracing.service';
+import type { RecordedCall } from './model-call-recorder.service';
 import { runUsage, usageColumns } from './step-record';
 
 export type StopReason = 'cancelled' | 'disconnected';

@@ -3,22 +3,22 @@ import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { ModelError } from '../llm/model-provider';
 import type { RunError } from '../persistence/entities/run.entity';
-import { ContextTooLong } from './context-window';
-import { CallsAhead } from './calls-ahead';
+import { ContextTooLong } from './context-window.service';
+import { CallsAhead } from './calls-ahead.service';
 import { ModelCalls } from './model-calls.service';
 import { RunFinalization, type FinalOutcome } from './run-finalization';
 import { RunStopped, type RunHandle } from './run-handle';
 import { buildStepRecord, isWaiting, withCallUsage, type ModelTurn, type StepRecord } from './step-record';
 import { ConversationStore } from '../store/conversation-store.service';
-import { RunJournal } from '../store/run-journal';
+import { RunJournal } from '../store/run-journal.service';
 import { RunStore } from '../store/run-store.service';
 import { isRunReleased, isStoreUnavailable } from '../store/store-errors';
-import { ToolStepService, type PlannedCall } from './tool-step.service';
+import { ToolSteps, type PlannedCall } from './tool-steps.service';
 import { RunTools } from './run-tools.service';
-import { RunTakeover } from './run-takeover';
+import { RunTakeover } from './run-takeover.service';
 import { judgeAnswer } from './structured-output';
-import { BudgetSpent, RunAccounting } from './run-accounting';
-import { RecordedFailure } from './recorded-runs';
+import { BudgetSpent, RunAccounting } from './run-accounting.service';
+import { RecordedFailure } from './recorded-runs.service';
 import type { NewModelCall } from '../store/usage-store.service';
 
 /**
@@ -47,7 +47,7 @@ export class RunOrchestrator {
   private readonly logger = new Logger(RunOrchestrator.name);
 
   constructor(
-    private readonly steps: ToolStepService,
+    private readonly steps: ToolSteps,
     private readonly tools: RunTools,
     private readonly store: RunStore,
     private readonly conversation: ConversationStore,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ModelToolCall, ProviderData, Usage } from '../llm/model-provider';
 import type { StoredToolCall } from '../persistence/entities/message.entity';
 import type { PricedUsage, RunEventBody } from '../events/run-events';
-import { addUsd } from '../llm/model-prices';
+import { addUsd } from '../llm/model-prices.service';
 import type { NewModelCall } from '../store/usage-store.service';
 import type { ToolCallStatus } from '../persistence/entities/tool-call.entity';
 import type {

@@ -26,7 +26,7 @@
  */
 
 /**
- * Run starts let through per tick (TickGate in RunService.start). Matters while many runs start at
+ * Run starts let through per tick (TickGate in Runs.start). Matters while many runs start at
  * once: ticks went from 21–35 ms to 4.8–7.7 ms at the median while the 1,000 started, loop delay p99
  * 27.5–31.4 ms against 29.8–40.6 in seven back-to-back pairs; 2 or 4 a tick: 29.7–32.7 ms, no
  * better (decision 010's history). One a tick is still thousands a second while ticks are short.

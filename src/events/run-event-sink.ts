@@ -1,7 +1,7 @@
 import { serializeEvent, type RunEventBody, type SerializedEvent } from './run-events';
 import { FlushSchedule } from './flush-schedule';
 import { retryWhileLeased, type RunLease } from './run-lease';
-import type { JournalAt } from '../store/run-journal';
+import type { JournalAt } from '../store/run-journal.service';
 import type { RunStore } from '../store/run-store.service';
 import { isRunReleased, LeaseLost, type StoreUnavailable } from '../store/store-errors';
 import { FLUSH_MAX_EVENTS, FLUSH_MAX_TEXT_CHARS, SINK_WINDOW_EVENTS as SINK_WINDOW } from '../common/tuning';

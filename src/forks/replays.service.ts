@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { DomainError, ErrorCode } from '../common/domain-error';
-import { ModelProviders } from '../llm/model-providers';
+import { ModelProviders } from '../llm/model-providers.service';
 import type { RunStatus } from '../persistence/entities/run.entity';
-import { RunService, runNotFound } from '../runs/run.service';
+import { Runs, runNotFound } from '../runs/runs.service';
 import { ForkStore } from '../store/fork-store.service';
 import { RecordedRunStore } from '../store/recorded-run-store.service';
 import { SessionStore } from '../store/session-store.service';
@@ -28,7 +28,7 @@ export class Replays {
     private readonly recorded: RecordedRunStore,
     private readonly forks: ForkStore,
     private readonly sessions: SessionStore,
-    private readonly runs: RunService,
+    private readonly runs: Runs,
     private readonly models: ModelProviders,
   ) {}
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DomainError, ErrorCode } from '../common/domain-error';
-import { RunService } from '../runs/run.service';
+import { Runs } from '../runs/runs.service';
 import { ToolCallDecisions, type Decision } from '../runs/tool-call-decisions.service';
 import { RunStore } from '../store/run-store.service';
 
@@ -16,7 +16,7 @@ export type TurnDecision = Decision & { toolCallId: string };
 @Injectable()
 export class WaitingRunTurns {
   constructor(
-    private readonly runs: RunService,
+    private readonly runs: Runs,
     private readonly decisions: ToolCallDecisions,
     private readonly store: RunStore,
   ) {}

@@ -7,7 +7,7 @@ import {
   type SchemaObject,
 } from '@nestjs/swagger';
 import { HealthCheckService, TypeOrmHealthIndicator, type HealthCheckResult } from '@nestjs/terminus';
-import { Draining } from '../common/draining';
+import { Draining } from '../common/draining.service';
 
 const DATABASE_TIMEOUT_MS = 2000;
 

@@ -2,8 +2,8 @@ import { Module } from '@nestjs/common';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { MODEL_PROVIDER, type ModelProvider } from './model-provider';
-import { ModelPrices } from './model-prices';
-import { ModelProviders } from './model-providers';
+import { ModelPrices } from './model-prices.service';
+import { ModelProviders } from './model-providers.service';
 import { configuredBy, PROVIDERS, providerBaseUrl } from './providers';
 import { OPENAI } from './providers/openai/openai.definition';
 

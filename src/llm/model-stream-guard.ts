@@ -17,7 +17,7 @@ export interface StreamGuardLimits {
  *   boundary, the provider's stream is closed (which closes its request), and the call finishes
  *   with `length` and no tool calls (a cut answer's calls cannot be trusted to be whole). Its usage
  *   says 0 + 0: the upstream's report, sent at its end, never comes — the call is counted all the
- *   same, estimated from what was sent and streamed (agent/model-call-recorder.ts).
+ *   same, estimated from what was sent and streamed (agent/model-call-recorder.service.ts).
  * `open` starts the provider's stream with the signal to honour.
  */
 export async function* guardModelStream(

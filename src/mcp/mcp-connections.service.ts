@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleIn
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { scrubSecrets } from '../config/secret-variables';
-import { MetricsService } from '../metrics/metrics.service';
+import { Metrics } from '../metrics/metrics.service';
 import { validateJsonSchema } from '../tools/json-schema';
 import type { Tool } from '../tools/tool';
 import { ToolRegistry, type ToolSource } from '../tools/tool-registry.service';
@@ -34,7 +34,7 @@ export class McpConnections implements ToolSource, OnModuleInit, OnApplicationSh
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly registry: ToolRegistry,
-    private readonly metrics: MetricsService,
+    private readonly metrics: Metrics,
   ) {
     this.connections = config.mcpServers.map(
       (server) =>

@@ -1,12 +1,12 @@
 import { Controller, Get, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { MetricsService } from './metrics.service';
+import { Metrics } from './metrics.service';
 
 @ApiTags('operations')
 @Controller('metrics')
 export class MetricsController {
-  constructor(private readonly metrics: MetricsService) {}
+  constructor(private readonly metrics: Metrics) {}
 
   @Get()
   @ApiOperation({ summary: 'Prometheus metrics (no key needed)' })

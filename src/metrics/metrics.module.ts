@@ -1,7 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { MetricsController } from './metrics.controller';
-import { MetricsService } from './metrics.service';
+import { Metrics } from './metrics.service';
 
 @Global()
-@Module({ controllers: [MetricsController], providers: [MetricsService], exports: [MetricsService] })
+@Module({ controllers: [MetricsController], providers: [Metrics], exports: [Metrics] })
 export class MetricsModule {}

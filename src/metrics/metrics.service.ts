@@ -3,7 +3,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 
 /** Every Prometheus metric the service exports, named once. */
 @Injectable()
-export class MetricsService {
+export class Metrics {
   readonly registry = new Registry();
 
   private readonly runsStarted = new Counter({

@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Owner } from '../auth/owner.decorator';
 import { ApiErrors } from '../http/api-errors.decorator';
 import { fullModelName } from '../llm/model-name';
-import { ModelProviders } from '../llm/model-providers';
+import { ModelProviders } from '../llm/model-providers.service';
 import { ModelsResponse } from './dto/models.response';
 
 @ApiTags('models')

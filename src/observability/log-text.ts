@@ -25,7 +25,7 @@ const SAID = new Set([
 
 /**
  * One log line (pino's JSON object) as text for a person at a terminal (LOG_FORMAT=pretty, or auto
- * on a terminal): `12:00:01.234 INFO  [RunService] driving run runId=…`; a request's line says
+ * on a terminal): `12:00:01.234 INFO  [Runs] driving run runId=…`; a request's line says
  * `GET /v1/models 200 12ms`; an error's stack follows on its own lines. The fields are those of
  * the JSON line — nothing is logged here that the JSON line does not hold — and a line that is not
  * JSON is passed through as it is.

@@ -1,5 +1,5 @@
 import { Global, Module } from '@nestjs/common';
-import { RunTracing } from './run-tracing';
+import { RunTracing } from './run-tracing.service';
 
 /** Run traces (OpenTelemetry, OTLP), for every module that drives runs. */
 @Global()

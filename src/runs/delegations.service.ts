@@ -10,7 +10,7 @@ import { SessionStore, type ChildOfRun, type SessionRow } from '../store/session
 import { ToolRegistry } from '../tools/tool-registry.service';
 import { Toolset } from '../tools/toolset';
 import { DrivenRuns } from './driven-runs.service';
-import { RunService } from './run.service';
+import { Runs } from './runs.service';
 import { ToolCallDecisions } from './tool-call-decisions.service';
 
 const MODE_LADDER: readonly SessionMode[] = ['safe', 'write', 'exec'];
@@ -33,7 +33,7 @@ export class Delegations implements OnModuleInit {
     private readonly store: RunStore,
     private readonly conversation: ConversationStore,
     private readonly sessions: SessionStore,
-    private readonly runs: RunService,
+    private readonly runs: Runs,
     private readonly driven: DrivenRuns,
     private readonly decisions: ToolCallDecisions,
     private readonly registry: ToolRegistry,

@@ -1,9 +1,9 @@
-import type { MetricsService } from '../metrics/metrics.service';
+import type { Metrics } from '../metrics/metrics.service';
 import { RunFinalization, type FinalOutcome } from '../agent/run-finalization';
-import type { RunTakeover } from '../agent/run-takeover';
+import type { RunTakeover } from '../agent/run-takeover.service';
 import { serializeEvents } from '../events/run-events';
 import type { ConversationStore } from '../store/conversation-store.service';
-import type { RunJournal } from '../store/run-journal';
+import type { RunJournal } from '../store/run-journal.service';
 import type { RunStore } from '../store/run-store.service';
 
 /**
@@ -14,7 +14,7 @@ export async function finishDetachedRun(
   runs: RunStore,
   conversation: ConversationStore,
   journal: RunJournal,
-  metrics: MetricsService,
+  metrics: Metrics,
   runId: string,
   outcome: FinalOutcome,
   takeover: Pick<RunTakeover, 'interruptedCall'>,

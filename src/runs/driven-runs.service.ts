@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
-import { ServerProcess } from '../common/server-process';
-import { MetricsService } from '../metrics/metrics.service';
+import { ServerProcess } from '../common/server-process.service';
+import { Metrics } from '../metrics/metrics.service';
 import { ToolRegistry } from '../tools/tool-registry.service';
 import { Toolset } from '../tools/toolset';
 import { RunEventHub } from '../events/run-event-hub.service';
@@ -32,7 +32,7 @@ export class DrivenRuns {
     private readonly hub: RunEventHub,
     private readonly orchestrator: RunOrchestrator,
     private readonly registry: ToolRegistry,
-    private readonly metrics: MetricsService,
+    private readonly metrics: Metrics,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly process: ServerProcess,
   ) {}

@@ -1,17 +1,17 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
-import { Draining } from '../common/draining';
-import { MetricsService } from '../metrics/metrics.service';
+import { Draining } from '../common/draining.service';
+import { Metrics } from '../metrics/metrics.service';
 import { PgNotifications } from '../persistence/pg-notifications.service';
 import { RunStopped } from '../agent/run-handle';
 import { ConversationStore } from '../store/conversation-store.service';
 import { RUN_HANDOVER_CHANNEL, RunStore } from '../store/run-store.service';
 import { finishDetachedRun } from './detached-runs';
-import { RunTakeover } from '../agent/run-takeover';
+import { RunTakeover } from '../agent/run-takeover.service';
 import { DrivenRuns } from './driven-runs.service';
 import { ResumedRuns } from './resumed-runs.service';
-import { RunJournal } from '../store/run-journal';
+import { RunJournal } from '../store/run-journal.service';
 
 /** Runs claimed by one statement: a bound on the work one check starts at once. */
 const CLAIM_AT_ONCE = 100;
@@ -36,7 +36,7 @@ export class LostRuns implements OnModuleInit {
     private readonly driven: DrivenRuns,
     private readonly resumed: ResumedRuns,
     private readonly notifications: PgNotifications,
-    private readonly metrics: MetricsService,
+    private readonly metrics: Metrics,
     private readonly draining: Draining,
     private readonly takeover: RunTakeover,
     private readonly journal: RunJournal,

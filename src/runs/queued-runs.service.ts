@@ -1,7 +1,7 @@
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { DomainError, ErrorCode } from '../common/domain-error';
-import { Draining } from '../common/draining';
+import { Draining } from '../common/draining.service';
 import { serializeEvent } from '../events/run-events';
 import type { IdempotencyClaim } from '../store/idempotency-store.service';
 import { QueuedRunStore } from '../store/queued-run-store.service';

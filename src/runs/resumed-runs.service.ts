@@ -1,11 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { callKey } from '../agent/call-key';
-import type { TakeOverReason } from '../agent/run-takeover';
+import type { TakeOverReason } from '../agent/run-takeover.service';
 import { ConversationStore } from '../store/conversation-store.service';
 import { RunStore } from '../store/run-store.service';
 import { SessionStore } from '../store/session-store.service';
 import { splitModelName } from '../llm/model-name';
-import { RunTracing } from '../observability/run-tracing';
+import { RunTracing } from '../observability/run-tracing.service';
 import { DrivenRuns } from './driven-runs.service';
 
 /**

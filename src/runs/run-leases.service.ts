@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
-import { Draining } from '../common/draining';
+import { Draining } from '../common/draining.service';
 import { RunStore } from '../store/run-store.service';
 import { LeaseLost } from '../store/store-errors';
 import { DrivenRuns } from './driven-runs.service';

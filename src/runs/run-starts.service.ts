@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import type { SerializedEvent } from '../events/run-events';
 import { splitModelName } from '../llm/model-name';
-import { RunTracing, type RunTrace } from '../observability/run-tracing';
+import { RunTracing, type RunTrace } from '../observability/run-tracing.service';
 import type { Toolset } from '../tools/toolset';
 import { ConversationStore, type MessageRow } from '../store/conversation-store.service';
 import type { NewRun, StartOutcome } from '../store/run-start-store.service';
@@ -10,7 +10,7 @@ import { RunStore, type Queryable, type RunRow } from '../store/run-store.servic
 import type { SessionRow } from '../store/session-store.service';
 import { SessionHasActiveRun } from '../store/store-errors';
 import { sessionNotFound } from '../sessions/sessions.service';
-import { CallsAhead } from '../agent/calls-ahead';
+import { CallsAhead } from '../agent/calls-ahead.service';
 import type { FirstCall } from '../agent/run-handle';
 import { newSessionConversation, storedMessage } from './start-conversation';
 import { StartLimits } from './start-limits.service';

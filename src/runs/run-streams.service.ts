@@ -2,7 +2,7 @@ import { Injectable, UnauthorizedException } from '@nestjs/common';
 import { streamTokenExpiry } from '../auth/stream-tokens';
 import type { FastifyReply } from 'fastify';
 import { RunEventHub } from '../events/run-event-hub.service';
-import { RunService } from './run.service';
+import { Runs } from './runs.service';
 import type { StartRun } from './start-run';
 import { EventStreams } from '../sse/event-streams.service';
 
@@ -10,7 +10,7 @@ import { EventStreams } from '../sse/event-streams.service';
 @Injectable()
 export class RunStreams {
   constructor(
-    private readonly runs: RunService,
+    private readonly runs: Runs,
     private readonly hub: RunEventHub,
     private readonly streams: EventStreams,
   ) {}

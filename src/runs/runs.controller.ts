@@ -11,7 +11,7 @@ import {
 import { ApiErrors } from '../http/api-errors.decorator';
 import { RunResponse, StreamTokenResponse } from './dto/run.response';
 import type { FastifyReply } from 'fastify';
-import { RunService } from './run.service';
+import { Runs } from './runs.service';
 import { ToolCallDecisions } from './tool-call-decisions.service';
 import { Owner, ViaStreamToken } from '../auth/owner.decorator';
 import { StreamTokens, streamTokenExpiry } from '../auth/stream-tokens';
@@ -28,7 +28,7 @@ import { RunIdPipe } from '../http/uuid-or-404.pipe';
 @Controller('v1/runs')
 export class RunsController {
   constructor(
-    private readonly runs: RunService,
+    private readonly runs: Runs,
     private readonly decisions: ToolCallDecisions,
     private readonly streams: RunStreams,
     private readonly tokens: StreamTokens,

@@ -14,7 +14,7 @@ import { ChatController } from './chat.controller';
 import { DrivenRuns } from './driven-runs.service';
 import { ResumedRuns } from './resumed-runs.service';
 import { RunLeases } from './run-leases.service';
-import { RunService } from './run.service';
+import { Runs } from './runs.service';
 import { RunsController } from './runs.controller';
 import { QueuedRuns } from './queued-runs.service';
 import { RunStreams } from './run-streams.service';
@@ -43,7 +43,7 @@ import { Delegations } from './delegations.service';
   ],
   controllers: [ChatController, RunsController, SessionCompactionsController],
   providers: [
-    RunService,
+    Runs,
     DrivenRuns,
     ResumedRuns,
     RunLeases,
@@ -64,6 +64,6 @@ import { Delegations } from './delegations.service';
       useFactory: (config: AppConfig) => new StreamTokens(config.apiKeys),
     },
   ],
-  exports: [RunService, ToolCallDecisions],
+  exports: [Runs, ToolCallDecisions],
 })
 export class RunsModule {}

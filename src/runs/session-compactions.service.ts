@@ -1,14 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { BudgetGuard, budgetExceeded } from '../agent/budget-guard';
-import { ContextWindow } from '../agent/context-window';
-import { RunAccounting } from '../agent/run-accounting';
-import type { SummaryCaller } from '../agent/summarizer';
+import { BudgetGuard, budgetExceeded } from '../agent/budget-guard.service';
+import { ContextWindow } from '../agent/context-window.service';
+import { RunAccounting } from '../agent/run-accounting.service';
+import type { SummaryCaller } from '../agent/summarizer.service';
 import { BudgetStore } from '../store/budget-store.service';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import { ModelError } from '../llm/model-provider';
-import { ModelProviders } from '../llm/model-providers';
-import { RunTracing } from '../observability/run-tracing';
+import { ModelProviders } from '../llm/model-providers.service';
+import { RunTracing } from '../observability/run-tracing.service';
 import { Sessions } from '../sessions/sessions.service';
 import type { SessionRow } from '../store/session-store.service';
 import {

@@ -2,8 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { DomainError, ErrorCode } from '../common/domain-error';
-import { Draining } from '../common/draining';
-import { BudgetGuard, budgetExceeded, type Spender } from '../agent/budget-guard';
+import { Draining } from '../common/draining.service';
+import { BudgetGuard, budgetExceeded, type Spender } from '../agent/budget-guard.service';
 import type { SessionRow } from '../store/session-store.service';
 import {
   RunStartStore,

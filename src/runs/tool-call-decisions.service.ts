@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DomainError, ErrorCode } from '../common/domain-error';
-import { MetricsService } from '../metrics/metrics.service';
+import { Metrics } from '../metrics/metrics.service';
 import type { ToolCallApproval } from '../persistence/entities/tool-call.entity';
 import { ToolRegistry } from '../tools/tool-registry.service';
 import {
@@ -11,11 +11,11 @@ import {
 import { serializeEvents, type RunEventBody } from '../events/run-events';
 import { RunStore, type Queryable, type RunChanges, type RunRow } from '../store/run-store.service';
 
-import { runNotFound } from './run.service';
+import { runNotFound } from './runs.service';
 import { DrivenRuns } from './driven-runs.service';
 import { ResumedRuns } from './resumed-runs.service';
 import { errorSettlement, resultEvent } from '../agent/tool-results';
-import { RunTracing, type TracedToolCall } from '../observability/run-tracing';
+import { RunTracing, type TracedToolCall } from '../observability/run-tracing.service';
 
 export type Decision =
   | { kind: 'approval'; approve: boolean; reason?: string; arguments?: Record<string, unknown> }
@@ -59,7 +59,7 @@ export class ToolCallDecisions {
     private readonly driven: DrivenRuns,
     private readonly resumed: ResumedRuns,
     private readonly registry: ToolRegistry,
-    private readonly metrics: MetricsService,
+    private readonly metrics: Metrics,
     private readonly tracing: RunTracing,
   ) {}
 

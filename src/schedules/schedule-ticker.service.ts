@@ -1,6 +1,6 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { Draining } from '../common/draining';
-import { RunService } from '../runs/run.service';
+import { Draining } from '../common/draining.service';
+import { Runs } from '../runs/runs.service';
 import { ScheduleStore, type ClaimedDueTime } from '../store/schedule-store.service';
 import { nextDueTime } from './cron';
 
@@ -33,7 +33,7 @@ export class ScheduleTicker implements OnApplicationBootstrap, OnApplicationShut
 
   constructor(
     private readonly store: ScheduleStore,
-    private readonly runs: RunService,
+    private readonly runs: Runs,
     private readonly draining: Draining,
   ) {}
 

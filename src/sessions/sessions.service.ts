@@ -7,7 +7,7 @@ import { sessionEndUser } from '../auth/end-user';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import type { ResponseFormat } from '../common/response-format';
 import { decodeCursor, encodeCursor } from '../common/page-cursor';
-import { ModelProviders } from '../llm/model-providers';
+import { ModelProviders } from '../llm/model-providers.service';
 import type { ClientToolDefinition } from '../persistence/entities/session.entity';
 import { validateJsonSchema } from '../tools/json-schema';
 import { ToolRegistry } from '../tools/tool-registry.service';

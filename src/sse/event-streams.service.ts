@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { DomainError, ErrorCode } from '../common/domain-error';
-import { MetricsService } from '../metrics/metrics.service';
+import { Metrics } from '../metrics/metrics.service';
 import type { EventRecord } from '../store/run-store.service';
 
 /**
@@ -31,7 +31,7 @@ export class EventStreams implements OnModuleDestroy {
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly metrics: MetricsService,
+    private readonly metrics: Metrics,
   ) {
     this.pinger = setInterval(() => this.ping(), 1000);
     this.pinger.unref();

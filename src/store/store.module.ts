@@ -8,7 +8,7 @@ import { FileStore } from './file-store.service';
 import { IdempotencyStore } from './idempotency-store.service';
 import { RunStartStore } from './run-start-store.service';
 import { QueuedRunStore } from './queued-run-store.service';
-import { RunJournal } from './run-journal';
+import { RunJournal } from './run-journal.service';
 import { ScheduleStore } from './schedule-store.service';
 import { RunStore } from './run-store.service';
 import { SessionStore } from './session-store.service';

@@ -20,7 +20,7 @@ import { WorkspaceRecovery } from './workspace-recovery.service';
 import { BackgroundCommands } from './exec/background-commands.service';
 import { GetCommandOutputTool } from './builtin/get-command-output.tool';
 import { CancelCommandTool } from './builtin/cancel-command.tool';
-import { ServerProcess } from '../common/server-process';
+import { ServerProcess } from '../common/server-process.service';
 
 /** The registry, the runner and the built-in tools. A new tool: one @AgentTool() class and one line below. */
 @Module({

@@ -9,7 +9,7 @@ import {
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { Backoff } from '../common/backoff';
-import { Draining } from '../common/draining';
+import { Draining } from '../common/draining.service';
 import { PgNotifications } from '../persistence/pg-notifications.service';
 import {
   WEBHOOK_DUE_CHANNEL,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { CallsAhead } from '../../src/agent/calls-ahead';
+import { CallsAhead } from '../../src/agent/calls-ahead.service';
 import { RunHandle, type FirstCall } from '../../src/agent/run-handle';
 import type { RunEventSink } from '../../src/events/run-event-sink';
 import type { RunLease } from '../../src/events/run-lease';
@@ -64,7 +64,13 @@ describe('the loop’s send: a call sent with the start is used only for exactly
         responseFormat: null,
         replay: null,
       } as unknown as RunRow,
-      session: { maxTokens: null, maxCostUsd: null, endUser: null, reasoning: null, ...session } as SessionRow,
+      session: {
+        maxTokens: null,
+        maxCostUsd: null,
+        endUser: null,
+        reasoning: null,
+        ...session,
+      } as SessionRow,
       sink: {} as RunEventSink,
       lease: {} as RunLease,
       toolset: { definitions: [] } as unknown as Toolset,
@@ -82,7 +88,10 @@ describe('the loop’s send: a call sent with the start is used only for exactly
   it('hands over the call sent with exactly the conversation the run holds, once', async () => {
     core.model.enqueue(watch, watch);
     const conversation = [message(1, 'Be brief.'), message(2, 'hello')];
-    const { h, first } = handle(conversation, conversation.map((m) => ({ ...m })));
+    const { h, first } = handle(
+      conversation,
+      conversation.map((m) => ({ ...m })),
+    );
     expect(ahead.send(h)).toBe(first.call);
     expect(ahead.send(h)).not.toBe(first.call); // the next call is the run's own
     await eventually(() => core.model.requests.length === 2);
@@ -91,7 +100,11 @@ describe('the loop’s send: a call sent with the start is used only for exactly
 
   it.each([
     ['a message the call was not sent with', (c: MessageRow[]) => [...c, message(3, 'in between')], {}],
-    ['a message marked since (compacted)', (c: MessageRow[]) => [c[0], { ...c[1], context: 'pruned' as const }], {}],
+    [
+      'a message marked since (compacted)',
+      (c: MessageRow[]) => [c[0], { ...c[1], context: 'pruned' as const }],
+      {},
+    ],
     ['a limit on the run (each call is reserved first)', (c: MessageRow[]) => c, { maxTokens: 10_000 }],
   ])('stops it alone, not the run, and sends one now: %s', async (_, held, session) => {
     core.model.enqueue(watch, watch);

@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig } from '../../src/config/app-config';
 import { ModelError, type ModelStreamEvent } from '../../src/llm/model-provider';
-import { ModelProviders } from '../../src/llm/model-providers';
+import { ModelProviders } from '../../src/llm/model-providers.service';
 import { collect } from '../llm/llm-harness';
 import { startCore, type CoreApp } from '../support/core-app';
 import { answer, fail, ScriptedModel } from '../support/scripted-model';

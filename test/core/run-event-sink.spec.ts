@@ -4,7 +4,7 @@ import { RunEventSink } from '../../src/events/run-event-sink';
 import { RunLease } from '../../src/events/run-lease';
 import type { RunEventBody, SerializedEvent } from '../../src/events/run-events';
 import type { PgNotifications } from '../../src/persistence/pg-notifications.service';
-import { RunJournal } from '../../src/store/run-journal';
+import { RunJournal } from '../../src/store/run-journal.service';
 import type { RunWrite } from '../../src/store/run-store.service';
 import { LeaseLost, StoreUnavailable } from '../../src/store/store-errors';
 import { connect } from '../support/database';

@@ -1,6 +1,6 @@
 import { buildStepRecord, stepOutcome, type ModelTurn } from '../../src/agent/step-record';
 import { errorSettlement } from '../../src/agent/tool-results';
-import type { PlannedCall } from '../../src/agent/tool-step.service';
+import type { PlannedCall } from '../../src/agent/tool-steps.service';
 
 const run = {
   id: 'run-1',

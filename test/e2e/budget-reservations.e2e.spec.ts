@@ -6,7 +6,7 @@ import { createTestDatabase } from '../support/database';
 import { spawnServer, type ServerProcess } from '../support/server-process';
 import { api, openStream, type StreamEvent } from '../support/sse-client';
 
-/** The most output a call may ask for here, and the fewest a call is sent with (budget-guard.ts). */
+/** The most output a call may ask for here, and the fewest a call is sent with (budget-guard.service.ts). */
 const MAX_OUTPUT = 40;
 const MIN_OUTPUT = 16;
 /** Runs that race for one limit: far more than it holds. */

@@ -1,5 +1,5 @@
 import { ModelError, type ModelProvider } from '../../src/llm/model-provider';
-import { ModelProviders } from '../../src/llm/model-providers';
+import { ModelProviders } from '../../src/llm/model-providers.service';
 import { OpenAiProvider } from '../../src/llm/providers/openai/openai.provider';
 import { chunksThen, FakeUpstream, hang, raw, status, text } from '../support/fake-upstream';
 import { chatChunk, sseData, SSE_DONE } from '../support/sse-chunks';

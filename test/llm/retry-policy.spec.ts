@@ -1,6 +1,6 @@
 import { loadConfig, type AppConfig } from '../../src/config/app-config';
 import { ModelError, type ModelRequest } from '../../src/llm/model-provider';
-import { ModelProviders } from '../../src/llm/model-providers';
+import { ModelProviders } from '../../src/llm/model-providers.service';
 import { PROVIDERS, providerBaseUrl } from '../../src/llm/providers';
 import { RetryPolicy, retryAfterMs } from '../../src/llm/retry-policy';
 import { anthropicStatus, anthropicText, FakeAnthropic } from '../support/fake-anthropic';

@@ -7,7 +7,7 @@ import { loadConfig } from '../../src/config/app-config';
 import { RunEventHub } from '../../src/events/run-event-hub.service';
 import type { SerializedEvent } from '../../src/events/run-events';
 import { MODEL_PROVIDER } from '../../src/llm/model-provider';
-import { RunService } from '../../src/runs/run.service';
+import { Runs } from '../../src/runs/runs.service';
 import { createTestDatabase } from './database';
 import { ScriptedModel } from './scripted-model';
 
@@ -18,7 +18,7 @@ import { ScriptedModel } from './scripted-model';
 export interface CoreApp {
   module: TestingModule;
   model: ScriptedModel;
-  runs: RunService;
+  runs: Runs;
   hub: RunEventHub;
   databaseUrl: string;
   workspace: string;
@@ -48,7 +48,7 @@ export async function startCore(env: Record<string, string> = {}, databaseUrl?: 
   return {
     module,
     model,
-    runs: module.get(RunService),
+    runs: module.get(Runs),
     hub,
     databaseUrl: url,
     workspace,

@@ -37,7 +37,7 @@ export async function openCoreStore(url?: string, runLeaseMs = 30_000): Promise<
   };
 }
 
-/** A session with one running run leased to `leaseOwner`, as RunService.start leaves it. */
+/** A session with one running run leased to `leaseOwner`, as Runs.start leaves it. */
 export async function insertRunningRun(
   store: CoreStore,
   leaseOwner: string,

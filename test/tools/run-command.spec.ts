@@ -10,7 +10,7 @@ import type { AppConfig } from '../../src/config/app-config';
 import { RunCommandTool } from '../../src/tools/builtin/run-command.tool';
 import { CommandSandbox } from '../../src/tools/exec/command-sandbox.service';
 import { BackgroundCommands } from '../../src/tools/exec/background-commands.service';
-import { ServerProcess } from '../../src/common/server-process';
+import { ServerProcess } from '../../src/common/server-process.service';
 import type { ToolResult } from '../../src/tools/tool';
 import { ToolRunner, type ToolRunContext } from '../../src/tools/tool-runner.service';
 import { ToolsModule } from '../../src/tools/tools.module';

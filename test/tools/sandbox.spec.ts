@@ -13,7 +13,7 @@ import type { ToolResult } from '../../src/tools/tool';
 import { RunCommandTool } from '../../src/tools/builtin/run-command.tool';
 import { CommandSandbox } from '../../src/tools/exec/command-sandbox.service';
 import { BackgroundCommands } from '../../src/tools/exec/background-commands.service';
-import { ServerProcess } from '../../src/common/server-process';
+import { ServerProcess } from '../../src/common/server-process.service';
 import { ToolRunner } from '../../src/tools/tool-runner.service';
 import { ToolsModule } from '../../src/tools/tools.module';
 import { eventually } from '../support/eventually';

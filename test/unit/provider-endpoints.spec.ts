@@ -1,4 +1,4 @@
-import { ModelPrices } from '../../src/llm/model-prices';
+import { ModelPrices } from '../../src/llm/model-prices.service';
 import { ConfigError, loadConfig } from '../../src/config/app-config';
 import { ENDPOINT_NAMES } from '../../src/config/secret-variables';
 import { configuredBy, PROVIDERS, providerBaseUrl } from '../../src/llm/providers';

@@ -1,4 +1,4 @@
-import { RunTracing } from '../../src/observability/run-tracing';
+import { RunTracing } from '../../src/observability/run-tracing.service';
 import { eventually } from '../support/eventually';
 import { OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
 

@@ -72,7 +72,7 @@ describe('the start-up banner', () => {
     const logger = new QuietNestBoot(inner);
     logger.log('Mapped {/v1/chat, POST} route', 'RouterExplorer');
     logger.log('AppModule dependencies initialized', 'InstanceLoader');
-    logger.log('driving run', 'RunService');
+    logger.log('driving run', 'Runs');
     logger.warn('careful', 'Mcp');
     expect(lines).toEqual([
       'debug Mapped {/v1/chat, POST} route',

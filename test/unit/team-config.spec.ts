@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig } from '../../src/config/app-config';
-import { secondsUntilRollover } from '../../src/agent/budget-guard';
-import { ModelPrices, priced } from '../../src/llm/model-prices';
+import { secondsUntilRollover } from '../../src/agent/budget-guard.service';
+import { ModelPrices, priced } from '../../src/llm/model-prices.service';
 import { fullModelName, splitModelName } from '../../src/llm/model-name';
 
 describe('BUDGETS, MODEL_PRICES, ADMIN_KEYS and OTEL_* at start-up', () => {

@@ -1,5 +1,5 @@
 import { completeUsage } from '../../src/agent/usage-estimate';
-import { addUsd, exactUsd, ModelPrices } from '../../src/llm/model-prices';
+import { addUsd, exactUsd, ModelPrices } from '../../src/llm/model-prices.service';
 
 const request = {
   model: 'openai/gpt-4o',

@@ -1,6 +1,6 @@
 import { EventType, type BaseEvent } from '@ag-ui/core';
 import type { RunEvent } from '../../events/run-events';
-import type { PendingCall } from '../projected-run.service';
+import type { PendingCall } from '../projected-run-stream.service';
 
 /** What RUN_FINISHED.result carries. */
 export interface AgUiRunResult {

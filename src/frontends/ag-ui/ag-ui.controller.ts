@@ -4,12 +4,12 @@ import type { FastifyReply } from 'fastify';
 import { EndUser } from '../../auth/end-user';
 import { Owner } from '../../auth/owner.decorator';
 import { ApiErrors } from '../../http/api-errors.decorator';
-import { AgUiService } from './ag-ui.service';
+import { AgUiRuns } from './ag-ui-runs.service';
 
 @ApiTags('frontends')
 @Controller('v1/ag-ui')
 export class AgUiController {
-  constructor(private readonly agUi: AgUiService) {}
+  constructor(private readonly agUi: AgUiRuns) {}
 
   @Post()
   @ApiOperation({ summary: 'AG-UI: a RunAgentInput in, AG-UI events out (threadId names a session)' })

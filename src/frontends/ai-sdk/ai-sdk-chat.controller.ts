@@ -5,7 +5,7 @@ import { EndUser } from '../../auth/end-user';
 import { Owner } from '../../auth/owner.decorator';
 import { ApiErrors } from '../../http/api-errors.decorator';
 import { AiSdkChatDto } from './ai-sdk-chat.dto';
-import { AiSdkChatService } from './ai-sdk-chat.service';
+import { AiSdkChats } from './ai-sdk-chats.service';
 
 const UI_MESSAGE_STREAM = {
   description:
@@ -16,7 +16,7 @@ const UI_MESSAGE_STREAM = {
 @ApiTags('frontends')
 @Controller('v1/ai-sdk/chat')
 export class AiSdkChatController {
-  constructor(private readonly chats: AiSdkChatService) {}
+  constructor(private readonly chats: AiSdkChats) {}
 
   @Post()
   @ApiOperation({

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { constants } from 'node:os';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
-import { ServerProcess } from '../../common/server-process';
+import { ServerProcess } from '../../common/server-process.service';
 import type { LimitHit } from './command-limits';
 import type { CommandRecord, CommandRecords, CommandStatus, StopReason } from './command-records';
 import { HeadTailCollector } from './head-tail-collector';

@@ -6,10 +6,10 @@ import { validate, type ValidationError } from 'class-validator';
 import type { FastifyReply } from 'fastify';
 import { SessionOptionsDto } from '../../sessions/dto/session-options.dto';
 import { DomainError, ErrorCode } from '../../common/domain-error';
-import { RunService } from '../../runs/run.service';
+import { Runs } from '../../runs/runs.service';
 import { WaitingRunTurns } from '../waiting-run-turns.service';
 import { Sessions, type SessionOptions } from '../../sessions/sessions.service';
-import { ProjectedRunStream } from '../projected-run.service';
+import { ProjectedRunStream } from '../projected-run-stream.service';
 import { EventStreams } from '../../sse/event-streams.service';
 import { clientToolsOf, readAgUiTurn, upgradeBinaryParts } from './ag-ui-input';
 import { AgUiContinuation } from './ag-ui-continuation.service';
@@ -36,9 +36,9 @@ const SESSION_OPTION_KEYS = [
 
 /** AG-UI's RunAgentInput as Loopwright runs, answered as AG-UI events. */
 @Injectable()
-export class AgUiService {
+export class AgUiRuns {
   constructor(
-    private readonly runs: RunService,
+    private readonly runs: Runs,
     private readonly turns: WaitingRunTurns,
     private readonly sessions: Sessions,
     private readonly projected: ProjectedRunStream,

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { ModelToolCall } from '../llm/model-provider';
 import { generateToolCallId, isUsableToolCallId } from '../llm/tool-call-accumulator';
-import { MetricsService } from '../metrics/metrics.service';
+import { Metrics } from '../metrics/metrics.service';
 import { checkAgainst } from '../tools/json-schema';
 import type { ToolErrorCode } from '../tools/tool';
 import { parseToolArguments } from '../tools/tool-arguments';
@@ -10,7 +10,7 @@ import { ToolRegistry } from '../tools/tool-registry.service';
 import { DELEGATE_TOOL } from '../tools/builtin/delegate.tool';
 import { callKey } from './call-key';
 import type { RunHandle } from './run-handle';
-import { RecordedRuns, recordedDecision } from './recorded-runs';
+import { RecordedRuns, recordedDecision } from './recorded-runs.service';
 import { RunTools } from './run-tools.service';
 import { ToolAttachments } from './tool-attachments.service';
 import type { PlannedCall } from './step-record';
@@ -23,7 +23,7 @@ import {
   type ToolCallRow,
   type ToolCallSettlement,
 } from '../store/conversation-store.service';
-import { RunJournal } from '../store/run-journal';
+import { RunJournal } from '../store/run-journal.service';
 import { RunStore } from '../store/run-store.service';
 
 /** The same tool with the same arguments is run at most twice in a run; the third ask is refused. */
@@ -40,13 +40,13 @@ interface RanCall {
  * stores their results.
  */
 @Injectable()
-export class ToolStepService {
+export class ToolSteps {
   constructor(
     private readonly tools: RunTools,
     private readonly registry: ToolRegistry,
     private readonly store: RunStore,
     private readonly conversation: ConversationStore,
-    private readonly metrics: MetricsService,
+    private readonly metrics: Metrics,
     private readonly journal: RunJournal,
     private readonly recordedRuns: RecordedRuns,
     private readonly attachments: ToolAttachments,

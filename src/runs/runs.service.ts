@@ -4,18 +4,18 @@ import type { AppConfig } from '../config/app-config';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import { TickGate } from '../common/ticks';
 import { RUN_STARTS_PER_TICK } from '../common/tuning';
-import { MetricsService } from '../metrics/metrics.service';
+import { Metrics } from '../metrics/metrics.service';
 import { PgNotifications } from '../persistence/pg-notifications.service';
 import { RunEventHub } from '../events/run-event-hub.service';
 import { RunStopped } from '../agent/run-handle';
 import { ConversationStore, type ToolCallRow } from '../store/conversation-store.service';
 import { RUN_CANCEL_CHANNEL, RunStore, type RunRow } from '../store/run-store.service';
 import { finishDetachedRun } from './detached-runs';
-import { RunTakeover } from '../agent/run-takeover';
+import { RunTakeover } from '../agent/run-takeover.service';
 import { DrivenRuns } from './driven-runs.service';
 import { RunStarts } from './run-starts.service';
 import type { StartedRun, StartRun } from './start-run';
-import { RunJournal } from '../store/run-journal';
+import { RunJournal } from '../store/run-journal.service';
 import { SessionStore } from '../store/session-store.service';
 import { QueuedRuns } from './queued-runs.service';
 
@@ -27,7 +27,7 @@ import { QueuedRuns } from './queued-runs.service';
  * process moves a run at a time.
  */
 @Injectable()
-export class RunService implements OnModuleInit {
+export class Runs implements OnModuleInit {
   /** Starts begin their work a few per tick, so that a burst of starts does not fill every tick. */
   private readonly startTicks = new TickGate(RUN_STARTS_PER_TICK);
 
@@ -38,7 +38,7 @@ export class RunService implements OnModuleInit {
     private readonly driven: DrivenRuns,
     private readonly hub: RunEventHub,
     private readonly notifications: PgNotifications,
-    private readonly metrics: MetricsService,
+    private readonly metrics: Metrics,
     private readonly takeover: RunTakeover,
     private readonly journal: RunJournal,
     private readonly sessions: SessionStore,

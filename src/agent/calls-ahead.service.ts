@@ -7,7 +7,7 @@ import type { KeyRunCounts, NewRun } from '../store/run-start-store.service';
 import type { Toolset } from '../tools/toolset';
 import { ModelCalls, type ModelCallSource } from './model-calls.service';
 import type { FirstCall, RunHandle } from './run-handle';
-import { RunAccounting } from './run-accounting';
+import { RunAccounting } from './run-accounting.service';
 
 /** Keys remembered as having had room at their last start here. */
 const KEYS_REMEMBERED = 10_000;
@@ -135,8 +135,9 @@ export class CallsAhead {
   async send(h: RunHandle, maxOutputTokens?: number): Promise<SentModelCall> {
     const ahead = h.takeFirstCall();
     if (ahead) {
-      if (!this.accounting.limited(h) && sameConversation(ahead.conversation, h.conversation))
+      if (!(await this.accounting.limited(h)) && sameConversation(ahead.conversation, h.conversation)) {
         return ahead.call;
+      }
       ahead.stop.abort(new Error('the run changed before it read the call sent with its start'));
     }
     return this.calls.send(h, h.signal, maxOutputTokens);

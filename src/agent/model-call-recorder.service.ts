@@ -4,9 +4,9 @@ import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import type { ServerAddress, Usage } from '../llm/model-provider';
 import { fullModelName, splitModelName } from '../llm/model-name';
-import { ModelPrices } from '../llm/model-prices';
-import { MetricsService } from '../metrics/metrics.service';
-import type { RunTrace, TracedAnswer } from '../observability/run-tracing';
+import { ModelPrices } from '../llm/model-prices.service';
+import { Metrics } from '../metrics/metrics.service';
+import type { RunTrace, TracedAnswer } from '../observability/run-tracing.service';
 import type { NewModelCall } from '../store/usage-store.service';
 import { completeUsage, type SentAndStreamed } from './usage-estimate';
 
@@ -63,7 +63,7 @@ export class ModelCallRecorder {
 
   constructor(
     private readonly prices: ModelPrices,
-    private readonly metrics: MetricsService,
+    private readonly metrics: Metrics,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.metricModels = new Set([fullModelName(config.llm.model), ...Object.keys(config.modelPrices)]);

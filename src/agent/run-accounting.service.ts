@@ -4,7 +4,7 @@ import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import type { RunEventBody } from '../events/run-events';
 import { fullModelName } from '../llm/model-name';
-import { ModelPrices } from '../llm/model-prices';
+import { ModelPrices } from '../llm/model-prices.service';
 import {
   BudgetStore,
   runCounter,
@@ -12,9 +12,9 @@ import {
   type ReservationAsk,
   type ReservedLimit,
 } from '../store/budget-store.service';
-import { RunJournal } from '../store/run-journal';
+import { RunJournal } from '../store/run-journal.service';
 import { UsageStore, type NewModelCall, type SpentCall } from '../store/usage-store.service';
-import { BudgetGuard, budgetExceeded, MIN_OUTPUT_TOKENS, type Spender } from './budget-guard';
+import { BudgetGuard, budgetExceeded, MIN_OUTPUT_TOKENS, type Spender } from './budget-guard.service';
 import type { RunHandle } from './run-handle';
 import { runUsage } from './step-record';
 

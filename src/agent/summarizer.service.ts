@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { ModelError, type ModelRequest } from '../llm/model-provider';
-import { ModelProviders } from '../llm/model-providers';
-import type { RunTrace } from '../observability/run-tracing';
-import { ModelCallRecorder, type EndedCall, type RecordedCall } from './model-call-recorder';
+import { ModelProviders } from '../llm/model-providers.service';
+import type { RunTrace } from '../observability/run-tracing.service';
+import { ModelCallRecorder, type EndedCall, type RecordedCall } from './model-call-recorder.service';
 import { requestTokens } from './usage-estimate';
 
 /** Who a summary's model call is for, and where it goes when it ends without a summary. */

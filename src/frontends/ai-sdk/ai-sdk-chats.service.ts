@@ -2,11 +2,11 @@ import { Injectable } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { DomainError, ErrorCode } from '../../common/domain-error';
 import type { RunEvent, Usage } from '../../events/run-events';
-import { RunService } from '../../runs/run.service';
+import { Runs } from '../../runs/runs.service';
 import { WaitingRunTurns } from '../waiting-run-turns.service';
 import { Sessions, type SessionOptions } from '../../sessions/sessions.service';
 import { RunStore } from '../../store/run-store.service';
-import { ProjectedRunStream, type Projector } from '../projected-run.service';
+import { ProjectedRunStream, type Projector } from '../projected-run-stream.service';
 import { EventStreams } from '../../sse/event-streams.service';
 import { ConversationStore } from '../../store/conversation-store.service';
 import { readLastMessage } from './ui-message-input';
@@ -33,9 +33,9 @@ export interface AiSdkChatRequest {
 
 /** `useChat`'s requests as Loopwright runs, answered as AI SDK UI message streams. */
 @Injectable()
-export class AiSdkChatService {
+export class AiSdkChats {
   constructor(
-    private readonly runs: RunService,
+    private readonly runs: Runs,
     private readonly turns: WaitingRunTurns,
     private readonly sessions: Sessions,
     private readonly store: RunStore,
