@@ -8,14 +8,7 @@ import type { SerializedEvent } from '../../src/events/run-events';
 import { connect } from '../support/database';
 import { eventually } from '../support/eventually';
 import { startCore, type CoreApp } from '../support/core-app';
-import {
-  answer,
-  calls,
-  fail,
-  gate,
-  streamedCalls,
-  textUntil,
-} from '../support/scripted-model';
+import { answer, calls, fail, gate, streamedCalls, textUntil } from '../support/scripted-model';
 
 const OWNER = 'tester';
 /** The events' types, each run of consecutive `text` events as one (text between two writes is one event). */

@@ -39,7 +39,7 @@ export interface ToolCallView {
   editedArguments?: unknown;
 }
 
-/** How the server's tool result begins when a person edited the call's arguments (agent/tool-step.service.ts). */
+/** How the server's tool result begins when a person edited the call's arguments (agent/tool-steps.service.ts). */
 const EDITED_PREFIX = '[A person edited the arguments of this call before approving it; it ran with ';
 
 /** The arguments a call ran with when a person edited them, read from its result; undefined when not edited. */
