@@ -156,13 +156,17 @@ export class RunOrchestrator {
    * (RunHandle.writeFailed), and with it whatever the step started.
    */
   private async commitStep(h: RunHandle, step: StepRecord, calls: readonly PlannedCall[]): Promise<void> {
+    const spent = await this.accounting.spentIn(
+      h,
+      step.replayed ? spendsNothing(step.modelCall) : step.modelCall,
+    );
     await h.sink.record(step.events, (at) =>
       this.journal.recordStep(at, {
         sessionId: h.run.sessionId,
         messages: step.messages,
         nextMessageSeq: step.nextMessageSeq,
         calls: step.calls,
-        spent: this.accounting.spent(step.replayed ? spendsNothing(step.modelCall) : step.modelCall),
+        spent,
         run: step.run,
       }),
     );

@@ -92,8 +92,8 @@ describe('the loop’s send: a call sent with the start is used only for exactly
       conversation,
       conversation.map((m) => ({ ...m })),
     );
-    expect(ahead.send(h)).toBe(first.call);
-    expect(ahead.send(h)).not.toBe(first.call); // the next call is the run's own
+    expect(await ahead.send(h)).toBe(first.call);
+    expect(await ahead.send(h)).not.toBe(first.call); // the next call is the run's own
     await eventually(() => core.model.requests.length === 2);
     expect(signals[0].aborted).toBe(false);
   });
@@ -110,7 +110,7 @@ describe('the loop’s send: a call sent with the start is used only for exactly
     core.model.enqueue(watch, watch);
     const sentWith = [message(1, 'Be brief.'), message(2, 'hello')];
     const { h, first } = handle(held(sentWith), sentWith, session);
-    const sent = ahead.send(h, 100);
+    const sent = await ahead.send(h, 100);
     expect(sent).not.toBe(first.call);
     await eventually(() => core.model.requests.length === 2);
     expect(first.stop.signal.aborted).toBe(true);
