@@ -73,6 +73,13 @@ const BUDGETS =
     : BUDGETS_ARG === '--budgets' || BUDGETS_ARG === '--budgets=1'
       ? 'local=1000000000000tokens/day'
       : BUDGETS_ARG.slice('--budgets='.length);
+/**
+ * `--traces`: every Loopwright server exports its spans over OTLP to a sink of the bench's own (as a
+ * team runs it: traces on) — `--only=c256 --traces --budgets` is issue 38's start-burst setting.
+ */
+const TRACES = process.argv.includes('--traces') || process.env.BENCH_TRACES === '1';
+/** The OTLP endpoint every server exports to under `--traces` (set by main). */
+let traceEndpoint = null;
 const scale = (n, min = 1) => (QUICK ? Math.max(min, Math.ceil(n / 10)) : n);
 
 // ---------------------------------------------------------------------------------------------
@@ -417,6 +424,7 @@ async function startLoopwright(name, { databaseUrl, upstreamUrl, workspace, cwd,
       MAX_ACTIVE_RUNS_PER_KEY: '100000',
       MAX_ITERATIONS: '4',
       ...(BUDGETS === null ? {} : { BUDGETS }),
+      ...(traceEndpoint === null ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: traceEndpoint }),
       ...env,
       // e.g. BENCH_SERVER_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the server.
       ...(process.env.BENCH_SERVER_NODE_OPTIONS
@@ -703,7 +711,7 @@ function report(results, meta) {
   const out = [];
   out.push('');
   out.push(
-    `Loopwright benchmark  ${meta.startedAt}${QUICK ? '  (--quick: smoke test, too few runs to trust)' : ''}${BUDGETS === null ? '' : `  (BUDGETS=${BUDGETS}: every call reserved)`}`,
+    `Loopwright benchmark  ${meta.startedAt}${QUICK ? '  (--quick: smoke test, too few runs to trust)' : ''}${BUDGETS === null ? '' : `  (BUDGETS=${BUDGETS}: every call reserved)`}${TRACES ? '  (traces exported over OTLP)' : ''}`,
   );
   out.push(
     `node ${process.version} · ${meta.cpuModel} · ${meta.cores} cores · CLK_TCK ${CLK_TCK} · PostgreSQL ${meta.pgVersion} (embedded, ${meta.pgSettings.length > 0 ? meta.pgSettings.join(' ') : 'default settings: fsync on'})`,
@@ -996,6 +1004,8 @@ async function main() {
   } catch {
     throw new Error(`${SERVER_ENTRY} is missing: build first (npx nest build), or use npm run bench`);
   }
+  const traceSink = TRACES ? await startOtlpSink() : null;
+  if (traceSink) traceEndpoint = traceSink.url;
   // The peers' packages, on first use. --only=peers needs them; the full bench goes on without them
   // when they cannot be installed (offline), and says so in its report.
   let peersMissing = null;
@@ -1248,6 +1258,10 @@ async function main() {
   mkdirSync(outDir, { recursive: true });
   writeFileSync(join(outDir, 'latest.json'), `${JSON.stringify({ meta, ...results }, null, 2)}\n`);
   log(`done in ${meta.durationSec.toFixed(0)} s; results in bench/results/latest.json`);
+  if (traceSink) {
+    log(`traces: ${traceSink.stats.requests} OTLP exports, ${traceSink.stats.bytes} bytes`);
+    await traceSink.close();
+  }
 }
 
 try {
