@@ -212,7 +212,8 @@ describe('background commands (e2e)', () => {
     for (const c of await commandsOf(sessionId))
       await call(sessionId, 'cancel_command', { commandId: c.commandId });
     expect(now).toBeDefined();
-  });
+    // Six sandboxed processes started and stopped: well within a second alone, more under a loaded suite.
+  }, 90_000);
 
   it("answers another session's commandId as an unknown one, and leaves that command alone", async () => {
     const owner = await session();

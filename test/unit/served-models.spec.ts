@@ -20,7 +20,7 @@ describe('models of a provider that is not configured', () => {
 
   it('refuses a provider that does not exist, with the hint for routers', () => {
     expect(() => refuseUnservedModels(loadConfig({ LLM_MODEL: 'mistralai/mistral-large' }))).toThrow(
-      /mistralai is no model provider \(openai, openai-responses, anthropic\); write an OpenAI-compatible router's vendor\/model as openai\/vendor\/model/,
+      /mistralai is no model provider \(openai, openai-responses, anthropic, azure\); write an OpenAI-compatible router's vendor\/model as openai\/vendor\/model/,
     );
   });
 });
