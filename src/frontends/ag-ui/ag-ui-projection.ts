@@ -98,11 +98,7 @@ export function projectAgUiEvent(s: AgUiProjectionState, e: RunEvent): BaseEvent
       openStep(s, out);
       closeText(s, out);
       if (e.executor === 'client') s.waiting.add(e.toolCallId);
-      out.push(
-        ev(EventType.TOOL_CALL_START, { toolCallId: e.toolCallId, toolCallName: e.name }),
-        ev(EventType.TOOL_CALL_ARGS, { toolCallId: e.toolCallId, delta: JSON.stringify(e.arguments ?? {}) }),
-        ev(EventType.TOOL_CALL_END, { toolCallId: e.toolCallId }),
-      );
+      out.push(...toolCallEvents(e));
       break;
     case 'tool_approval_required':
       s.waiting.add(e.toolCallId);
@@ -110,14 +106,7 @@ export function projectAgUiEvent(s: AgUiProjectionState, e: RunEvent): BaseEvent
     case 'tool_call_result':
       s.waiting.delete(e.toolCallId);
       if (s.skipResults.has(e.toolCallId)) break;
-      out.push(
-        ev(EventType.TOOL_CALL_RESULT, {
-          messageId: `${e.toolCallId}-result`,
-          toolCallId: e.toolCallId,
-          content: e.content,
-          role: 'tool',
-        }),
-      );
+      out.push(toolResultEvent(e));
       break;
     case 'step_finished':
       closeStep(s, out);
@@ -162,23 +151,12 @@ function projectChildEvent(s: AgUiProjectionState, e: RunEvent, out: BaseEvent[]
       closeText(s, out);
       surfaced.add(e.toolCallId);
       s.waiting.add(e.toolCallId);
-      out.push(
-        ev(EventType.TOOL_CALL_START, { toolCallId: e.toolCallId, toolCallName: e.name }),
-        ev(EventType.TOOL_CALL_ARGS, { toolCallId: e.toolCallId, delta: JSON.stringify(e.arguments ?? {}) }),
-        ev(EventType.TOOL_CALL_END, { toolCallId: e.toolCallId }),
-      );
+      out.push(...toolCallEvents(e));
       return;
     case 'tool_call_result':
       s.waiting.delete(e.toolCallId);
       if (!surfaced.delete(e.toolCallId) || s.skipResults.has(e.toolCallId)) return;
-      out.push(
-        ev(EventType.TOOL_CALL_RESULT, {
-          messageId: `${e.toolCallId}-result`,
-          toolCallId: e.toolCallId,
-          content: e.content,
-          role: 'tool',
-        }),
-      );
+      out.push(toolResultEvent(e));
       return;
     // The rest of a child's work is its own: its start and end are the delegating run's CUSTOM events.
     case 'queued':
@@ -209,6 +187,24 @@ export function agUiWaitingFinish(s: AgUiProjectionState, pending: PendingCall[]
 function finished(s: AgUiProjectionState, status: string, pending: PendingCall[]): BaseEvent {
   const result: AgUiRunResult = { runId: s.runId, sessionId: s.sessionId, status, pendingToolCalls: pending };
   return ev(EventType.RUN_FINISHED, { threadId: s.threadId, runId: s.inputRunId, result });
+}
+
+/** A tool call as AG-UI streams it: its start, its arguments whole, its end. */
+function toolCallEvents(e: Extract<RunEvent, { type: 'tool_call_start' }>): BaseEvent[] {
+  return [
+    ev(EventType.TOOL_CALL_START, { toolCallId: e.toolCallId, toolCallName: e.name }),
+    ev(EventType.TOOL_CALL_ARGS, { toolCallId: e.toolCallId, delta: JSON.stringify(e.arguments ?? {}) }),
+    ev(EventType.TOOL_CALL_END, { toolCallId: e.toolCallId }),
+  ];
+}
+
+function toolResultEvent(e: Extract<RunEvent, { type: 'tool_call_result' }>): BaseEvent {
+  return ev(EventType.TOOL_CALL_RESULT, {
+    messageId: `${e.toolCallId}-result`,
+    toolCallId: e.toolCallId,
+    content: e.content,
+    role: 'tool',
+  });
 }
 
 function ev(type: EventType, fields: Record<string, unknown>): BaseEvent {
