@@ -78,8 +78,9 @@ const BUDGETS =
  * team runs it: traces on) — `--only=c256 --traces --budgets` is issue 38's start-burst setting.
  */
 const TRACES = process.argv.includes('--traces') || process.env.BENCH_TRACES === '1';
-/** The OTLP endpoint every server exports to under `--traces` (set by main). */
+/** The OTLP endpoint every server exports to under `--traces`, and its sink (set by main, closed at the end). */
 let traceEndpoint = null;
+let traceSink = null;
 const scale = (n, min = 1) => (QUICK ? Math.max(min, Math.ceil(n / 10)) : n);
 
 // ---------------------------------------------------------------------------------------------
@@ -640,7 +641,12 @@ async function startOtlpSink() {
   return {
     url: `http://127.0.0.1:${server.address().port}`,
     stats,
-    close: () => new Promise((done) => server.close(done)),
+    close: () =>
+      new Promise((done) => {
+        server.close(done);
+        // The servers' exporters keep their connections alive: closed here, or close waits for them.
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -1004,8 +1010,10 @@ async function main() {
   } catch {
     throw new Error(`${SERVER_ENTRY} is missing: build first (npx nest build), or use npm run bench`);
   }
-  const traceSink = TRACES ? await startOtlpSink() : null;
-  if (traceSink) traceEndpoint = traceSink.url;
+  if (TRACES) {
+    traceSink = await startOtlpSink();
+    traceEndpoint = traceSink.url;
+  }
   // The peers' packages, on first use. --only=peers needs them; the full bench goes on without them
   // when they cannot be installed (offline), and says so in its report.
   let peersMissing = null;
@@ -1108,7 +1116,7 @@ async function main() {
       added.push(l.ttftP50 - f.ttftP50);
       if (ONLY === 'c256') {
         console.log(
-          `c256 ${i + 1}: total p50 ${fmt(l.totalP50)} vs floor ${fmt(f.totalP50)} ms (${fmt(l.totalP50 / f.totalP50, 2)}×), runs/s ${fmt(l.runsPerSec)} vs ${fmt(f.runsPerSec)} (${fmt(l.runsPerSec / f.runsPerSec, 2)}×), cpu/run ${fmt(l.cpuMsPerRun, 2)} ms`,
+          `c256 ${i + 1}: total p50 ${fmt(l.totalP50)} vs floor ${fmt(f.totalP50)} ms (${fmt(l.totalP50 / f.totalP50, 2)}×), first text p50 ${fmt(l.ttftP50)} vs ${fmt(f.ttftP50)} ms (${fmt(l.ttftP50 / f.ttftP50, 2)}×), runs/s ${fmt(l.runsPerSec)} vs ${fmt(f.runsPerSec)} (${fmt(l.runsPerSec / f.runsPerSec, 2)}×), cpu/run ${fmt(l.cpuMsPerRun, 2)} ms`,
         );
         continue;
       }
@@ -1258,10 +1266,6 @@ async function main() {
   mkdirSync(outDir, { recursive: true });
   writeFileSync(join(outDir, 'latest.json'), `${JSON.stringify({ meta, ...results }, null, 2)}\n`);
   log(`done in ${meta.durationSec.toFixed(0)} s; results in bench/results/latest.json`);
-  if (traceSink) {
-    log(`traces: ${traceSink.stats.requests} OTLP exports, ${traceSink.stats.bytes} bytes`);
-    await traceSink.close();
-  }
 }
 
 try {
@@ -1271,4 +1275,8 @@ try {
   process.exitCode = 1;
 } finally {
   await cleanup();
+  if (traceSink) {
+    console.error(`[bench] traces: ${traceSink.stats.requests} OTLP exports, ${traceSink.stats.bytes} bytes`);
+    await traceSink.close();
+  }
 }
