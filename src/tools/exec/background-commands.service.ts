@@ -40,6 +40,12 @@ export const BACKGROUND_TAIL_BYTES = 448 * 1024;
 /** Ended commands whose output this process keeps for get_command_output, the oldest forgotten first. */
 const ENDED_KEPT = 64;
 const KILL_GRACE_MS = 1000;
+/**
+ * How long a shutdown waits for its commands to end once told to stop (SIGTERM, SIGKILL after
+ * KILL_GRACE_MS): past it, the shutdown goes on without them — their rows are marked stopped, and
+ * a lapsed lease reads as stopped anyway. A server must be able to stop.
+ */
+const SHUTDOWN_WAIT_MS = 10_000;
 /** A commandId is a uuid: anything else names no command (and never reaches a uuid column). */
 const COMMAND_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** setTimeout's longest delay: a longer RUN_COMMAND_MAX_TIMEOUT_MS would fire at once. */
@@ -142,7 +148,19 @@ export class BackgroundCommands implements BeforeApplicationShutdown {
   async beforeApplicationShutdown(): Promise<void> {
     const all = [...this.running.values()];
     for (const command of all) command.stop('process');
-    await Promise.all(all.map((c) => c.done));
+    let timer: NodeJS.Timeout | undefined;
+    const waited = await Promise.race([
+      Promise.all(all.map((c) => c.done)).then(() => true),
+      new Promise<false>((done) => {
+        timer = setTimeout(() => done(false), SHUTDOWN_WAIT_MS);
+        timer.unref();
+      }),
+    ]);
+    clearTimeout(timer);
+    if (!waited) {
+      const left = all.filter((c) => this.running.has(c.commandId)).map((c) => c.commandId);
+      this.logger.warn(`shutting down without waiting longer for background commands ${left.join(', ')}`);
+    }
     if (this.renewal !== null) clearInterval(this.renewal);
     this.renewal = null;
     await this.records?.stopLost(this.process.id).catch((err: unknown) => {
