@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { createHash, randomUUID } from 'node:crypto';
 import type { StoredMessagePart } from '../persistence/entities/message.entity';
-import { FILE_PART_BYTES, FileStore } from '../store/file-store.service';
+import { FILE_PART_BYTES, FileStore, filePart } from '../store/file-store.service';
 import type { ToolAttachment } from '../tools/tool';
 import type { RunHandle } from './run-handle';
 
@@ -30,18 +30,7 @@ export class ToolAttachments {
       },
       partsOf(bytes),
     );
-    return [
-      { type: 'text', text },
-      {
-        type: 'file',
-        fileId: file.id,
-        name: file.name,
-        mediaType: file.mediaType,
-        size: file.size,
-        width: file.width,
-        height: file.height,
-      },
-    ];
+    return [{ type: 'text', text }, filePart(file)];
   }
 }
 

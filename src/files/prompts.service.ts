@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import type { StoredMessagePart } from '../persistence/entities/message.entity';
-import { FileStore, type FileReader, type FileRow } from '../store/file-store.service';
+import { FileStore, filePart, type FileReader, type FileRow } from '../store/file-store.service';
 import { bareMediaType } from './file-bytes';
 import { Files } from './files.service';
 import { promptText, type PromptInput } from './prompt-parts';
@@ -51,15 +51,7 @@ export class Prompts {
       const file =
         'fileId' in part ? owned.get(part.fileId.toLowerCase())! : await this.fromDataUrl(reader, part);
       files.push(file);
-      parts.push({
-        type: 'file',
-        fileId: file.id,
-        name: file.name,
-        mediaType: file.mediaType,
-        size: file.size,
-        width: file.width,
-        height: file.height,
-      });
+      parts.push(filePart(file));
     }
     if (files.length === 0) return { content: promptText(prompt), parts: null, files };
     return { content: promptText(prompt), parts, files };

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
+import type { StoredMessagePart } from '../persistence/entities/message.entity';
 import { returningRows } from './store-sql';
 
 /** One uploaded file's metadata ("Attachments"). */
@@ -19,6 +20,19 @@ export interface FileRow {
 }
 
 export type NewFile = Omit<FileRow, 'createdAt'>;
+
+/** A stored message's part that refers to `file` (a prompt's, a read_file result's): the reference, not the bytes. */
+export function filePart(file: FileRow): Extract<StoredMessagePart, { type: 'file' }> {
+  return {
+    type: 'file',
+    fileId: file.id,
+    name: file.name,
+    mediaType: file.mediaType,
+    size: file.size,
+    width: file.width,
+    height: file.height,
+  };
+}
 
 /** The size of a blob's stored parts: what one statement writes or reads (bounds a download's memory). */
 export const FILE_PART_BYTES = 1024 * 1024;
