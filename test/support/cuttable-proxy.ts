@@ -15,15 +15,7 @@ export class CuttableProxy {
   static async start(targetPort: number): Promise<CuttableProxy> {
     const sockets = new Set<Socket>();
     const server = createServer((client) => {
-      const upstream = connect(targetPort, '127.0.0.1');
-      for (const socket of [client, upstream]) {
-        sockets.add(socket);
-        socket.on('close', () => sockets.delete(socket));
-        socket.on('error', () => socket.destroy());
-      }
-      client.pipe(upstream).pipe(client);
-      client.on('close', () => upstream.destroy());
-      upstream.on('close', () => client.destroy());
+      joinSockets(client, connect(targetPort, '127.0.0.1'), sockets);
     });
     await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
     const { port } = server.address() as AddressInfo;
@@ -41,4 +33,16 @@ export class CuttableProxy {
     this.cutAll();
     await new Promise<void>((done) => this.server.close(() => done()));
   }
+}
+
+/** Pipes `client` and `upstream` both ways, each tracked in `sockets` while open, each ending with the other. */
+export function joinSockets(client: Socket, upstream: Socket, sockets: Set<Socket>): void {
+  for (const socket of [client, upstream]) {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+  }
+  client.pipe(upstream).pipe(client);
+  client.on('close', () => upstream.destroy());
+  upstream.on('close', () => client.destroy());
 }

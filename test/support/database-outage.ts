@@ -1,3 +1,4 @@
+import { joinSockets } from './cuttable-proxy';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 
@@ -27,15 +28,7 @@ export class DatabaseOutage {
         client.destroy();
         return;
       }
-      const upstream = connect(Number(target.port), target.hostname);
-      for (const socket of [client, upstream]) {
-        sockets.add(socket);
-        socket.on('close', () => sockets.delete(socket));
-        socket.on('error', () => socket.destroy());
-      }
-      client.pipe(upstream).pipe(client);
-      client.on('close', () => upstream.destroy());
-      upstream.on('close', () => client.destroy());
+      joinSockets(client, connect(Number(target.port), target.hostname), sockets);
     });
     await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
     const url = new URL(databaseUrl);
