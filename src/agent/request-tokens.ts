@@ -35,7 +35,6 @@ const YIELD_CHARS = 128 * 1024;
  */
 export class RequestTokens {
   private readonly counts = new Map<string, number>();
-  private readonly toolCounts = new WeakMap<readonly ModelToolDefinition[], number>();
 
   /** `toolResultMaxChars`: where the model's tool results are cut (conversation.ts cutToolResult). */
   constructor(private readonly toolResultMaxChars: (model: string) => number = () => Infinity) {}
@@ -55,7 +54,7 @@ export class RequestTokens {
     const tk = this.tokenizerOf(call.model);
     const names = toolNames(call.rows);
     const cut = this.toolResultMaxChars(call.model);
-    let raw = REQUEST_TOKENS + this.toolTokens(call.tools, tk);
+    let raw = REQUEST_TOKENS + rawToolTokens(call.tools, tk.encoding);
     for (const m of call.rows) {
       if (m.context === 'summarized') continue;
       raw += this.counts.get(keyOf(m, tk, cut)) ?? messageTokensBound(toModelMessage(m, names, cut));
@@ -101,7 +100,7 @@ export class RequestTokens {
     const tk = this.tokenizerOf(call.model);
     const names = toolNames(call.rows);
     const cut = this.toolResultMaxChars(call.model);
-    let raw = REQUEST_TOKENS + this.toolTokens(call.tools, tk);
+    let raw = REQUEST_TOKENS + rawToolTokens(call.tools, tk.encoding);
     let budget = newChars;
     for (const m of call.rows) {
       if (m.context === 'summarized') continue;
@@ -143,15 +142,6 @@ export class RequestTokens {
     if (n === undefined) {
       n = rawMessageTokens(toModelMessage({ ...m, context: null }, new Map(), cut), tk.encoding, tk.images);
       this.remember(key, n);
-    }
-    return n;
-  }
-
-  private toolTokens(tools: readonly ModelToolDefinition[], tk: Tokenizer): number {
-    let n = this.toolCounts.get(tools);
-    if (n === undefined) {
-      n = rawToolTokens(tools, tk.encoding);
-      this.toolCounts.set(tools, n);
     }
     return n;
   }

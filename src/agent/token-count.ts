@@ -1,6 +1,7 @@
 import { countTokens as countCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
 import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base';
 import { modelToEncodingMap } from 'gpt-tokenizer/mapping';
+import { createHash } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ModelMessage, ModelToolDefinition } from '../llm/model-provider';
 import { providerDefinition } from '../llm/providers';
@@ -150,13 +151,29 @@ export async function rawMessageTokensYielding(
   return n;
 }
 
+/**
+ * Tool definition sets counted, remembered by their text: every run of a session builds its own
+ * list, but a server offers few distinct sets (counting one took ~0.5 ms of every run's start at
+ * c=256). A bound on memory: past it, the oldest is forgotten.
+ */
+const TOOL_SETS_REMEMBERED = 256;
+const toolSetCounts = new Map<string, number>();
+
 /** The tokens the tool definitions of a request take, without the factor. */
 export function rawToolTokens(
   tools: readonly ModelToolDefinition[],
   encoding: Tokenizer['encoding'],
 ): number {
   if (tools.length === 0) return 0;
-  return TOOLS_OVERHEAD + countText(JSON.stringify(tools), encoding);
+  const text = JSON.stringify(tools);
+  const key = `${encoding}:${createHash('sha256').update(text).digest('base64')}`;
+  let n = toolSetCounts.get(key);
+  if (n === undefined) {
+    n = TOOLS_OVERHEAD + countText(text, encoding);
+    if (toolSetCounts.size >= TOOL_SETS_REMEMBERED) toolSetCounts.delete(toolSetCounts.keys().next().value!);
+    toolSetCounts.set(key, n);
+  }
+  return n;
 }
 
 /** The fixed tokens of every request (the reply's priming). */
