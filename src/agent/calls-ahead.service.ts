@@ -16,6 +16,12 @@ const KEYS_REMEMBERED = 10_000;
 export interface CallAhead {
   /** Stops the call, or keeps it from being sent while its conversation is read; the run's, once kept. */
   controller: AbortController;
+  /**
+   * Under a limit, the call's reservation: the output tokens granted (the key had room for the call,
+   * so the start needs no look at its budget), or null when there was none (not reserved, or it did
+   * not fit now). Null at once when no limit applies.
+   */
+  reserved: Promise<number | null>;
   /** The call, with the conversation it was sent with; undefined when it was not sent. */
   sent: Promise<Omit<FirstCall, 'controller'> | undefined>;
 }
@@ -24,13 +30,16 @@ export interface CallAhead {
  * The one seam through which a model call is sent ahead of the loop, and the loop's way to send:
  * a run's first call goes out with its start (`sendWithStart`), while the start commits — the
  * upstream then works while the commit takes its turn; the loop asks `send` for each call, and is
- * handed that one only when it was sent with exactly the conversation the store holds and no limit
- * applies (a limit reserves each call before it is sent, RunAccounting) — otherwise it is stopped
- * and a call is sent now. The first call goes out only when the start will most likely be admitted:
- * the process takes runs and no limit applies (StartLimits.maySendAhead), and the key's last start
- * here left room for another under both limits. A start that then stores nothing stops it
- * (`startFailed`), so a key at its limits costs the upstream nothing and one that reaches them at
- * most a call stopped within the start's round trip.
+ * handed that one only when it was sent with exactly the conversation the store holds, and was
+ * reserved when a limit applies — otherwise it is stopped and a call is sent now. Under the key's or
+ * its end user's limits the call is reserved first (RunAccounting.reserveFirst) and goes out once
+ * its reservation is granted: the reservation is then the start's look at the budget, and the run's
+ * first step gives it back. The first call goes out only when the start will most likely be
+ * admitted: the process takes runs and the session has no limits of its own
+ * (StartLimits.maySendAhead), and the key's last start here left room for another under both
+ * limits. A start that then stores nothing stops it and gives its reservation back (`startFailed`),
+ * so a key at its limits costs the upstream nothing and one that reaches them at most a call stopped
+ * within the start's round trip.
  *
  * Its gain: the added time to first text at c=16 was 2.4–3.4 ms with it (and the next call sent
  * once a step's results were known, which went with the early reads: docs/performance.md), 5.5–7.3
@@ -49,13 +58,14 @@ export class CallsAhead {
 
   /**
    * Sends the first model call of `run` with `conversation` (what its start statement will store,
-   * possibly read beside the statement; undefined when not known before it), unless its key may be
-   * near a limit or the conversation needs room made first (ContextWindow.fit, which only the loop
-   * does).
+   * possibly read beside the statement; undefined when not known before it) — reserved first under
+   * the key's or its end user's limits — unless the key may be near its limits on runs, the
+   * conversation needs room made first (ContextWindow.fit, which only the loop does), or a limit has
+   * no room for the call now.
    */
   sendWithStart(
     run: NewRun,
-    session: ModelCallSource['session'],
+    session: ModelCallSource['session'] & { endUser: string | null },
     toolset: Toolset,
     conversation: () => MessageRow[] | Promise<MessageRow[]> | undefined,
   ): CallAhead | undefined {
@@ -63,32 +73,53 @@ export class CallsAhead {
     const messages = conversation();
     if (messages === undefined) return undefined;
     const controller = new AbortController();
-    const send = (messages: MessageRow[]) => {
-      // The start failed while the conversation was read: nothing to send.
-      if (controller.signal.aborted) return undefined;
+    const spender = { owner: run.owner, endUser: session.endUser };
+    const sourceOf = (messages: MessageRow[]): ModelCallSource => ({
+      run: {
+        model: run.model,
+        iterations: 0,
+        maxIterations: run.maxIterations,
+        responseFormat: run.responseFormat,
+        replay: run.replay ?? null,
+      },
+      session,
+      conversation: messages,
+      toolset,
+    });
+    const limited = this.accounting.keyLimited(spender, run.model);
+    // Once the conversation is known: null when the call does not go ahead (the start failed, it
+    // does not fit as it is, or a limit has no room for it now), else what it was reserved for
+    // (undefined: no limit, nothing reserved).
+    const reservation = Promise.resolve(messages).then(async (m) => {
+      const source = sourceOf(m);
+      if (controller.signal.aborted || !this.calls.fitsAhead(source)) return { source, granted: null };
+      if (!limited) return { source, granted: undefined };
+      const promptTokens = await this.calls.promptTokens(source);
+      return {
+        source,
+        granted: await this.accounting.reserveFirst(run.id, spender, run.model, promptTokens),
+      };
+    });
+    const sent = reservation.then(({ source, granted }) => {
+      // The start failed while the call was reserved; or it does not go ahead.
+      if (controller.signal.aborted || granted === null) return undefined;
       // Stops this call alone, should the run not take it (`send`).
       const stop = new AbortController();
-      const call = this.calls.sendAhead(
-        {
-          run: {
-            model: run.model,
-            iterations: 0,
-            maxIterations: run.maxIterations,
-            responseFormat: run.responseFormat,
-            replay: run.replay ?? null,
-          },
-          session,
-          conversation: messages,
-          toolset,
-        },
-        AbortSignal.any([controller.signal, stop.signal]),
-      );
-      return call && { call, conversation: messages, stop };
+      const call = this.calls.send(source, AbortSignal.any([controller.signal, stop.signal]), granted);
+      return { call, conversation: source.conversation, stop, reservedOutput: granted };
+    });
+    return {
+      controller,
+      // Without a limit, known at once: the start does not wait for the conversation.
+      reserved: limited
+        ? reservation.then(
+            ({ granted }) => granted ?? null,
+            () => null,
+          )
+        : Promise.resolve(null),
+      // A failed read or reservation: the run sends its own call.
+      sent: sent.catch(() => undefined),
     };
-    const sent = Array.isArray(messages)
-      ? Promise.resolve(send(messages))
-      : messages.then(send, () => undefined); // the run sends its own call
-    return { controller, sent };
   }
 
   /**
@@ -121,21 +152,43 @@ export class CallsAhead {
     this.keysWithRoom.add(owner);
   }
 
-  /** A start of `owner` stored nothing: its call is stopped, and the key's next start waits for its own. */
-  startFailed(owner: string, ahead: CallAhead | undefined, reason: unknown): void {
-    ahead?.controller.abort(reason);
+  /**
+   * A start of run `runId` stored nothing: its call is stopped, its reservation given back, and the
+   * key's next start waits for its own.
+   */
+  startFailed(owner: string, runId: string, ahead: CallAhead | undefined, reason: unknown): void {
     this.keysWithRoom.delete(owner);
+    if (!ahead) return;
+    ahead.controller.abort(reason);
+    // The run was never stored, so nothing else of it can reserve: the release races nothing. A
+    // failed release leaves the reservation until the window rolls over.
+    void ahead.reserved
+      .then((granted) => (granted === null ? undefined : this.accounting.release(runId)))
+      .catch(() => undefined);
+  }
+
+  /**
+   * The output tokens the run's first call was reserved for with its start, while that call is still
+   * the one to make (sent with exactly the conversation the run holds): the loop reserves nothing
+   * more for it. Undefined otherwise.
+   */
+  reservedFirst(h: RunHandle): number | undefined {
+    const first = h.pendingFirstCall;
+    return first && sameConversation(first.conversation, h.conversation) ? first.reservedOutput : undefined;
   }
 
   /**
    * The run's next model call, asking for at most `maxOutputTokens` (as reserved): the one sent with
-   * its start when that was sent with exactly the conversation the run holds and no limit applies
-   * (then nothing was reserved); otherwise that one is stopped, and one is sent now.
+   * its start when that was sent with exactly the conversation the run holds, and reserved with it
+   * when a limit applies (`reservedFirst`); otherwise that one is stopped, and one is sent now.
    */
   async send(h: RunHandle, maxOutputTokens?: number): Promise<SentModelCall> {
     const ahead = h.takeFirstCall();
     if (ahead) {
-      if (!(await this.accounting.limited(h)) && sameConversation(ahead.conversation, h.conversation)) {
+      if (
+        sameConversation(ahead.conversation, h.conversation) &&
+        (ahead.reservedOutput !== undefined || !(await this.accounting.limited(h)))
+      ) {
         return ahead.call;
       }
       ahead.stop.abort(new Error('the run changed before it read the call sent with its start'));

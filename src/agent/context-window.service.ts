@@ -85,9 +85,11 @@ export class ContextWindow {
     return this.tokens.withinNow(call, this.target(call.model));
   }
 
-  /** The tokens of the run's next request as it stands: the conversation the model gets, and the tools. */
-  requestTokens(h: RunHandle): Promise<number> {
-    return this.tokens.count({ model: h.run.model, rows: h.conversation, tools: h.toolset.definitions });
+  /** The tokens of a run's next request as it stands: the conversation the model gets, and the tools. */
+  requestTokens(
+    r: Pick<RunHandle, 'conversation' | 'toolset'> & { run: { model: string } },
+  ): Promise<number> {
+    return this.tokens.count({ model: r.run.model, rows: r.conversation, tools: r.toolset.definitions });
   }
 
   /**

@@ -33,7 +33,7 @@ export type ModelCallSource = Pick<RunHandle, 'conversation' | 'toolset'> & {
  * asked for: the request from the stored conversation (`send`, through ModelProviders, which picks
  * the provider or a fallback and holds it to the idle timeout and the answer budget — the one way
  * to a model, a summary's call included), room made first when the context is near the window
- * (`makeRoom`, ContextWindow), a call sent ahead of the loop when it surely fits (`sendAhead`: a
+ * (`makeRoom`, ContextWindow), a call sent ahead of the loop when it surely fits (`fitsAhead`: a
  * run's first with its start, CallsAhead), and its answer read to the end (`read`: text and
  * reasoning streamed, the call recorded by ModelCallRecorder — also one that never finished).
  */
@@ -80,18 +80,13 @@ export class ModelCalls {
   }
 
   /**
-   * Sends a model call ahead of the loop (a run's first while its start commits, CallsAhead) when it
-   * surely fits under COMPACT_AT as it is; otherwise nothing, and the loop sends the call itself once
-   * ContextWindow.fit has made room — compaction needs a model call and a commit of its own, which
-   * only the loop makes.
+   * Whether a model call may be sent ahead of the loop (a run's first while its start commits,
+   * CallsAhead): when it surely fits under COMPACT_AT as it is. Otherwise the loop sends the call
+   * itself once ContextWindow.fit has made room — compaction needs a model call and a commit of its
+   * own, which only the loop makes.
    */
-  sendAhead(r: ModelCallSource, signal: AbortSignal): SentModelCall | undefined {
-    const fits = this.window.fitsAsIs({
-      model: r.run.model,
-      rows: r.conversation,
-      tools: r.toolset.definitions,
-    });
-    return fits ? this.send(r, signal) : undefined;
+  fitsAhead(r: ModelCallSource): boolean {
+    return this.window.fitsAsIs({ model: r.run.model, rows: r.conversation, tools: r.toolset.definitions });
   }
 
   /**
@@ -104,9 +99,9 @@ export class ModelCalls {
     return this.window.fit(h);
   }
 
-  /** The tokens of the run's next request as it stands (an upper bound of the prompt: RequestTokens). */
-  promptTokens(h: RunHandle): Promise<number> {
-    return this.window.requestTokens(h);
+  /** The tokens of a run's next request as it stands (an upper bound of the prompt: RequestTokens). */
+  promptTokens(r: ModelCallSource): Promise<number> {
+    return this.window.requestTokens(r);
   }
 
   /**

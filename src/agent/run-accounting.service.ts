@@ -122,6 +122,48 @@ export class RunAccounting {
     return granted;
   }
 
+  /**
+   * Reserves a run's first call before the run is stored, for it to go out with the start
+   * (CallsAhead), on the key's and its end user's limits (a run whose session has limits of its own
+   * reserves in its loop): one try, no wait — the output tokens granted, or null when the call does
+   * not fit now (the loop then reserves, and waits while calls in flight may leave room). Undefined
+   * when no limit applies. Held by `holder`, the run's id: the run's first step gives it back, or
+   * `release` when the run is not stored after all.
+   */
+  async reserveFirst(
+    holder: string,
+    spender: Spender,
+    model: string,
+    promptTokens: number,
+  ): Promise<number | null | undefined> {
+    const limits = this.keyLimits(spender, model);
+    if (limits.length === 0) return undefined;
+    const price = this.pricesOf(model);
+    const maxOutput = this.config.llm.maxOutputTokens;
+    const minOutput = Math.min(MIN_OUTPUT_TOKENS, maxOutput);
+    const reservation = await this.store.reserve({
+      runId: holder,
+      owner: spender.owner,
+      limits,
+      ...this.askOf(price, promptTokens, maxOutput, minOutput),
+    });
+    return 'granted' in reservation ? reservation.granted : null;
+  }
+
+  /** Whether a limit of the key or of its end user applies to a call of `model` (then it is reserved). */
+  keyLimited(spender: Spender, model: string): boolean {
+    return this.keyLimits(spender, model).length > 0;
+  }
+
+  private keyLimits(spender: Spender, model: string): ReservedLimit[] {
+    return pricedLimits(this.budgets.limitsOf(spender), this.pricesOf(model));
+  }
+
+  /** Gives back what `holder` holds reserved (a start's first call whose run was not stored): one statement. */
+  async release(holder: string): Promise<void> {
+    await this.store.release(holder);
+  }
+
   /** Gives back what the run holds reserved, for a call that was not sent after all (one statement, only under a limit). */
   async giveBack(h: RunHandle): Promise<void> {
     if (await this.limited(h)) await h.sink.retrying(() => this.store.release(h.run.id));

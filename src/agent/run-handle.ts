@@ -35,6 +35,8 @@ export interface FirstCall {
   conversation: readonly MessageRow[];
   /** Stops this call alone. */
   stop: AbortController;
+  /** Under a limit, the output tokens it was reserved for with the start (RunAccounting.reserveFirst). */
+  reservedOutput?: number;
   /** Stops the run, and the call with it: the run's own. */
   controller: AbortController;
 }
@@ -185,6 +187,11 @@ export class RunHandle {
     this.nextSeq = step.nextMessageSeq;
     this.streamingText = '';
     this.addMessages(step.messages);
+  }
+
+  /** The first model call sent with the run's start while the loop has not taken it; null after, or when none was. */
+  get pendingFirstCall(): FirstCall | null {
+    return this.firstCall;
   }
 
   /** The first model call sent with the run's start, once (CallsAhead.send); null after, or when none was. */

@@ -104,11 +104,14 @@ export class RunOrchestrator {
   /**
    * Readies the run's next model call: room made in the context window (which may take a summary,
    * a model call of its own, reserved like this one), then, under a limit, the call reserved on
-   * every limit (RunAccounting): the output tokens it may ask for (undefined: no limit,
-   * LLM_MAX_OUTPUT_TOKENS). Throws BudgetSpent when a limit leaves either call no room.
+   * every limit (RunAccounting) — unless it went out with the start, reserved then (CallsAhead):
+   * the output tokens it may ask for (undefined: no limit, LLM_MAX_OUTPUT_TOKENS). Throws
+   * BudgetSpent when a limit leaves either call no room.
    */
   private async readyToCall(h: RunHandle): Promise<number | undefined> {
     await this.calls.makeRoom(h);
+    const reserved = this.sending.reservedFirst(h);
+    if (reserved !== undefined) return reserved;
     if (!(await this.accounting.limited(h))) return undefined;
     return this.accounting.reserve(h, await this.calls.promptTokens(h));
   }

@@ -80,7 +80,7 @@ export class RunStarts {
     // A replay of an Idempotency-Key starts nothing, so it sends nothing ahead; a child run's call
     // may be held by the limits of the runs above it, which the loop reads (RunAccounting).
     const ahead =
-      input.idempotency || input.delegation || !this.limits.maySendAhead(spender, plan.session, localRuns)
+      input.idempotency || input.delegation || !this.limits.maySendAhead(plan.session, localRuns)
         ? undefined
         : this.callsAhead.sendWithStart(plan.start.run, plan.session, plan.toolset, () =>
             this.conversationAhead(plan),
@@ -92,7 +92,7 @@ export class RunStarts {
         const earlier = await this.replays.claim(tx, owner, input.idempotency, plan.start.run.id);
         if (earlier) return { earlier };
       }
-      await this.limits.assertMayStart(spender, localRuns);
+      await this.limits.assertMayStart(spender, localRuns, ((await ahead?.reserved) ?? null) !== null);
       trace = this.tracing.startRun(
         {
           runId: plan.start.run.id,
@@ -114,7 +114,7 @@ export class RunStarts {
     try {
       return input.idempotency ? await this.store.transaction((tx) => stored(tx)) : await stored();
     } catch (err) {
-      this.callsAhead.startFailed(owner, ahead, err);
+      this.callsAhead.startFailed(owner, plan.start.run.id, ahead, err);
       trace?.end('refused');
       // Another request started a run on this session between our look and our insert.
       if (!(err instanceof SessionHasActiveRun)) throw err;

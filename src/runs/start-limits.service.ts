@@ -43,30 +43,24 @@ export class StartLimits {
   }
 
   /**
-   * Whether a start's first model call may go out before the start is admitted: not when this
-   * process, driving `localRuns` runs, would refuse it now, nor under a limit — its first call waits
-   * for the loop's reservation (RunAccounting.reserve).
+   * Whether a start's first model call may go out before the start is admitted (reserved first under
+   * the key's limits, CallsAhead): not when this process, driving `localRuns` runs, would refuse it
+   * now, nor when the session has limits of its own — their counter is the run's, which exists only
+   * once the run does, so its first call waits for the loop's reservation (RunAccounting.reserve).
    */
-  maySendAhead(
-    spender: Spender,
-    session: Pick<SessionRow, 'maxTokens' | 'maxCostUsd'>,
-    localRuns: number,
-  ): boolean {
-    return (
-      !this.refusal(localRuns) &&
-      session.maxTokens === null &&
-      session.maxCostUsd === null &&
-      this.budgets.limitsOf(spender).length === 0
-    );
+  maySendAhead(session: Pick<SessionRow, 'maxTokens' | 'maxCostUsd'>, localRuns: number): boolean {
+    return !this.refusal(localRuns) && session.maxTokens === null && session.maxCostUsd === null;
   }
 
   /**
    * Throws the 503 of this process (driving `localRuns` runs) or the 429 of a limit of the key (or
-   * of its end user) that has no room left in its window for a call.
+   * of its end user) that has no room left in its window for a call — not looked at when the first
+   * call was reserved with the start (`reserved`): that showed room.
    */
-  async assertMayStart(spender: Spender, localRuns: number): Promise<void> {
+  async assertMayStart(spender: Spender, localRuns: number, reserved = false): Promise<void> {
     const refusal = this.refusal(localRuns);
     if (refusal) throw refusal;
+    if (reserved) return;
     const over = await this.budgets.spent(spender);
     if (over) throw budgetExceeded(over);
   }

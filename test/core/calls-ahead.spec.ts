@@ -16,8 +16,9 @@ import type { ModelScript } from '../support/scripted-model';
 
 /**
  * The loop's send (CallsAhead.send), on handles built here: the call sent with a run's start is
- * used only when it was sent with exactly the conversation the run holds and no limit applies;
- * otherwise it alone is stopped — not the run — and a call is sent now.
+ * used only when it was sent with exactly the conversation the run holds, and under a limit only
+ * when it was reserved with the start; otherwise it alone is stopped — not the run — and a call is
+ * sent now.
  */
 describe('the loop’s send: a call sent with the start is used only for exactly the stored conversation', () => {
   let core: CoreApp;
@@ -96,6 +97,28 @@ describe('the loop’s send: a call sent with the start is used only for exactly
     expect(await ahead.send(h)).not.toBe(first.call); // the next call is the run's own
     await eventually(() => core.model.requests.length === 2);
     expect(signals[0].aborted).toBe(false);
+  });
+
+  it('hands over a call reserved with the start under a limit: the loop reserves nothing more for it', async () => {
+    core.model.enqueue(watch);
+    const conversation = [message(1, 'Be brief.'), message(2, 'hello')];
+    const { h, first } = handle(
+      conversation,
+      conversation.map((m) => ({ ...m })),
+      { maxTokens: 10_000 },
+    );
+    first.reservedOutput = 300;
+    expect(ahead.reservedFirst(h)).toBe(300);
+    expect(await ahead.send(h, 300)).toBe(first.call);
+    expect(ahead.reservedFirst(h)).toBeUndefined(); // taken: the next call is reserved by the loop
+    expect(first.stop.signal.aborted).toBe(false);
+  });
+
+  it('leaves a call reserved with the start to be stopped once the run holds another conversation', () => {
+    const sentWith = [message(1, 'Be brief.'), message(2, 'hello')];
+    const { h, first } = handle([...sentWith, message(3, 'in between')], sentWith, { maxTokens: 10_000 });
+    first.reservedOutput = 300;
+    expect(ahead.reservedFirst(h)).toBeUndefined();
   });
 
   it.each([
