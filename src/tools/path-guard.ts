@@ -2,7 +2,7 @@ import { constants, type Stats } from 'node:fs';
 import { lstat, open, readlink, type FileHandle } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { errnoCode } from './fs/errno';
-import { at, closeAll, openChildDir, openRoot } from './fs/held-dir';
+import { at, closeAll, closeInBackground, openChildDir, openRoot } from './fs/held-dir';
 import { ToolError } from './tool';
 
 export interface ResolveOptions {
@@ -243,7 +243,8 @@ export async function openIfExists(
     }
     throw err;
   } finally {
-    await located.release();
+    // The file is open: the folders that led to it are no longer needed.
+    closeInBackground(...located.dirs);
   }
   try {
     const stats = await handle.stat();

@@ -4,6 +4,7 @@ import { AgentTool } from '../agent-tool.decorator';
 import { readLineRange, type LineRange } from '../fs/line-range-reader';
 import { looksBinary } from '../fs/text-file';
 import { visualFileResult } from '../fs/visual-file';
+import { closeInBackground } from '../fs/held-dir';
 import { openInWorkspace, toWorkspaceRelative } from '../path-guard';
 import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
 import { Type, type Static } from 'typebox';
@@ -66,7 +67,7 @@ export class ReadFileTool implements Tool<ReadFileArgs> {
         signal: ctx.signal,
       });
     } finally {
-      await handle.close();
+      closeInBackground(handle);
     }
     if (range.totalBytes === 0) return { content: `${shown}: (empty file)` };
     if (startLine > range.totalLines) {

@@ -82,6 +82,14 @@ export async function closeAll(handles: readonly FileHandle[]): Promise<void> {
 }
 
 /**
+ * Closes `handles` without waiting: a close changes no answer, and each awaited file-system call
+ * costs a turn of the event loop — under load, milliseconds of every tool call.
+ */
+export function closeInBackground(...handles: readonly FileHandle[]): void {
+  void closeAll(handles);
+}
+
+/**
  * Opens the folders `names` one below the other from `start` (not included in the answer, which
  * the caller closes). `create`: a missing folder is made first — in the held folder above it.
  * Anything that is not a real folder now (a link swapped in, a file) stops it: `path` names the
