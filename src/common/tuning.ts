@@ -29,9 +29,14 @@
  * Run starts let through per tick (TickGate in Runs.start). Matters while many runs start at
  * once: ticks went from 21–35 ms to 4.8–7.7 ms at the median while the 1,000 started, loop delay p99
  * 27.5–31.4 ms against 29.8–40.6 in seven back-to-back pairs; 2 or 4 a tick: 29.7–32.7 ms, no
- * better (decision 010's history). One a tick is still thousands a second while ticks are short.
+ * better (decision 010's history). One a tick was thousands a second only while ticks were short:
+ * at c=256 with traces and a budget, ticks of 5–15 ms let ~100 starts a second through while ~110
+ * arrived, and a start waited for the gate 287 ms at the median (1,045 ms p90) — 8 a tick, 0.9 ms
+ * (a timeline of every run, `node bench/run.mjs --only=c256 --traces --budgets`); first text p50 in
+ * two interleaved pairs of the same, rounds 1–3: 1,750, 1,496, 1,135 and 1,778, 2,046, 1,677 ms
+ * with 1 a tick against 1,417, 1,164, 963 and 1,146, 1,222, 1,203 with 8 (docs/performance.md).
  */
-export const RUN_STARTS_PER_TICK = 1;
+export const RUN_STARTS_PER_TICK = 8;
 
 /**
  * Sockets listening on the port (SO_REUSEPORT), each accepting one connection per tick (libuv
