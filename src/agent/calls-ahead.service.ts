@@ -5,12 +5,22 @@ import type { SentModelCall } from '../llm/sent-model-call';
 import type { MessageRow } from '../store/conversation-store.service';
 import type { KeyRunCounts, NewRun } from '../store/run-start-store.service';
 import type { Toolset } from '../tools/toolset';
+import { RunTracing } from '../observability/run-tracing.service';
+import { ModelCallRecorder } from './model-call-recorder.service';
 import { ModelCalls, type ModelCallSource } from './model-calls.service';
 import type { FirstCall, RunHandle } from './run-handle';
 import { RunAccounting } from './run-accounting.service';
 
 /** Keys remembered as having had room at their last start here. */
 const KEYS_REMEMBERED = 10_000;
+
+/** Whose first call was sent with a start: the run, its session and key (and end user). */
+export interface AheadOf {
+  runId: string;
+  sessionId: string;
+  owner: string;
+  endUser: string | null;
+}
 
 /** A run's first model call on its way while its start is stored (CallsAhead.sendWithStart). */
 export interface CallAhead {
@@ -37,9 +47,9 @@ export interface CallAhead {
  * first step gives it back. The first call goes out only when the start will most likely be
  * admitted: the process takes runs and the session has no limits of its own
  * (StartLimits.maySendAhead), and the key's last start here left room for another under both
- * limits. A start that then stores nothing stops it and gives its reservation back (`startFailed`),
- * so a key at its limits costs the upstream nothing and one that reaches them at most a call stopped
- * within the start's round trip.
+ * limits. A start that then stores nothing stops it (`startFailed`), so a key at its limits costs
+ * the upstream nothing and one that reaches them at most a call stopped within the start's round
+ * trip — counted as a cancelled call is, with its reservation given back.
  *
  * Its gain: the added time to first text at c=16 was 2.4–3.4 ms with it (and the next call sent
  * once a step's results were known, which went with the early reads: docs/performance.md), 5.5–7.3
@@ -53,6 +63,8 @@ export class CallsAhead {
   constructor(
     private readonly calls: ModelCalls,
     private readonly accounting: RunAccounting,
+    private readonly recorder: ModelCallRecorder,
+    private readonly tracing: RunTracing,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -129,6 +141,7 @@ export class CallsAhead {
   async keep(
     ahead: CallAhead | undefined,
     conversation: readonly MessageRow[],
+    of: AheadOf,
   ): Promise<FirstCall | undefined> {
     if (!ahead) return undefined;
     const sent = await ahead.sent;
@@ -136,6 +149,8 @@ export class CallsAhead {
       return { ...sent, controller: ahead.controller };
     }
     ahead.controller.abort(new Error('the conversation changed while the start was stored'));
+    // Before the run's loop reserves a call of its own: this gives back all that the run holds.
+    await this.countStopped(ahead, of);
     return undefined;
   }
 
@@ -156,15 +171,39 @@ export class CallsAhead {
    * A start of run `runId` stored nothing: its call is stopped, its reservation given back, and the
    * key's next start waits for its own.
    */
-  startFailed(owner: string, runId: string, ahead: CallAhead | undefined, reason: unknown): void {
-    this.keysWithRoom.delete(owner);
+  startFailed(ahead: CallAhead | undefined, of: AheadOf, reason: unknown): void {
+    this.keysWithRoom.delete(of.owner);
     if (!ahead) return;
     ahead.controller.abort(reason);
-    // The run was never stored, so nothing else of it can reserve: the release races nothing. A
-    // failed release leaves the reservation until the window rolls over.
-    void ahead.reserved
-      .then((granted) => (granted === null ? undefined : this.accounting.release(runId)))
-      .catch(() => undefined);
+    // The run was never stored, so nothing else of it can reserve: this races nothing. One that
+    // fails leaves the reservation held until the window rolls over.
+    this.countStopped(ahead, of).catch(() => undefined);
+  }
+
+  /**
+   * A call sent ahead that no run will read, once stopped: its request went out, so it is counted
+   * as a cancelled call is (its prompt, estimated: ModelCallRecorder) — on the key's counters, giving
+   * back what the run held reserved, in one statement; a call never sent gives its reservation back.
+   */
+  private async countStopped(ahead: CallAhead, of: AheadOf): Promise<void> {
+    const [granted, sent] = await Promise.all([ahead.reserved, ahead.sent]);
+    if (sent === undefined) {
+      if (granted !== null) await this.accounting.release(of.runId);
+      return;
+    }
+    const call = await this.recorder.record({
+      // A step of no run: the run never had it (or was never stored).
+      of: { runId: null, sessionId: of.sessionId, owner: of.owner, endUser: of.endUser },
+      iteration: 1,
+      request: sent.call.request,
+      streamed: '',
+      reported: null,
+      sentAt: sent.call.sentAt,
+      firstTokenMs: null,
+      failure: 'aborted',
+      trace: this.tracing.outsideRun(),
+    });
+    await this.accounting.storeSessionCall(call.row, of.runId);
   }
 
   /**

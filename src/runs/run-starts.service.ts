@@ -77,6 +77,7 @@ export class RunStarts {
       throw err;
     }
     const spender = { owner, endUser: plan.session.endUser };
+    const of = { runId: plan.start.run.id, sessionId: plan.start.run.sessionId, ...spender };
     // A replay of an Idempotency-Key starts nothing, so it sends nothing ahead; a child run's call
     // may be held by the limits of the runs above it, which the loop reads (RunAccounting).
     const ahead =
@@ -108,13 +109,13 @@ export class RunStarts {
       this.callsAhead.startAdmitted(owner, outcome.counts);
       const opened = await this.opened(plan, outcome, leasedAt, tx);
       return {
-        opened: { ...opened, trace, firstCall: await this.callsAhead.keep(ahead, opened.conversation) },
+        opened: { ...opened, trace, firstCall: await this.callsAhead.keep(ahead, opened.conversation, of) },
       };
     };
     try {
       return input.idempotency ? await this.store.transaction((tx) => stored(tx)) : await stored();
     } catch (err) {
-      this.callsAhead.startFailed(owner, plan.start.run.id, ahead, err);
+      this.callsAhead.startFailed(ahead, of, err);
       trace?.end('refused');
       // Another request started a run on this session between our look and our insert.
       if (!(err instanceof SessionHasActiveRun)) throw err;

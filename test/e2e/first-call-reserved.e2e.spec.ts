@@ -15,8 +15,9 @@ const auth = { authorization: `Bearer ${SECRET}` };
 /**
  * Under a key's budget, a run's first call is reserved before its start is stored and goes out with
  * the start (CallsAhead): the reservation is the start's look at the budget. A start refused after
- * its call was reserved — here by the key's rate limit, which only the start statement counts —
- * gives the reservation back: nothing stays held once every run has ended.
+ * its call was reserved and sent — here by the key's rate limit, which only the start statement
+ * counts — stops the call and counts it as a cancelled call is, giving the reservation back: nothing
+ * stays held once every run has ended.
  */
 describe('a first call reserved with its start (e2e)', () => {
   let upstream: FakeUpstream;
@@ -49,24 +50,31 @@ describe('a first call reserved with its start (e2e)', () => {
     return (done?.data as { status: string }).status;
   }
 
-  async function limit(): Promise<{ used: number; left: number }> {
+  async function usage(): Promise<{ runs: number; promptTokens: number; used: number; left: number }> {
     const from = new Date(Date.now() - 3600_000).toISOString();
     const res = await api(server.url, 'GET', `/v1/usage?from=${from}&groupBy=day`, undefined, auth);
     expect(res.status).toBe(200);
-    return (res.body as { limits: { used: number; left: number }[] }).limits[0];
+    const body = res.body as {
+      data: { runs: number; promptTokens: number }[];
+      limits: { used: number; left: number }[];
+    };
+    return { ...body.data[0], ...body.limits[0] };
   }
 
-  it('gives back the reservation of a start its rate limit refused, and holds nothing once the runs end', async () => {
+  it('counts the call of a start its rate limit refused, gives its reservation back, and holds nothing once the runs end', async () => {
     // A first start leaves the key room for more: the next ones send their first call ahead.
     expect(await start('warm')).toBe('completed');
+    const onePrompt = (await usage()).promptTokens;
     const ends = await Promise.all(Array.from({ length: 6 }, (_, i) => start(`burst ${i}`)));
 
     expect(ends.filter((e) => e === 'completed')).toHaveLength(RUNS_PER_MINUTE - 1);
     expect(ends.filter((e) => e.startsWith('429 Rate limit'))).toHaveLength(7 - RUNS_PER_MINUTE);
-    // Every reservation given back: what is left is the limit less what the completed runs used.
+    // Each refused start's call went out before its refusal: counted (its prompt, estimated) with
+    // the runs' calls, though it belongs to no run; and every reservation given back — what is
+    // left is the limit less what was used.
     await eventually(async () => {
-      const { used, left } = await limit();
-      return used > 0 && left === LIMIT - used;
+      const { runs, promptTokens, used, left } = await usage();
+      return runs === RUNS_PER_MINUTE && promptTokens > 5 * onePrompt && left === LIMIT - used;
     });
   }, 60_000);
 });
