@@ -35,6 +35,8 @@
  * (a timeline of every run, `node bench/run.mjs --only=c256 --traces --budgets`); first text p50 in
  * two interleaved pairs of the same, rounds 1–3: 1,750, 1,496, 1,135 and 1,778, 2,046, 1,677 ms
  * with 1 a tick against 1,417, 1,164, 963 and 1,146, 1,222, 1,203 with 8 (docs/performance.md).
+ * Its cost, at 1,000 streams (`--only=capacity`): loop delay p99 78.5 ms against 59.0–62.9 with 1
+ * (4 a tick: 80.3), for first text p50 6.5–8.2 s against 9.9–10.2 s.
  */
 export const RUN_STARTS_PER_TICK = 8;
 
