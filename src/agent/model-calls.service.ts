@@ -8,13 +8,10 @@ import { SentModelCall } from '../llm/sent-model-call';
 import { FileStore } from '../store/file-store.service';
 import type { RunRow } from '../store/run-store.service';
 import type { SessionRow } from '../store/session-store.service';
-import {
-  ContextTooLong,
-  ContextWindow,
-  isContextTooLong,
-  registryTakesImages,
-} from './context-window.service';
-import { modelMessages, withoutVisualFiles } from './conversation';
+import { registryTakesImages } from '../llm/model-registry';
+import { withoutVisualFiles } from '../llm/visual-files';
+import { ContextTooLong, ContextWindow, isContextTooLong } from './context-window.service';
+import { modelMessages } from './conversation';
 import { ModelCallRecorder, type EndedCall, type RecordedCall } from './model-call-recorder.service';
 import type { RunHandle } from './run-handle';
 import { RecordedFailure, RecordedRuns } from './recorded-runs.service';

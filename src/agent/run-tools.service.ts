@@ -8,7 +8,7 @@ import type { Tool, ToolResult } from '../tools/tool';
 import { ToolRunner } from '../tools/tool-runner.service';
 import type { ToolLookup } from '../tools/toolset';
 import { Workspaces } from '../tools/workspaces';
-import { registryTakesImages } from './context-window.service';
+import { registryTakesImages } from '../llm/model-registry';
 import type { RunHandle } from './run-handle';
 
 /** A tool's result and how long it took to run. */

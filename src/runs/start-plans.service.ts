@@ -4,7 +4,7 @@ import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import { serializeEvent, type SerializedEvent } from '../events/run-events';
-import { registryTakesImages } from '../agent/context-window.service';
+import { registryTakesImages } from '../llm/model-registry';
 import { ModelProviders } from '../llm/model-providers.service';
 import { ToolRegistry } from '../tools/tool-registry.service';
 import { Toolset } from '../tools/toolset';

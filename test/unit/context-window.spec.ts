@@ -1,6 +1,6 @@
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { summarySpan } from '../../src/agent/context-spans';
-import { registryWindow } from '../../src/agent/context-window.service';
+import { registryWindow } from '../../src/llm/model-registry';
 import { modelMessages, prunedStub } from '../../src/agent/conversation';
 import { RequestTokens } from '../../src/agent/request-tokens';
 import { CLAUDE_FACTOR, countText, tokenizerFor } from '../../src/agent/token-count';

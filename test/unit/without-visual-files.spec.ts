@@ -1,4 +1,4 @@
-import { withoutVisualFiles } from '../../src/agent/conversation';
+import { withoutVisualFiles } from '../../src/llm/visual-files';
 import type { ModelMessage } from '../../src/llm/model-provider';
 
 const load = () => Promise.resolve(null);
