@@ -11,6 +11,8 @@ import {
 } from './model-provider';
 import { guardModelStream, type StreamGuardLimits } from './model-stream-guard';
 import { fullModelName, splitModelName } from './model-name';
+import { registryTakesImages } from './model-registry';
+import { withoutVisualFiles } from './visual-files';
 import { RetryPolicy, waitUnlessAborted } from './retry-policy';
 
 /** A provider as the server knows it: its name (the prefix of its models) and where it sends requests. */
@@ -140,8 +142,9 @@ export class ModelProviders {
     ];
     for (let i = 0, retry = 0; ;) {
       const target = this.resolve(candidates[i]);
+      const sent = i === 0 ? request : asFallbackGetsIt(request, target.name);
       const events = guardModelStream(
-        (guarded, alive) => target.provider.stream({ ...request, model: target.model }, guarded, alive),
+        (guarded, alive) => target.provider.stream({ ...sent, model: target.model }, guarded, alive),
         this.limits,
         signal,
       );
@@ -218,4 +221,15 @@ function serverOf(baseUrl: string): ServerAddress | undefined {
     // Tests register providers under names that are no URL: such a provider has no address to report.
     return undefined;
   }
+}
+
+/**
+ * The request as a fallback model gets it: the caller shaped it for the model it named
+ * (ModelCalls), so a fallback the registry knows takes no images or PDFs gets a note in place of
+ * each one ("Attachments").
+ */
+function asFallbackGetsIt(request: ModelRequest, model: string): ModelRequest {
+  return registryTakesImages(model) === false
+    ? { ...request, messages: withoutVisualFiles(request.messages) }
+    : request;
 }

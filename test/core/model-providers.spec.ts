@@ -80,6 +80,48 @@ describe('ModelProviders', () => {
     expect(second.requests.map((r) => r.model)).toEqual(['m2']);
   });
 
+  it('gives a fallback the registry knows takes no images a note in place of each image', async () => {
+    const first = new ScriptedModel();
+    const second = new ScriptedModel();
+    first.enqueue(fail(new ModelError('UPSTREAM_UNAVAILABLE', 'overloaded', true, 529)));
+    second.enqueue(answer('I am told of a picture'));
+    const p = providers(
+      { LLM_FALLBACK_MODELS: 'second/gpt-3.5-turbo', LLM_MAX_RETRIES: '0' },
+      { openai: first, second },
+    );
+    const png = Buffer.from('89504e470d0a1a0a', 'hex');
+    const withImage = {
+      ...request('gpt-4o'),
+      messages: [
+        {
+          role: 'user' as const,
+          content: 'What is this?',
+          parts: [
+            { type: 'text' as const, text: 'What is this?' },
+            {
+              type: 'file' as const,
+              name: 'shot.png',
+              mediaType: 'image/png',
+              load: () => Promise.resolve(png),
+            },
+          ],
+        },
+      ],
+    };
+    const result = await collect(p.stream(withImage, new AbortController().signal));
+    expect(result.text).toBe('I am told of a picture');
+    // The model named got the image; the fallback, which takes none, a note.
+    expect(first.requests[0].messages[0]).toMatchObject({
+      parts: [{ type: 'text' }, { type: 'file', data: png.toString('base64') }],
+    });
+    expect(second.requests[0].messages[0]).toMatchObject({
+      parts: [
+        { type: 'text', text: 'What is this?' },
+        { type: 'text', text: expect.stringContaining('"shot.png" (image/png) is not shown') },
+      ],
+    });
+  });
+
   it('never sends a call that has streamed anything elsewhere', async () => {
     const first = new ScriptedModel();
     const second = new ScriptedModel();
