@@ -35,6 +35,13 @@ const QUEUE_SWEEP_EVERY_MS = 1000;
  * counter goes within about this much after its root ends (one statement on a partial index).
  */
 const RUN_COUNTERS_EVERY_MS = 1000;
+/**
+ * Reservations no run holds (a start's first call, an on-demand summary) are given back by their
+ * own statements; one whose process died is given back once older than this — longer than such a
+ * call lasts — looked for this often.
+ */
+const ORPHAN_RESERVATION_MS = 15 * 60_000;
+const ORPHANS_EVERY_MS = 60_000;
 
 /**
  * The clocks of durable runs, on every process: waiting calls past their deadline are settled
@@ -70,6 +77,9 @@ export class RunSupervisor implements OnApplicationBootstrap, OnApplicationShutd
     this.every(QUEUE_SWEEP_EVERY_MS, 'start queued runs', () => this.queued.sweep(), true);
     this.every(RUN_COUNTERS_EVERY_MS, "forget ended runs' budget counters", () =>
       this.budgets.forgetEndedRuns(),
+    );
+    this.every(ORPHANS_EVERY_MS, 'give back reservations no run holds', () =>
+      this.budgets.releaseOrphans(ORPHAN_RESERVATION_MS),
     );
   }
 

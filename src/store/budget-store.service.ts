@@ -203,6 +203,21 @@ export class BudgetStore {
    * only), so key_spend does not grow a row per run; a call of a run below an ended one finds its
    * counter gone and makes no call (reserve_budget). An index scan of the few run counters there are.
    */
+  /**
+   * Gives back the reservations no run holds that are older than `ageMs`: a start's first call whose
+   * process died before the start was stored, an on-demand summary's whose process died. A live one
+   * is given back by its own statements long before (its call has ended); one statement each.
+   */
+  async releaseOrphans(ageMs: number): Promise<void> {
+    const rows: { holder: string }[] = await this.db.query(
+      `SELECT DISTINCT b.run_id AS holder FROM budget_reservations b
+        WHERE b.created_at < now() - $1::int * interval '1 millisecond'
+          AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = b.run_id)`,
+      [ageMs],
+    );
+    for (const { holder } of rows) await this.release(holder);
+  }
+
   async forgetEndedRuns(): Promise<void> {
     await this.db.query(
       `DELETE FROM key_spend k

@@ -24,6 +24,7 @@ import { Webhooks1797600000000 } from './1797600000000-webhooks';
 import { RunReplays1797700000000 } from './1797700000000-run-replays';
 import { RunBudgets1797800000000 } from './1797800000000-run-budgets';
 import { WebhookPruning1797820000000 } from './1797820000000-webhook-pruning';
+import { ReservationAges1797830000000 } from './1797830000000-reservation-ages';
 
 /** Every committed migration, oldest first. Never edit one that has landed; add a new one. */
 export const MIGRATIONS = [
@@ -53,4 +54,5 @@ export const MIGRATIONS = [
   RunReplays1797700000000,
   RunBudgets1797800000000,
   WebhookPruning1797820000000,
+  ReservationAges1797830000000,
 ];
