@@ -168,15 +168,15 @@ export class CallsAhead {
   }
 
   /**
-   * A start of run `runId` stored nothing: its call is stopped, its reservation given back, and the
-   * key's next start waits for its own.
+   * The start of `of.runId` stored nothing: its call is stopped and counted, its reservation given
+   * back, and the key's next start waits for its own.
    */
   startFailed(ahead: CallAhead | undefined, of: AheadOf, reason: unknown): void {
     this.keysWithRoom.delete(of.owner);
     if (!ahead) return;
     ahead.controller.abort(reason);
     // The run was never stored, so nothing else of it can reserve: this races nothing. One that
-    // fails leaves the reservation held until the window rolls over.
+    // fails leaves the reservation to the sweep of those no run holds (BudgetStore.releaseOrphans).
     this.countStopped(ahead, of).catch(() => undefined);
   }
 

@@ -127,8 +127,8 @@ export class RunAccounting {
    * (CallsAhead), on the key's and its end user's limits (a run whose session has limits of its own
    * reserves in its loop): one try, no wait — the output tokens granted, or null when the call does
    * not fit now (the loop then reserves, and waits while calls in flight may leave room). Undefined
-   * when no limit applies. Held by `holder`, the run's id: the run's first step gives it back, or
-   * `release` when the run is not stored after all.
+   * when no limit applies. Held by `holder`, the run's id: the run's first step gives it back; when
+   * the run is not stored after all, the statement that counts its stopped call (CallsAhead).
    */
   async reserveFirst(
     holder: string,
@@ -159,7 +159,7 @@ export class RunAccounting {
     return pricedLimits(this.budgets.limitsOf(spender), this.pricesOf(model));
   }
 
-  /** Gives back what `holder` holds reserved (a start's first call whose run was not stored): one statement. */
+  /** Gives back what `holder` holds reserved (a start's first call that was never sent): one statement. */
   async release(holder: string): Promise<void> {
     await this.store.release(holder);
   }

@@ -93,7 +93,9 @@ export class RunStarts {
         const earlier = await this.replays.claim(tx, owner, input.idempotency, plan.start.run.id);
         if (earlier) return { earlier };
       }
-      await this.limits.assertMayStart(spender, localRuns, ((await ahead?.reserved) ?? null) !== null);
+      // A first call reserved with the start showed the key's budget has room: no look at it.
+      const reserved = (await ahead?.reserved) ?? null;
+      await this.limits.assertMayStart(spender, localRuns, reserved !== null);
       trace = this.tracing.startRun(
         {
           runId: plan.start.run.id,
