@@ -98,7 +98,7 @@ export class CallsAhead {
       conversation: messages,
       toolset,
     });
-    const limited = this.accounting.keyLimited(spender, run.model);
+    const limited = this.accounting.keyLimited(spender);
     // Once the conversation is known: null when the call does not go ahead (the start failed, it
     // does not fit as it is, or a limit has no room for it now), else what it was reserved for
     // (undefined: no limit, nothing reserved).

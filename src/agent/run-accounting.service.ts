@@ -136,11 +136,13 @@ export class RunAccounting {
     model: string,
     promptTokens: number,
   ): Promise<number | null | undefined> {
-    const limits = this.keyLimits(spender, model);
-    if (limits.length === 0) return undefined;
+    if (!this.keyLimited(spender)) return undefined;
     const price = this.pricesOf(model);
     const maxOutput = this.config.llm.maxOutputTokens;
     const minOutput = Math.min(MIN_OUTPUT_TOKENS, maxOutput);
+    // As `reserve`: a usd limit spends nothing of a model without a price, so nothing is reserved.
+    const limits = pricedLimits(this.budgets.limitsOf(spender), price);
+    if (limits.length === 0) return maxOutput;
     const reservation = await this.store.reserve({
       runId: holder,
       owner: spender.owner,
@@ -150,13 +152,12 @@ export class RunAccounting {
     return 'granted' in reservation ? reservation.granted : null;
   }
 
-  /** Whether a limit of the key or of its end user applies to a call of `model` (then it is reserved). */
-  keyLimited(spender: Spender, model: string): boolean {
-    return this.keyLimits(spender, model).length > 0;
-  }
-
-  private keyLimits(spender: Spender, model: string): ReservedLimit[] {
-    return pricedLimits(this.budgets.limitsOf(spender), this.pricesOf(model));
+  /**
+   * Whether the key or its end user has limits (BUDGETS): then a call of theirs is reserved — as
+   * `limited` says of a run whose session has none of its own.
+   */
+  keyLimited(spender: Spender): boolean {
+    return this.budgets.limitsOf(spender).length > 0;
   }
 
   /** Gives back what `holder` holds reserved (a start's first call that was never sent): one statement. */
