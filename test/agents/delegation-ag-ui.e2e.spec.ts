@@ -2,7 +2,7 @@ import { HttpAgent } from '@ag-ui/client';
 import { EventType, type BaseEvent } from '@ag-ui/core';
 import { FakeUpstream, text, toolCalls } from '../support/fake-upstream';
 import { startApp, type TestApp } from '../support/app';
-import { agentsFile, byConversation } from '../support/delegation-scripts';
+import { agentsFile, byConversation, delegateOnce } from '../support/delegation-scripts';
 
 const ASKER = 'You ask the browser.';
 
@@ -38,11 +38,7 @@ describe('delegation through AG-UI (e2e)', () => {
         if (c.results.size === 0) return toolCalls([{ id: 'bt1', name: 'get_browser_time', arguments: {} }]);
         return text(`The browser says ${c.results.get('bt1')}.`);
       }
-      if (c.results.size === 0)
-        return toolCalls([
-          { id: 'r1', name: 'delegate', arguments: { agent: 'asker', task: 'ask the time' } },
-        ]);
-      return text(`Root: ${c.results.get('r1')}`);
+      return delegateOnce(c, 'Root', { callId: 'r1', agent: 'asker', task: 'ask the time' });
     });
     const tools = [
       {

@@ -1,7 +1,7 @@
 import type { UIMessage, UIMessageChunk } from 'ai' with { 'resolution-mode': 'import' };
 import { FakeUpstream, text, toolCalls } from '../support/fake-upstream';
 import { startApp, type TestApp } from '../support/app';
-import { agentsFile, byConversation } from '../support/delegation-scripts';
+import { agentsFile, byConversation, delegateOnce } from '../support/delegation-scripts';
 
 type Ai = typeof import('ai', { with: { 'resolution-mode': 'import' } });
 
@@ -71,11 +71,7 @@ describe('delegation through the AI SDK UI message stream (e2e)', () => {
           return toolCalls([{ id: 'w1', name: 'write_file', arguments: { path: 'ai.txt', content: 'x' } }]);
         return text('Writer done.');
       }
-      if (c.results.size === 0)
-        return toolCalls([
-          { id: 'r1', name: 'delegate', arguments: { agent: 'writer', task: 'write ai.txt' } },
-        ]);
-      return text(`Root: ${c.results.get('r1')}`);
+      return delegateOnce(c, 'Root', { callId: 'r1', agent: 'writer', task: 'write ai.txt' });
     });
     const user: UIMessage = { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Delegate it' }] };
     const first = await send('chat-delegation', [user]);
@@ -118,11 +114,7 @@ describe('delegation through the AI SDK UI message stream (e2e)', () => {
         if (c.results.size === 0) return toolCalls([{ id: 'bt1', name: 'get_browser_time', arguments: {} }]);
         return text(`The browser says ${c.results.get('bt1')}.`);
       }
-      if (c.results.size === 0)
-        return toolCalls([
-          { id: 'r2', name: 'delegate', arguments: { agent: 'asker', task: 'ask the time' } },
-        ]);
-      return text(`Root: ${c.results.get('r2')}`);
+      return delegateOnce(c, 'Root', { callId: 'r2', agent: 'asker', task: 'ask the time' });
     });
     const user: UIMessage = { id: 'u2', role: 'user', parts: [{ type: 'text', text: 'What time is it?' }] };
     const first = await send('chat-child-client-tool', [user], { clientTools });

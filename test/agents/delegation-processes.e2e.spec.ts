@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeUpstream, text, toolCalls } from '../support/fake-upstream';
 import { createTestDatabase } from '../support/database';
-import { agentsFile, byConversation } from '../support/delegation-scripts';
+import { agentsFile, byConversation, delegateOnce } from '../support/delegation-scripts';
 import { eventually } from '../support/eventually';
 import { spawnServer, type ServerProcess } from '../support/server-process';
 import { answerOf, api, openStream } from '../support/sse-client';
@@ -50,13 +50,9 @@ describe('a tree of delegations across server processes (e2e)', () => {
         return text('Writer: done');
       }
       if (c.system === PLANNER) {
-        if (c.results.size === 0)
-          return toolCalls([{ id: 'p1', name: 'delegate', arguments: { agent: 'writer', task: 'write' } }]);
-        return text(`Planner: ${c.results.get('p1')}`);
+        return delegateOnce(c, 'Planner', { callId: 'p1', agent: 'writer', task: 'write' });
       }
-      if (c.results.size === 0)
-        return toolCalls([{ id: 'r1', name: 'delegate', arguments: { agent: 'planner', task: 'plan' } }]);
-      return text(`Root: ${c.results.get('r1')}`);
+      return delegateOnce(c, 'Root', { callId: 'r1', agent: 'planner', task: 'plan' });
     });
     const first = await spawnServer(env);
     servers.push(first);

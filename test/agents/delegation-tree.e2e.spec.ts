@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeUpstream, text, toolCalls } from '../support/fake-upstream';
 import { startApp, type TestApp } from '../support/app';
-import { agentsFile, byConversation } from '../support/delegation-scripts';
+import { agentsFile, byConversation, delegateOnce } from '../support/delegation-scripts';
 import { eventually } from '../support/eventually';
 import { answerOf, api, openStream } from '../support/sse-client';
 
@@ -20,15 +20,9 @@ function treeScript(upstream: FakeUpstream): void {
       return text(c.results.get('w1')?.startsWith('Created') ? 'Writer: done' : 'Writer: failed');
     }
     if (c.system === PLANNER) {
-      if (c.results.size === 0)
-        return toolCalls([
-          { id: 'p1', name: 'delegate', arguments: { agent: 'writer', task: 'write notes' } },
-        ]);
-      return text(`Planner: ${c.results.get('p1')}`);
+      return delegateOnce(c, 'Planner', { callId: 'p1', agent: 'writer', task: 'write notes' });
     }
-    if (c.results.size === 0)
-      return toolCalls([{ id: 'r1', name: 'delegate', arguments: { agent: 'planner', task: 'plan notes' } }]);
-    return text(`Root: ${c.results.get('r1')}`);
+    return delegateOnce(c, 'Root', { callId: 'r1', agent: 'planner', task: 'plan notes' });
   });
 }
 

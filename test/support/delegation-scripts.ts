@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { FakeResponse, RecordedRequest } from './fake-upstream';
+import { text, toolCalls, type FakeResponse, type RecordedRequest } from './fake-upstream';
 
 /** An AGENTS_CONFIG file holding `agents`; its path. */
 export function agentsFile(agents: Record<string, unknown>): string {
@@ -37,4 +37,19 @@ export function byConversation(route: (c: Conversation) => FakeResponse): FakeRe
       request,
     });
   };
+}
+
+/**
+ * The turn of an agent that delegates `task` to `agent` once (its call `callId`), then answers
+ * `<who>: <the child's answer>`.
+ */
+export function delegateOnce(
+  c: Conversation,
+  who: string,
+  delegation: { callId: string; agent: string; task: string },
+): FakeResponse {
+  const { callId, agent, task } = delegation;
+  return c.results.size === 0
+    ? toolCalls([{ id: callId, name: 'delegate', arguments: { agent, task } }])
+    : text(`${who}: ${c.results.get(callId)}`);
 }
