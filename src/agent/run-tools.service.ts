@@ -40,9 +40,12 @@ export class RunTools {
     this.workspaceOf(h).catch(() => undefined);
   }
 
-  /** Runs a call of a step (`lookup` is its tool in the run's toolset), timed. */
-  run(h: RunHandle, call: ToolCallRow, lookup: ToolLookup): Promise<TimedResult> {
-    return timed(() => this.runNow(h, call, lookup));
+  /**
+   * Runs a call of a step (`lookup` is its tool in the run's toolset), timed. Its live output is
+   * shown once `recorded` (the call's record) has committed: a read may start before (ToolSteps).
+   */
+  run(h: RunHandle, call: ToolCallRow, lookup: ToolLookup, recorded?: Promise<void>): Promise<TimedResult> {
+    return timed(() => this.runNow(h, call, lookup, recorded));
   }
 
   /** What the person is asked to approve: why, then what the tool says it will do (a diff, a command). */
@@ -69,7 +72,12 @@ export class RunTools {
     return summary ? `${why}\n${toStorableText(summary)}` : why;
   }
 
-  private async runNow(h: RunHandle, call: ToolCallRow, lookup: ToolLookup): Promise<ToolResult> {
+  private async runNow(
+    h: RunHandle,
+    call: ToolCallRow,
+    lookup: ToolLookup,
+    recorded: Promise<void> = Promise.resolve(),
+  ): Promise<ToolResult> {
     if (lookup.kind !== 'server') {
       return {
         content: `There is no server tool named ${call.name} in this session.`,
@@ -87,7 +95,7 @@ export class RunTools {
       };
     }
     const args = (call.arguments ?? {}) as Record<string, unknown>;
-    return this.runTool(h, lookup.tool, args, call.callId);
+    return this.runTool(h, lookup.tool, args, call.callId, recorded);
   }
 
   /**
@@ -107,14 +115,22 @@ export class RunTools {
     tool: Tool,
     args: Record<string, unknown>,
     toolCallId: string,
+    recorded: Promise<void>,
   ): Promise<ToolResult> {
+    const show = (stream: 'stdout' | 'stderr', chunk: string): void =>
+      h.sink.emit({ type: 'tool_call_output', toolCallId, stream, chunk });
     return this.runner.run(tool, args, {
       workspaceRoot: await this.workspaceOf(h),
       runId: h.run.id,
       sessionId: h.session.id,
       toolCallId,
       parentSignal: h.signal,
-      emitOutput: (stream, chunk) => h.sink.emit({ type: 'tool_call_output', toolCallId, stream, chunk }),
+      // In order, after the call's own events; nothing when its record failed (the run stops).
+      emitOutput: (stream, chunk) =>
+        void recorded.then(
+          () => show(stream, chunk),
+          () => undefined,
+        ),
       // read_file shows an image or PDF only to a model that takes them ("Attachments").
       modelTakesFiles: registryTakesImages(h.run.model) !== false,
     });

@@ -141,10 +141,12 @@ export class ToolSteps {
 
   /**
    * Runs the step's server calls that may run (pending or approved), concurrently; each result is
-   * stored as it comes, after `recorded` — the write that stores the calls. A call starts only once
-   * `recorded` resolved, so nothing is ever done by a call the store does not hold; when `recorded`
-   * fails, no call runs and no result is written. Settles once every result is in the conversation,
-   * its write tracked by the handle (RunHandle.trackWrite).
+   * stored as it comes, after `recorded` — the write that stores the calls. A call that may change
+   * something starts only once `recorded` resolved, so nothing is ever done by a call the store does
+   * not hold; a read the model just asked for (its tool's kind is `read`: it changes nothing) starts
+   * at once, while the record commits, and only what it produces waits for the record. When
+   * `recorded` fails, no call that writes runs and no result is written. Settles once every result is
+   * in the conversation, its write tracked by the handle (RunHandle.trackWrite).
    */
   execute(
     h: RunHandle,
@@ -162,6 +164,8 @@ export class ToolSteps {
             this.conversation.markToolCalls(this.store.queryable, toMark, 'running', true),
           ),
     );
+    // Heard through `recorded`, which every call awaits: a step of reads alone never waits for this.
+    marked.catch(() => undefined);
     // A replay's recorded calls settle in the order the original's did (one after the other).
     const ranks = this.recordedRuns.ranks(h.run, runnable);
     const done = runnable.map(() => {
@@ -170,10 +174,12 @@ export class ToolSteps {
       return { promise, resolve: () => resolve() };
     });
     const each = runnable.map((call, i) => {
-      const turn = marked
-        .then(() => ranks)
-        .then((r) => (r === null || r[i] === 0 ? undefined : done[r.indexOf(r[i] - 1)].promise));
-      const ran = turn.then(() => this.runOne(h, call));
+      const turn = this.readNow(h, call)
+        ? Promise.resolve()
+        : marked
+            .then(() => ranks)
+            .then((r) => (r === null || r[i] === 0 ? undefined : done[r.indexOf(r[i] - 1)].promise));
+      const ran = turn.then(() => this.runOne(h, call, recorded));
       const settled = ran.then((r) => this.settleOne(h, call, r, recorded));
       settled.then(done[i].resolve, done[i].resolve);
       return settled;
@@ -181,20 +187,36 @@ export class ToolSteps {
     return Promise.all(each).then(() => undefined);
   }
 
-  /** Runs one call, once its record has committed: its result, not stored yet. */
-  private async runOne(h: RunHandle, call: ToolCallRow): Promise<RanCall> {
+  /**
+   * Whether `call` may run before its record commits: a read the model has just asked for (neither
+   * approved nor taken up from a lost process), in a run that is not a replay (whose calls are
+   * answered as recorded, in the original's order). Its result is the same either way; the step's
+   * record, under load tens of milliseconds, is then no longer on the way to the next model call.
+   */
+  private readNow(h: RunHandle, call: ToolCallRow): boolean {
+    if (call.status !== 'running' || h.run.replay) return false;
+    const lookup = h.toolset.lookup(call.name);
+    return lookup.kind === 'server' && lookup.tool.kind === 'read';
+  }
+
+  /**
+   * Runs one call: its result, not stored yet, once `recorded` (its call's record) has committed —
+   * the call itself ran only after it, unless it is a read (readNow).
+   */
+  private async runOne(h: RunHandle, call: ToolCallRow, recorded: Promise<void>): Promise<RanCall> {
     // A replay's recorded call is answered as the original's was (RecordedRuns), never run.
     const timed =
       (await this.recordedRuns.result(h.run, call)) ??
-      (await this.tools.run(h, call, h.toolset.lookup(call.name)));
+      (await this.tools.run(h, call, h.toolset.lookup(call.name), recorded));
+    await recorded;
     const { result, durationMs } = timed;
     const edited = call.approval?.editedArguments;
     const content =
       edited === undefined || edited === null
         ? result.content
         : `[A person edited the arguments of this call before approving it; it ran with ${JSON.stringify(edited)}]\n${result.content}`;
-    // A file the result carries (read_file of an image) is stored as a file (its call's record has
-    // committed: calls run only then). A replayed result's file is the recorded one.
+    // A file the result carries (read_file of an image) is stored as a file, its call's record
+    // committed (awaited above). A replayed result's file is the recorded one.
     const attachment = result.attachment;
     const parts = timed.parts ?? (attachment ? await this.attachments.store(h, content, attachment) : null);
     return {

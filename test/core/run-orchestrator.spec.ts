@@ -11,6 +11,8 @@ import { startCore, type CoreApp } from '../support/core-app';
 import { answer, calls, fail, gate, streamedCalls, textUntil } from '../support/scripted-model';
 
 const OWNER = 'tester';
+/** The advisory lock a write saying "held-" waits for. */
+const HELD_LOCK = 4242;
 /** The events' types, each run of consecutive `text` events as one (text between two writes is one event). */
 const types = (events: SerializedEvent[]) =>
   events.map((e) => e.type).filter((type, i, all) => type !== 'text' || all[i - 1] !== 'text');
@@ -35,11 +37,12 @@ describe('the orchestrator driven by a scripted ModelProvider, through every out
     db = await connect(core.databaseUrl);
     // A write the database refuses: any event whose payload says "poison" — after a while when it
     // says "slow-poison", so that whatever does not wait for the write has run by then. One that
-    // says "slow-" is written after a while.
+    // says "slow-" is written after a while; one that says "held-", once the test lets it.
     await db.query(`
       CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
         IF NEW.payload::text LIKE '%slow-%' THEN PERFORM pg_sleep(0.3); END IF;
+        IF NEW.payload::text LIKE '%held-%' THEN PERFORM pg_advisory_xact_lock(${HELD_LOCK}); END IF;
         IF NEW.payload::text LIKE '%poison%' THEN RAISE EXCEPTION 'refused by the test trigger'; END IF;
         RETURN NEW;
       END $$;
@@ -250,9 +253,56 @@ describe('the orchestrator driven by a scripted ModelProvider, through every out
     expect(core.module.get(DrivenRuns).localRunIds).not.toContain(runId);
   });
 
+  it('a read runs while its step is recorded; what it read is stored and shown only after the step', async () => {
+    writeFileSync(join(core.workspace, 'held-notes.txt'), 'the notes\n');
+    const ran = jest.spyOn(core.module.get(ToolRunner), 'run');
+    core.model.enqueue(calls({ name: 'read_file', arguments: { path: 'held-notes.txt' } }), answer('Read.'));
+    await db.query(`SELECT pg_advisory_lock($1)`, [HELD_LOCK]);
+    let runId: string;
+    try {
+      ({ runId } = await core.runs.start(OWNER, { prompt: 'read it' }));
+      // The step's record waits for the lock, and the read has already answered.
+      await eventually(() => ran.mock.calls.length > 0);
+      await expect(ran.mock.results[0].value).resolves.toMatchObject({ content: 'the notes\n' });
+      expect((await stored(runId)).events.map((e) => e.type)).toEqual(['run_started']);
+    } finally {
+      await db.query(`SELECT pg_advisory_unlock($1)`, [HELD_LOCK]);
+      ran.mockRestore();
+    }
+    const seen = await core.follow(runId);
+    expect(types(seen)).toEqual(TOOL_STEP_THEN_ANSWER);
+    expect(body(seen[3])).toMatchObject({ content: 'the notes\n', isError: false });
+    expect((await stored(runId)).events).toEqual(asStored(seen));
+  });
+
+  it('a write waits for its step to be recorded', async () => {
+    const ran = jest.spyOn(core.module.get(ToolRunner), 'run');
+    core.model.enqueue(
+      calls({ name: 'write_file', arguments: { path: 'held-new.txt', content: 'written' } }),
+      answer('Written.'),
+    );
+    await db.query(`SELECT pg_advisory_lock($1)`, [HELD_LOCK]);
+    let runId: string;
+    try {
+      ({ runId } = await core.runs.start(OWNER, { prompt: 'write it', session: { mode: 'write' } }));
+      // The step's statement waits for the lock.
+      await eventually(
+        async () =>
+          (await db.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`)).rowCount === 1,
+      );
+      expect(ran).not.toHaveBeenCalled();
+      expect(existsSync(join(core.workspace, 'held-new.txt'))).toBe(false);
+    } finally {
+      await db.query(`SELECT pg_advisory_unlock($1)`, [HELD_LOCK]);
+      ran.mockRestore();
+    }
+    expect(types(await core.follow(runId))).toEqual(TOOL_STEP_THEN_ANSWER);
+    expect(existsSync(join(core.workspace, 'held-new.txt'))).toBe(true);
+  });
+
   it.each([
     [
-      'a read never runs either: no call starts before its record commits, and the model is not asked again',
+      'a read may have run, but nothing of it is stored or shown, and the model is not asked again',
       'read_file',
       { path: 'slow-poison.txt' },
     ],
@@ -270,7 +320,7 @@ describe('the orchestrator driven by a scripted ModelProvider, through every out
     try {
       ({ runId } = await core.runs.start(OWNER, { prompt: 'go', session: { mode: 'write' } }));
       seen = await core.follow(runId);
-      expect(run).not.toHaveBeenCalled();
+      if (name !== 'read_file') expect(run).not.toHaveBeenCalled();
     } finally {
       run.mockRestore();
     }
