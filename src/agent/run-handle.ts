@@ -85,6 +85,11 @@ export class RunHandle {
    * streamed), as ModelCallRecorder counted it: the run's end stores it (RunFinalization).
    */
   unstoredCall: RecordedCall | null = null;
+  /**
+   * Whether a prompt waited in the session when the run's last step ended it, as that step's
+   * statement saw (RunWritten); null when the run ended otherwise, or that answer was lost.
+   */
+  queuedAtEnd: boolean | null = null;
   readonly run: RunRow;
   readonly session: SessionRow;
   readonly sink: RunEventSink;

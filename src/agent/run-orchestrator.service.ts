@@ -163,16 +163,17 @@ export class RunOrchestrator {
       h,
       step.replayed ? spendsNothing(step.modelCall) : step.modelCall,
     );
-    await h.sink.record(step.events, (at) =>
-      this.journal.recordStep(at, {
+    await h.sink.record(step.events, async (at) => {
+      const written = await this.journal.recordStep(at, {
         sessionId: h.run.sessionId,
         messages: step.messages,
         nextMessageSeq: step.nextMessageSeq,
         calls: step.calls,
         spent,
         run: step.run,
-      }),
-    );
+      });
+      h.queuedAtEnd = written.queuedInSession;
+    });
     h.stepStored(step);
     if (step.run.outputCorrections !== undefined) h.run.outputCorrections = step.run.outputCorrections;
     for (const c of calls) {

@@ -103,7 +103,7 @@ export class RunEventSink {
    * sink numbers `bodies` after every earlier event, `write` stores them with the change under this
    * process's lease (one statement on the hot path), and the sink shows them once it has committed.
    */
-  record(bodies: RunEventBody[], write: (at: JournalAt) => Promise<void>): Promise<void> {
+  record(bodies: RunEventBody[], write: (at: JournalAt) => Promise<unknown>): Promise<void> {
     return this.commitVia(bodies, (events) =>
       write({ runId: this.runId, events, leaseOwner: this.lease.owner }),
     );
@@ -156,7 +156,7 @@ export class RunEventSink {
 
   private commitVia(
     bodies: RunEventBody[],
-    write: (events: SerializedEvent[]) => Promise<void>,
+    write: (events: SerializedEvent[]) => Promise<unknown>,
   ): Promise<void> {
     if (this.releasedBy) return Promise.reject(this.releasedBy);
     this.numberPendingText();
@@ -182,7 +182,7 @@ export class RunEventSink {
    */
   private enqueue(
     upTo: number,
-    write: (events: SerializedEvent[]) => Promise<void>,
+    write: (events: SerializedEvent[]) => Promise<unknown>,
     always: boolean,
   ): Promise<void> {
     const generation = this.generation;

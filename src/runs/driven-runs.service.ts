@@ -20,12 +20,15 @@ import { isRunReleased } from '../store/store-errors';
  * and leaves this process here only, so the ids below are always what the process holds — what
  * its leases renew, what a start counts against MAX_ACTIVE_RUNS, what it must not take over.
  */
+/** A session a run of this process ended: whether a prompt waited in it then (null: not known). */
+type SessionFreed = (sessionId: string, queued: boolean | null) => void;
+
 @Injectable()
 export class DrivenRuns {
   private readonly logger = new Logger(DrivenRuns.name);
   private readonly handles = new Map<string, RunHandle>();
   private readonly settledListeners: ((run: RunRow, outcome: DriveOutcome) => void)[] = [];
-  private readonly freed: ((sessionId: string) => void)[] = [];
+  private readonly freed: SessionFreed[] = [];
 
   constructor(
     private readonly store: RunStore,
@@ -106,8 +109,11 @@ export class DrivenRuns {
     });
   }
 
-  /** Calls `listener` with the session of each run this process ends (its session is idle then). */
-  onSessionFreed(listener: (sessionId: string) => void): void {
+  /**
+   * Calls `listener` with the session of each run this process ends (its session is idle then), and
+   * whether a prompt waited in it when the run's last statement ran (null: not known).
+   */
+  onSessionFreed(listener: SessionFreed): void {
     this.freed.push(listener);
   }
 
@@ -168,7 +174,7 @@ export class DrivenRuns {
         if (this.handles.get(h.run.id) === h) this.handles.delete(h.run.id);
         this.metrics.activeRuns.dec();
         h.markFinished();
-        if (ended) for (const listener of this.freed) listener(h.session.id);
+        if (ended) for (const listener of this.freed) listener(h.session.id, h.queuedAtEnd);
       });
   }
 

@@ -28,7 +28,8 @@ export type Enqueued = { queued: QueuedRun } | { earlier: StartedRun };
 /**
  * Prompts that wait for their session ("Messages while a run is active"). One mechanism starts
  * them: when a session is idle, its oldest queued run starts (QueuedRunStore.startNext) — asked by
- * the process that ended the session's run the moment it did, and by every process's sweep
+ * the process that ended the session's run the moment it did (unless the statement that ended it
+ * saw no prompt waiting: RunWritten), and by every process's sweep
  * (RunSupervisor) for the idle queues nobody took up: a run ended by a process that died, by a
  * take-over's end, by a cancel of a waiting run. Whichever process starts one drives it.
  */
@@ -46,7 +47,10 @@ export class QueuedRuns implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    this.driven.onSessionFreed((sessionId) => void this.startNext(sessionId));
+    // The run's last statement saw no prompt waiting: one queued since is the sweep's to start.
+    this.driven.onSessionFreed((sessionId, queued) => {
+      if (queued !== false) void this.startNext(sessionId);
+    });
   }
 
   /**

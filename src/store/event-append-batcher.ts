@@ -33,7 +33,7 @@ export class EventAppendBatcher {
       runId: string,
       events: readonly EventRecord[],
       leaseOwner: string,
-    ) => Promise<void>,
+    ) => Promise<unknown>,
   ) {}
 
   append(runId: string, events: readonly EventRecord[], leaseOwner: string): Promise<void> {

@@ -2,11 +2,12 @@ import { Injectable } from '@nestjs/common';
 import type { CompactionWrite } from './compaction-write';
 import type { NewMessage } from './message-inserts';
 import { ConversationStore } from './conversation-store.service';
-import { RunStore, type EventRecord, type RunChanges } from './run-store.service';
+import { RunStore, type EventRecord, type RunChanges, type RunWritten } from './run-store.service';
 import type { RunWrite } from './run-writes';
 import type { Queryable } from './store-sql';
 import type { CallSettlement, NewToolCall } from './tool-call-writes';
 import type { SpentCall } from './usage-store.service';
+export type { RunWritten } from './run-store.service';
 
 /**
  * Where a run's write lands: the run, the events its sink numbered for the write (the sink numbers
@@ -75,7 +76,7 @@ export class RunJournal {
   ) {}
 
   /** A step: its messages, its calls, its model call's usage, the run's changes. */
-  recordStep(at: JournalAt, s: StepEntry): Promise<void> {
+  recordStep(at: JournalAt, s: StepEntry): Promise<RunWritten> {
     const writes: RunWrite[] = [
       { kind: 'next_message_seq', sessionId: s.sessionId, nextSeq: s.nextMessageSeq },
       { kind: 'messages', sessionId: s.sessionId, runId: at.runId, messages: s.messages },
@@ -86,12 +87,12 @@ export class RunJournal {
   }
 
   /** A call's result: its row and its tool message. */
-  recordResult(at: JournalAt, result: CallSettlement): Promise<void> {
+  recordResult(at: JournalAt, result: CallSettlement): Promise<RunWritten> {
     return this.write(at, [{ kind: 'settle_call', ...result }], {});
   }
 
   /** A compaction of the session the run works in, with its summary call's usage. */
-  recordCompaction(at: JournalAt, c: CompactionEntry): Promise<void> {
+  recordCompaction(at: JournalAt, c: CompactionEntry): Promise<RunWritten> {
     const writes: RunWrite[] = [
       { kind: 'compaction', sessionId: c.sessionId, runId: null, compaction: c.compaction },
     ];
@@ -100,7 +101,7 @@ export class RunJournal {
   }
 
   /** What a process that took the run over closes of the lost one's work (RunTakeover). */
-  recordTakeOver(at: JournalAt, t: TakeOverEntry): Promise<void> {
+  recordTakeOver(at: JournalAt, t: TakeOverEntry): Promise<RunWritten> {
     const writes: RunWrite[] = [releasing(at.runId, t.spent)];
     if (t.answer) {
       writes.push(
@@ -113,7 +114,7 @@ export class RunJournal {
   }
 
   /** A change of the run's own row with its events, nothing else (e.g. ending it over a budget). */
-  recordRun(at: JournalAt, run: RunChanges): Promise<void> {
+  recordRun(at: JournalAt, run: RunChanges): Promise<RunWritten> {
     return this.write(at, [], run);
   }
 
@@ -149,7 +150,7 @@ export class RunJournal {
     await this.runs.updateRun(tx, runId, f.run, writes);
   }
 
-  private write(at: JournalAt, writes: readonly RunWrite[], run: RunChanges): Promise<void> {
+  private write(at: JournalAt, writes: readonly RunWrite[], run: RunChanges): Promise<RunWritten> {
     return this.runs.writeWithEvents(this.runs.queryable, at.runId, at.events, writes, run, at.leaseOwner);
   }
 }

@@ -24,6 +24,14 @@ export type { EventRecord } from './event-record';
 export const RUN_EVENTS_CHANNEL = 'lw_run_events';
 
 /**
+ * What a run's write answers besides landing: when it ended the run, whether a prompt waited in the
+ * run's session then (one is started next: QueuedRuns) — null when the write did not end the run.
+ */
+export interface RunWritten {
+  queuedInSession: boolean | null;
+}
+
+/**
  * Runs and their event log: a run's state and the events every stream reads, written together.
  * The row's columns and SET assignments are in run-row.mapper.ts, the lease statements (who drives
  * a run) in run-leases.ts. Hand-written SQL on the hot path (TypeORM's entity manager costs a round
@@ -117,6 +125,8 @@ export class RunStore {
    * With `leaseOwner`, the statement only lands while the run is leased to that process: otherwise
    * it fails as a whole (every CTE with it) and this throws LeaseLost — a process whose lease ran out
    * never writes into a run another process took over or ended.
+   *
+   * A write that ends the run also answers whether a prompt waits in its session (RunWritten).
    */
   async writeWithEvents(
     q: Queryable,
@@ -125,7 +135,7 @@ export class RunStore {
     writes: readonly RunWrite[] = [],
     fields: RunChanges = {},
     leaseOwner?: string,
-  ): Promise<void> {
+  ): Promise<RunWritten> {
     const p = new Params();
     const id = `${p.add(runId)}::uuid`;
     const parts = [...writes, ...writesOfRunChanges(runId, fields)].flatMap((w) => runWriteSql(p, w));
@@ -143,18 +153,28 @@ export class RunStore {
     }
     const update = `UPDATE runs SET ${sets.join(', ')} WHERE id = ${id}`;
     const notify = `pg_notify('${RUN_EVENTS_CHANNEL}', id::text || ' ' || last_seq::text)`;
+    // Seen as of the statement's start: a prompt queued while it runs is the sweep's (QueuedRuns).
+    const queued = fields.finished
+      ? `EXISTS (SELECT 1 FROM runs q WHERE q.session_id = (SELECT session_id FROM runs WHERE id = ${id}) AND q.status = 'queued')`
+      : 'NULL::boolean';
+    let rows: { queued: boolean | null }[];
     if (leaseOwner === undefined) {
-      await q.query(withCtes(parts, `${update} RETURNING ${notify}`), p.values);
-      return;
+      rows = await q.query(withCtes(parts, `${update} RETURNING ${notify}, ${queued} AS queued`), p.values);
+      return { queuedInSession: rows[0]?.queued ?? null };
     }
     const owned = `${update} AND lease_owner = ${p.add(leaseOwner)} RETURNING ${notify}`;
     try {
       // No row updated means the lease is gone: dividing by that count (zero) raises, which undoes
       // every CTE of the statement — one round trip, nothing written. No other part of a write divides.
-      await q.query(
-        withCtes([...parts, owned], 'SELECT 1 / (SELECT count(*)::int FROM owned) AS owned', 'owned'),
+      rows = await q.query(
+        withCtes(
+          [...parts, owned],
+          `SELECT 1 / (SELECT count(*)::int FROM owned) AS owned, ${queued} AS queued`,
+          'owned',
+        ),
         p.values,
       );
+      return { queuedInSession: rows[0]?.queued ?? null };
     } catch (err) {
       if ((err as { code?: unknown }).code === DIVISION_BY_ZERO) throw new LeaseLost(runId);
       throw err;
@@ -226,7 +246,7 @@ export class RunStore {
    * Appends events that change no state (text, tool output) while `leaseOwner` holds the run,
    * together with the same kind of appends of this process's other runs (see EventAppendBatcher).
    */
-  appendBatched(runId: string, events: readonly EventRecord[], leaseOwner: string): Promise<void> {
+  appendBatched(runId: string, events: readonly EventRecord[], leaseOwner: string): Promise<unknown> {
     if (events.length === 0) return Promise.resolve();
     // With delegation each write may copy into ancestors' logs (ancestorCopies), which the batched
     // statement does not: every write goes alone then. Without agents nothing changes.

@@ -38,6 +38,30 @@ describe('RunStore on a real PostgreSQL', () => {
     expect(await store.runs.writeState(runId)).toEqual({ lastSeq: 2, leaseOwner: 'me' });
   });
 
+  it('a write that ends the run says whether a prompt waits in its session; one that does not end it, nothing', async () => {
+    const write = (runId: string, seq: number, fields: { finished?: boolean }) =>
+      store.runs.writeWithEvents(
+        store.runs.queryable,
+        runId,
+        serializeEvents(runId, seq, [{ type: 'text', delta: '.' }]),
+        [],
+        { iterations: 1, ...(fields.finished ? { status: 'completed' as const, finished: true } : {}) },
+        'me',
+      );
+    const quiet = await insertRunningRun(store, 'me');
+    expect(await write(quiet.runId, 2, {})).toEqual({ queuedInSession: null });
+    expect(await write(quiet.runId, 3, { finished: true })).toEqual({ queuedInSession: false });
+
+    const busy = await insertRunningRun(store, 'me');
+    // A prompt queued behind the run: a second run of the session, waiting.
+    await admin.query(
+      `INSERT INTO runs (id, session_id, owner, status, model, max_iterations)
+       SELECT gen_random_uuid(), session_id, owner, 'queued', model, max_iterations FROM runs WHERE id = $1`,
+      [busy.runId],
+    );
+    expect(await write(busy.runId, 2, { finished: true })).toEqual({ queuedInSession: true });
+  });
+
   it('refuses a guarded statement whole when the lease is someone else’s: no write, no event, no change', async () => {
     const { runId, sessionId } = await insertRunningRun(store, 'other');
     const message: RunWrite = {
