@@ -288,7 +288,8 @@ describe('the orchestrator driven by a scripted ModelProvider, through every out
       // The step's statement waits for the lock.
       await eventually(
         async () =>
-          (await db.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`)).rowCount === 1,
+          (await db.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`)).rowCount ===
+          1,
       );
       expect(ran).not.toHaveBeenCalled();
       expect(existsSync(join(core.workspace, 'held-new.txt'))).toBe(false);
