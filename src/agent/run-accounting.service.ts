@@ -22,6 +22,16 @@ import { runUsage } from './step-record';
 const WAIT_FIRST_MS = 20;
 const WAIT_MAX_MS = 500;
 
+/**
+ * The next call of a run reserved ahead, while the step before it is stored (reserveAhead): for a
+ * prompt of at most `promptTokens`, with `granted` output tokens — or none (null) when it did not fit
+ * then, or the statement failed.
+ */
+export interface ReservedAhead {
+  promptTokens: number;
+  granted: number | null;
+}
+
 /** Per token, in USD: what the prompt and the output of a call may cost at most (0: no price). */
 interface TokenPrices {
   input: number;
@@ -80,10 +90,44 @@ export class RunAccounting {
   /**
    * A call of the run `h` (a step's, a summary's) as its statement stores it: it gives back the
    * reservation it went out under whenever any limit applies to the run — the run counters it
-   * reserved on are moved by that release (countersSql).
+   * reserved on are moved by that release (countersSql). `keep`: the run's next call is being
+   * reserved ahead (reserveAhead), which gives back what the run holds itself: this statement gives
+   * back nothing, and adds the call to the run counters by name.
    */
-  async spentIn(h: RunHandle, call: NewModelCall): Promise<SpentCall> {
-    return { ...this.spent(call), release: (await this.limited(h)) ? h.run.id : null };
+  async spentIn(h: RunHandle, call: NewModelCall, keep = false): Promise<SpentCall> {
+    const limits = await this.limitsOf(h);
+    if (limits.length === 0) return { ...this.spent(call), release: null };
+    if (!keep) return { ...this.spent(call), release: h.run.id };
+    const spent = this.spent(call, null);
+    // The run counters a reservation of the run is made on (`reserve`): those the release would move.
+    const runCounters = pricedLimits(limits, this.pricesOf(h.run.model))
+      .filter((l) => l.window === 'run')
+      .map(({ counter, window }) => ({ counter, window }));
+    return { ...spent, counters: [...spent.counters, ...runCounters], release: null };
+  }
+
+  /**
+   * Reserves the run's next call ahead, in place of what the run holds (one statement:
+   * BudgetStore.reserve `replacing`), while the step before it is stored — whose statement keeps the
+   * run's reservation for this (spentIn `keep`). One try, no wait: a call that does not fit now, or a
+   * statement that failed, is reserved by the loop as usual (`reserve`), after giving back what the
+   * run may still hold.
+   */
+  async reserveAhead(h: RunHandle, promptTokens: number): Promise<ReservedAhead> {
+    const maxOutput = this.config.llm.maxOutputTokens;
+    const price = this.pricesOf(h.run.model);
+    const limits = pricedLimits(await this.limitsOf(h), price);
+    if (limits.length === 0) return { promptTokens, granted: maxOutput };
+    const ask = this.askOf(price, promptTokens, maxOutput, Math.min(MIN_OUTPUT_TOKENS, maxOutput));
+    try {
+      const reservation = await this.store.reserve(
+        { runId: h.run.id, owner: h.run.owner, limits, ...ask },
+        true,
+      );
+      return { promptTokens, granted: 'granted' in reservation ? reservation.granted : null };
+    } catch {
+      return { promptTokens, granted: null };
+    }
   }
 
   /** Whether any limit applies to the run's calls: then each is reserved, and none is sent ahead. */

@@ -143,9 +143,13 @@ export function releaseSql(p: Params, runId: string): string {
 export class BudgetStore {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  async reserve(ask: ReservationAsk): Promise<Reservation> {
+  /**
+   * Reserves `ask` for its holder (on top of what it holds). `replacing`: what the holder holds is
+   * given back first, in the same statement (rereserve_budget, migration 1797840000000).
+   */
+  async reserve(ask: ReservationAsk, replacing = false): Promise<Reservation> {
     const rows: { granted: number }[] = await this.db.query(
-      `SELECT reserve_budget($1::uuid, $2, $3::text[], $4::text[], $5::text[], $6::numeric[], $7::bigint,
+      `SELECT ${replacing ? 'rereserve_budget' : 'reserve_budget'}($1::uuid, $2, $3::text[], $4::text[], $5::text[], $6::numeric[], $7::bigint,
                              $8::numeric, $9::numeric, $10::int, $11::int) AS granted`,
       [
         ask.runId,

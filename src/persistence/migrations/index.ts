@@ -25,6 +25,7 @@ import { RunReplays1797700000000 } from './1797700000000-run-replays';
 import { RunBudgets1797800000000 } from './1797800000000-run-budgets';
 import { WebhookPruning1797820000000 } from './1797820000000-webhook-pruning';
 import { ReservationAges1797830000000 } from './1797830000000-reservation-ages';
+import { ReserveAhead1797840000000 } from './1797840000000-reserve-ahead';
 
 /** Every committed migration, oldest first. Never edit one that has landed; add a new one. */
 export const MIGRATIONS = [
@@ -55,4 +56,5 @@ export const MIGRATIONS = [
   RunBudgets1797800000000,
   WebhookPruning1797820000000,
   ReservationAges1797830000000,
+  ReserveAhead1797840000000,
 ];

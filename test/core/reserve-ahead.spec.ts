@@ -1,0 +1,127 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Client } from 'pg';
+import { BudgetStore } from '../../src/store/budget-store.service';
+import { ToolRunner } from '../../src/tools/tool-runner.service';
+import { connect } from '../support/database';
+import { eventually } from '../support/eventually';
+import { startCore, type CoreApp } from '../support/core-app';
+import { answer, calls, gate } from '../support/scripted-model';
+
+const MAX_OUTPUT = 300;
+/** The scripted model's usage of every call (scripted-model.ts). */
+const CALL_TOKENS = 15;
+
+/**
+ * Under a limit, a run's next model call is reserved while the step before it is stored and its
+ * calls run (RunOrchestrator.reserveAhead), in place of what the run holds: the step's statement
+ * keeps the run's reservation, and the counters still end with exactly what was used and nothing
+ * reserved.
+ */
+describe('the next call reserved ahead, while the step before it is stored', () => {
+  let core: CoreApp;
+  let db: Client;
+  let reserve: jest.SpyInstance;
+
+  beforeAll(async () => {
+    core = await startCore({
+      API_KEYS: 'tokens:sk-tokens',
+      BUDGETS: 'tokens=1000000tokens/day',
+      LLM_MAX_OUTPUT_TOKENS: String(MAX_OUTPUT),
+    });
+    db = await connect(core.databaseUrl);
+    reserve = jest.spyOn(core.module.get(BudgetStore), 'reserve');
+  });
+  afterAll(async () => {
+    reserve.mockRestore();
+    await db.end();
+    await core.close();
+  });
+  beforeEach(() => {
+    core.model.reset();
+    reserve.mockClear();
+  });
+
+  /** The key's counter for today, and the reservations a run still holds. */
+  async function standing(runId: string) {
+    const counter = await db.query(
+      `SELECT tokens::int, reserved_tokens::int AS reserved FROM key_spend
+        WHERE owner = 'tokens' AND window_kind = 'day' AND window_start = date_trunc('day', now(), 'UTC')`,
+    );
+    const held = await db.query(`SELECT 1 FROM budget_reservations WHERE run_id = $1`, [runId]);
+    const { tokens, reserved } = (counter.rows[0] as { tokens: number; reserved: number } | undefined) ?? {
+      tokens: 0,
+      reserved: 0,
+    };
+    return { tokens, reserved, held: held.rowCount };
+  }
+
+  /** Runs a read of `file` then an answer, its read held until the test lets it go. */
+  async function heldRead(file: string, session: { maxTokens?: number } = {}) {
+    const before = await standing('00000000-0000-0000-0000-000000000000');
+    const held = gate();
+    const runner = core.module.get(ToolRunner);
+    const real = runner.run.bind(runner);
+    const run = jest.spyOn(runner, 'run').mockImplementation(async (...args) => {
+      await held.opened;
+      return real(...args);
+    });
+    core.model.enqueue(calls({ name: 'read_file', arguments: { path: file } }), answer('Read.'));
+    const { runId } = await core.runs.start('tokens', { prompt: `read ${file}`, session });
+    /** Lets the read go and follows the run to its end. */
+    const finish = async () => {
+      held.open();
+      try {
+        return await core.follow(runId);
+      } finally {
+        run.mockRestore();
+      }
+    };
+    return { runId, before, finish };
+  }
+
+  it('reserves the next call while the read runs, and uses that reservation', async () => {
+    writeFileSync(join(core.workspace, 'short.txt'), 'a short file\n');
+    const { runId, before, finish } = await heldRead('short.txt');
+    // The read is held: the next call has been reserved already, in place of the first.
+    await eventually(() => reserve.mock.calls.some(([, replacing]) => replacing === true));
+    expect((await standing(runId)).held).toBeGreaterThan(0);
+    const seen = await finish();
+    expect(seen.at(-1)?.type).toBe('done');
+    // The first call's reservation and the one made ahead: the loop reserved nothing itself.
+    expect(reserve.mock.calls.map(([, replacing]) => replacing === true)).toEqual([false, true]);
+    expect(core.model.requests[1].maxOutputTokens).toBe(MAX_OUTPUT);
+    const after = await standing(runId);
+    expect(after).toEqual({ tokens: before.tokens + 2 * CALL_TOKENS, reserved: before.reserved, held: 0 });
+  });
+
+  it('reserves the call again when its results are longer than what was reserved ahead for them', async () => {
+    writeFileSync(join(core.workspace, 'long.txt'), 'many different words in a line\n'.repeat(2_000));
+    const { runId, before, finish } = await heldRead('long.txt');
+    await eventually(() => reserve.mock.calls.some(([, replacing]) => replacing === true));
+    expect((await finish()).at(-1)?.type).toBe('done');
+    expect(reserve.mock.calls.map(([, replacing]) => replacing === true)).toEqual([false, true, false]);
+    expect(await standing(runId)).toEqual({
+      tokens: before.tokens + 2 * CALL_TOKENS,
+      reserved: before.reserved,
+      held: 0,
+    });
+  });
+
+  it('adds a call kept for the next one to the run’s own counter by name', async () => {
+    writeFileSync(join(core.workspace, 'own.txt'), 'a file under a session limit\n');
+    const { runId, before, finish } = await heldRead('own.txt', { maxTokens: 100_000 });
+    await eventually(() => reserve.mock.calls.some(([, replacing]) => replacing === true));
+    // The first step is stored: its call is on the run's counter although nothing was given back.
+    await eventually(async () => {
+      const own = await db.query(`SELECT tokens::int FROM key_spend WHERE owner = $1`, [`run/${runId}`]);
+      return (own.rows[0] as { tokens: number } | undefined)?.tokens === CALL_TOKENS;
+    });
+    expect((await finish()).at(-1)?.type).toBe('done');
+    expect(await standing(runId)).toEqual({
+      tokens: before.tokens + 2 * CALL_TOKENS,
+      reserved: before.reserved,
+      held: 0,
+    });
+  });
+});
