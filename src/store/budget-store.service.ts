@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { limitName, type BudgetWindow, type CounterLimit } from '../config/team-config';
 import { runBuilt, type Params } from './params';
+import { ReservationBatcher } from './reservation-batcher';
 import { withCtes } from './store-sql';
 
 /**
@@ -141,31 +142,32 @@ export function releaseSql(p: Params, runId: string): string {
  */
 @Injectable()
 export class BudgetStore {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  private readonly batcher: ReservationBatcher;
+
+  constructor(@InjectDataSource() private readonly db: DataSource) {
+    this.batcher = new ReservationBatcher(db.manager);
+  }
 
   /**
-   * Reserves `ask` for its holder (on top of what it holds). `replacing`: what the holder holds is
-   * given back first, in the same statement (rereserve_budget, migration 1797840000000).
+   * Reserves `ask` for its holder (on top of what it holds), with the reservations asked meanwhile
+   * (ReservationBatcher). `replacing`: what the holder holds is given back first, in the same
+   * statement (rereserve_budget, migration 1797840000000).
    */
   async reserve(ask: ReservationAsk, replacing = false): Promise<Reservation> {
-    const rows: { granted: number }[] = await this.db.query(
-      `SELECT ${replacing ? 'rereserve_budget' : 'reserve_budget'}($1::uuid, $2, $3::text[], $4::text[], $5::text[], $6::numeric[], $7::bigint,
-                             $8::numeric, $9::numeric, $10::int, $11::int) AS granted`,
-      [
-        ask.runId,
-        ask.owner,
-        ask.limits.map((l) => l.counter),
-        ask.limits.map((l) => l.window),
-        ask.limits.map((l) => l.unit),
-        ask.limits.map((l) => l.amount),
-        ask.promptTokens,
-        ask.promptUsd,
-        ask.outputUsdPerToken,
-        ask.maxOutput,
-        ask.minOutput,
-      ],
-    );
-    const granted = rows[0].granted;
+    const granted = await this.batcher.reserve({
+      run: ask.runId,
+      owner: ask.owner,
+      counters: ask.limits.map((l) => l.counter),
+      windows: ask.limits.map((l) => l.window),
+      units: ask.limits.map((l) => l.unit),
+      amounts: ask.limits.map((l) => l.amount),
+      promptTokens: ask.promptTokens,
+      promptUsd: ask.promptUsd,
+      outUsd: ask.outputUsdPerToken,
+      maxOut: ask.maxOutput,
+      minOut: ask.minOutput,
+      replacing,
+    });
     return granted >= 0 ? { granted } : { refused: granted === -1 ? 'wait' : 'spent' };
   }
 

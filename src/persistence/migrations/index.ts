@@ -26,6 +26,7 @@ import { RunBudgets1797800000000 } from './1797800000000-run-budgets';
 import { WebhookPruning1797820000000 } from './1797820000000-webhook-pruning';
 import { ReservationAges1797830000000 } from './1797830000000-reservation-ages';
 import { ReserveAhead1797840000000 } from './1797840000000-reserve-ahead';
+import { ReservationBatches1797850000000 } from './1797850000000-reservation-batches';
 
 /** Every committed migration, oldest first. Never edit one that has landed; add a new one. */
 export const MIGRATIONS = [
@@ -57,4 +58,5 @@ export const MIGRATIONS = [
   WebhookPruning1797820000000,
   ReservationAges1797830000000,
   ReserveAhead1797840000000,
+  ReservationBatches1797850000000,
 ];

@@ -1,0 +1,92 @@
+import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { BudgetStore, type ReservationAsk } from '../../src/store/budget-store.service';
+import { startCore, type CoreApp } from '../support/core-app';
+
+/**
+ * Reservations asked at once leave together (ReservationBatcher, `reserve_budgets`): one statement
+ * locks the key's counter once for all of them, and each is made exactly as alone — no limit passed,
+ * every granted one held by its holder, one replacing what its holder held.
+ */
+describe('reservations made together', () => {
+  let core: CoreApp;
+  let store: BudgetStore;
+  let statements: string[];
+  let spy: jest.SpyInstance;
+
+  beforeAll(async () => {
+    core = await startCore();
+    store = core.module.get(BudgetStore);
+    const manager = core.module.get(DataSource).manager;
+    statements = [];
+    const query = manager.query.bind(manager);
+    spy = jest
+      .spyOn(manager, 'query')
+      .mockImplementation((sql: string, params?: Parameters<typeof query>[1]) => {
+        statements.push(sql);
+        return query(sql, params);
+      });
+  });
+  afterAll(async () => {
+    spy.mockRestore();
+    await core.close();
+  });
+  beforeEach(() => {
+    statements.length = 0;
+  });
+
+  /** A key with room for `amount` tokens a day. */
+  const limitOf = (owner: string, amount: number) => ({
+    counter: owner,
+    window: 'day' as const,
+    unit: 'tokens' as const,
+    amount,
+  });
+  const ask = (owner: string, amount: number, holder = randomUUID()): ReservationAsk => ({
+    runId: holder,
+    owner,
+    limits: [limitOf(owner, amount)],
+    promptTokens: 100,
+    promptUsd: 0,
+    outputUsdPerToken: 0,
+    maxOutput: 100,
+    minOutput: 100,
+  });
+  const held = (holder: string) =>
+    core.module
+      .get(DataSource)
+      .query<{ tokens: number }[]>(`SELECT tokens::int FROM budget_reservations WHERE run_id = $1`, [holder]);
+
+  it('grants exactly as many as the limit has room for, all in one statement', async () => {
+    const owner = `k-${randomUUID().slice(0, 8)}`;
+    const asks = Array.from({ length: 50 }, () => ask(owner, 20 * 200));
+    const answers = await Promise.all(asks.map((a) => store.reserve(a)));
+    expect(answers.filter((a) => 'granted' in a)).toHaveLength(20);
+    expect(answers.filter((a) => 'refused' in a)).toHaveLength(30);
+    const [counter] = await store.counters([limitOf(owner, 0)]);
+    expect(counter.reservedTokens).toBe(20 * 200);
+    for (const [i, a] of asks.entries()) {
+      expect(await held(a.runId)).toEqual('granted' in answers[i] ? [{ tokens: 200 }] : []);
+    }
+    // Asked at once, they went together.
+    expect(statements.filter((s) => s.includes('reserve_budget'))).toEqual([
+      expect.stringContaining('reserve_budgets('),
+    ]);
+  });
+
+  it('replaces what a holder held when asked to, beside others in the same batch', async () => {
+    const owner = `k-${randomUUID().slice(0, 8)}`;
+    const holder = randomUUID();
+    expect(await store.reserve(ask(owner, 10_000, holder))).toEqual({ granted: 100 });
+    const answers = await Promise.all([
+      store.reserve(ask(owner, 10_000)),
+      store.reserve({ ...ask(owner, 10_000, holder), promptTokens: 300 }, true),
+      store.reserve(ask(owner, 10_000)),
+    ]);
+    expect(answers).toEqual([{ granted: 100 }, { granted: 100 }, { granted: 100 }]);
+    expect(statements.filter((s) => s.includes('reserve_budgets('))).toHaveLength(1);
+    expect(await held(holder)).toEqual([{ tokens: 400 }]);
+    const [counter] = await store.counters([limitOf(owner, 0)]);
+    expect(counter.reservedTokens).toBe(200 + 400 + 200);
+  });
+});
