@@ -42,6 +42,11 @@ const RUN_COUNTERS_EVERY_MS = 1000;
  */
 const ORPHAN_RESERVATION_MS = 15 * 60_000;
 const ORPHANS_EVERY_MS = 60_000;
+/**
+ * How often every counter's spend deltas are folded in (BudgetStore.foldSpend): those no reservation
+ * folds — a key no one uses now, a window that has rolled over — so the deltas do not pile up.
+ */
+const SPEND_FOLD_EVERY_MS = 10_000;
 
 /**
  * The clocks of durable runs, on every process: waiting calls past their deadline are settled
@@ -80,6 +85,9 @@ export class RunSupervisor implements OnApplicationBootstrap, OnApplicationShutd
     );
     this.every(ORPHANS_EVERY_MS, 'give back reservations no run holds', () =>
       this.budgets.releaseOrphans(ORPHAN_RESERVATION_MS),
+    );
+    this.every(SPEND_FOLD_EVERY_MS, 'fold spent calls into the budget counters', () =>
+      this.budgets.foldSpend(),
     );
   }
 

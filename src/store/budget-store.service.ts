@@ -92,7 +92,7 @@ export function sortedCounters(refs: readonly CounterRef[]): CounterRef[] {
  * (each in its current window, by the database's clock) and, with `release`, gives back what that
  * run had reserved (in the windows it reserved in) — and adds the call to the run counters it
  * reserved on (its own and its ancestors' limits: those it reserved on are exactly those that limit
- * it) — one INSERT … ON CONFLICT, so a counter row is changed once per statement, in a fixed order.
+ * it) — as one delta per counter (key_spend_deltas), folded in by the counter's next reservation.
  * Null when there is nothing to move.
  */
 export function countersSql(
@@ -118,15 +118,12 @@ export function countersSql(
          FROM budget_reservations WHERE run_id = ${p.add(release)}::uuid`,
     );
   }
-  return `INSERT INTO key_spend (owner, window_kind, window_start, tokens, cost_usd, reserved_tokens, reserved_usd)
+  // Appended, not added: the counters' next reservation folds it in (fold_spend), so no statement
+  // that stores a call waits for the key's counter row.
+  return `INSERT INTO key_spend_deltas (owner, window_kind, window_start, tokens, cost_usd, reserved_tokens, reserved_usd)
           SELECT c, w, s, sum(t), sum(u)::float8, sum(rt), sum(ru)
             FROM (${parts.join(' UNION ALL ')}) AS x(c, w, s, t, u, rt, ru)
-           GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
-          ON CONFLICT (owner, window_kind, window_start)
-          DO UPDATE SET tokens = key_spend.tokens + excluded.tokens,
-                        cost_usd = (key_spend.cost_usd::numeric + excluded.cost_usd::numeric)::float8,
-                        reserved_tokens = key_spend.reserved_tokens + excluded.reserved_tokens,
-                        reserved_usd = key_spend.reserved_usd + excluded.reserved_usd`;
+           GROUP BY 1, 2, 3`;
 }
 
 /** The part that forgets a run's reservations (with countersSql's release, in the same statement). */
@@ -205,11 +202,6 @@ export class BudgetStore {
   }
 
   /**
-   * Deletes the counters of runs that have ended (`run/<id>`: a run's own limits hold for that run
-   * only), so key_spend does not grow a row per run; a call of a run below an ended one finds its
-   * counter gone and makes no call (reserve_budget). An index scan of the few run counters there are.
-   */
-  /**
    * Gives back the reservations no run holds that are older than `ageMs`: a start's first call whose
    * process died before the start was stored, an on-demand summary's whose process died. A live one
    * is given back by its own statements long before (its call has ended); one statement each.
@@ -224,13 +216,30 @@ export class BudgetStore {
     for (const { holder } of rows) await this.release(holder);
   }
 
+  /**
+   * Deletes the counters of runs that have ended (`run/<id>`: a run's own limits hold for that run
+   * only), so key_spend does not grow a row per run; a call of a run below an ended one finds its
+   * counter gone and makes no call (reserve_budget). An index scan of the few run counters there are.
+   */
   async forgetEndedRuns(): Promise<void> {
     await this.db.query(
-      `DELETE FROM key_spend k
-        WHERE k.window_kind = 'run'
-          AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = substr(k.owner, 5)::uuid
-                             AND r.status IN ('queued', 'running', 'requires_action'))`,
+      `WITH gone AS (
+         DELETE FROM key_spend k
+          WHERE k.window_kind = 'run'
+            AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = substr(k.owner, 5)::uuid
+                               AND r.status IN ('queued', 'running', 'requires_action'))
+         RETURNING k.owner
+       )
+       DELETE FROM key_spend_deltas x WHERE x.window_kind = 'run' AND x.owner IN (SELECT owner FROM gone)`,
     );
+  }
+
+  /**
+   * Folds every counter's spend deltas in (fold_spend): those of counters no one reserves on any
+   * more, a window that has rolled over. The counters' reservations fold their own as they go.
+   */
+  async foldSpend(): Promise<void> {
+    await this.db.query(`SELECT fold_spend(NULL, NULL)`);
   }
 
   /**
@@ -257,12 +266,19 @@ export class BudgetStore {
       rt: string;
       ru: string;
     }[] = await this.db.query(
-      `SELECT t.c AS counter, t.w AS "window", coalesce(k.tokens, 0) AS tokens,
-                coalesce(k.cost_usd, 0) AS "costUsd", coalesce(k.reserved_tokens, 0) AS rt,
-                coalesce(k.reserved_usd, 0) AS ru
+      `SELECT t.c AS counter, t.w AS "window", coalesce(k.tokens, 0) + coalesce(d.tokens, 0) AS tokens,
+                coalesce(k.cost_usd, 0) + coalesce(d.cost_usd, 0) AS "costUsd",
+                coalesce(k.reserved_tokens, 0) + coalesce(d.reserved_tokens, 0) AS rt,
+                coalesce(k.reserved_usd, 0) + coalesce(d.reserved_usd, 0) AS ru
            FROM unnest($1::text[], $2::text[]) AS t(c, w)
            LEFT JOIN key_spend k
-             ON k.owner = t.c AND k.window_kind = t.w AND k.window_start = budget_window(t.w)`,
+             ON k.owner = t.c AND k.window_kind = t.w AND k.window_start = budget_window(t.w)
+           LEFT JOIN LATERAL (
+             SELECT sum(x.tokens) AS tokens, sum(x.cost_usd) AS cost_usd,
+                    sum(x.reserved_tokens) AS reserved_tokens, sum(x.reserved_usd) AS reserved_usd
+               FROM key_spend_deltas x
+              WHERE x.owner = t.c AND x.window_kind = t.w AND x.window_start = budget_window(t.w)
+           ) d ON true`,
       [counters.map((c) => c.counter), counters.map((c) => c.window)],
     );
     return rows.map((r) => ({

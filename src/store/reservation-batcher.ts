@@ -1,7 +1,7 @@
 import { isStoreUnavailable } from './store-errors';
 import type { Queryable } from './store-sql';
 
-/** One reservation, as `reserve_budget` takes it (BudgetStore.reserve). */
+/** One reservation, as `reserve_budget` takes it (BudgetStore.reserve); every one goes through `reserve_budgets`, which folds the counters' spend in first. */
 export interface ReservationArgs {
   run: string;
   owner: string;
@@ -64,24 +64,10 @@ export class ReservationBatcher {
   }
 
   private async alone(p: PendingReservation): Promise<void> {
-    const a = p.args;
     try {
       const rows: { granted: number }[] = await this.q.query(
-        `SELECT ${a.replacing ? 'rereserve_budget' : 'reserve_budget'}($1::uuid, $2, $3::text[], $4::text[],
-                $5::text[], $6::numeric[], $7::bigint, $8::numeric, $9::numeric, $10::int, $11::int) AS granted`,
-        [
-          a.run,
-          a.owner,
-          a.counters,
-          a.windows,
-          a.units,
-          a.amounts,
-          a.promptTokens,
-          a.promptUsd,
-          a.outUsd,
-          a.maxOut,
-          a.minOut,
-        ],
+        `SELECT granted FROM reserve_budgets($1::jsonb)`,
+        [JSON.stringify([p.args])],
       );
       p.resolve(rows[0].granted);
     } catch (err) {

@@ -84,9 +84,53 @@ describe('reservations made together', () => {
       store.reserve(ask(owner, 10_000)),
     ]);
     expect(answers).toEqual([{ granted: 100 }, { granted: 100 }, { granted: 100 }]);
-    expect(statements.filter((s) => s.includes('reserve_budgets('))).toHaveLength(1);
+    expect(
+      statements.filter((s) => s.startsWith('SELECT place, granted FROM reserve_budgets(')),
+    ).toHaveLength(1);
     expect(await held(holder)).toEqual([{ tokens: 400 }]);
     const [counter] = await store.counters([limitOf(owner, 0)]);
     expect(counter.reservedTokens).toBe(200 + 400 + 200);
+  });
+
+  it('keeps what a call gave back beside the counter until its next reservation folds it in', async () => {
+    const owner = `k-${randomUUID().slice(0, 8)}`;
+    const db = core.module.get(DataSource);
+    const raw = async () =>
+      (
+        await db.query<{ reserved: number }[]>(
+          `SELECT reserved_tokens::int AS reserved FROM key_spend WHERE owner = $1`,
+          [owner],
+        )
+      )[0].reserved;
+    const deltas = async () =>
+      (await db.query<unknown[]>(`SELECT 1 FROM key_spend_deltas WHERE owner = $1`, [owner])).length;
+    // The periodic fold (RunSupervisor) held off, so that only what this test does folds.
+    const fold = store.foldSpend.bind(store);
+    const periodic = jest.spyOn(store, 'foldSpend').mockResolvedValue();
+    const holder = randomUUID();
+    expect(await store.reserve(ask(owner, 10_000, holder))).toEqual({ granted: 100 });
+    await store.release(holder);
+    // Not on the counter's row yet, which still holds the reservation: never more room than there is.
+    expect(await raw()).toBe(200);
+    expect(await deltas()).toBe(1);
+    const [seen] = await store.counters([limitOf(owner, 0)]);
+    expect(seen.reservedTokens).toBe(0);
+    // The counter's next reservation folds it in under the counter's lock.
+    expect(await store.reserve(ask(owner, 10_000))).toEqual({ granted: 100 });
+    expect(await raw()).toBe(200);
+    expect(await deltas()).toBe(0);
+    // One no reservation folds is folded by the periodic fold.
+    await store.release(
+      (
+        await db.query<{ run_id: string }[]>(`SELECT run_id FROM budget_reservations WHERE owner = $1`, [
+          owner,
+        ])
+      )[0].run_id,
+    );
+    expect(await deltas()).toBe(1);
+    periodic.mockRestore();
+    await fold();
+    expect(await deltas()).toBe(0);
+    expect(await raw()).toBe(0);
   });
 });

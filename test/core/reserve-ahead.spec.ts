@@ -42,18 +42,11 @@ describe('the next call reserved ahead, while the step before it is stored', () 
     reserve.mockClear();
   });
 
-  /** The key's counter for today, and the reservations a run still holds. */
+  /** The key's counter for today (with what is not folded in yet), and the reservations a run still holds. */
   async function standing(runId: string) {
-    const counter = await db.query(
-      `SELECT tokens::int, reserved_tokens::int AS reserved FROM key_spend
-        WHERE owner = 'tokens' AND window_kind = 'day' AND window_start = date_trunc('day', now(), 'UTC')`,
-    );
+    const [counter] = await core.module.get(BudgetStore).counters([{ counter: 'tokens', window: 'day' }]);
     const held = await db.query(`SELECT 1 FROM budget_reservations WHERE run_id = $1`, [runId]);
-    const { tokens, reserved } = (counter.rows[0] as { tokens: number; reserved: number } | undefined) ?? {
-      tokens: 0,
-      reserved: 0,
-    };
-    return { tokens, reserved, held: held.rowCount };
+    return { tokens: counter.tokens, reserved: counter.reservedTokens, held: held.rowCount };
   }
 
   /** Runs a read of `file` then an answer, its read held until the test lets it go. */
@@ -114,8 +107,8 @@ describe('the next call reserved ahead, while the step before it is stored', () 
     await eventually(() => reserve.mock.calls.some(([, replacing]) => replacing === true));
     // The first step is stored: its call is on the run's counter although nothing was given back.
     await eventually(async () => {
-      const own = await db.query(`SELECT tokens::int FROM key_spend WHERE owner = $1`, [`run/${runId}`]);
-      return (own.rows[0] as { tokens: number } | undefined)?.tokens === CALL_TOKENS;
+      const [own] = await core.module.get(BudgetStore).counters([{ counter: `run/${runId}`, window: 'run' }]);
+      return own.tokens === CALL_TOKENS;
     });
     expect((await finish()).at(-1)?.type).toBe('done');
     expect(await standing(runId)).toEqual({

@@ -4,6 +4,7 @@ import { FileBlobEntity, FileBlobPartEntity } from './file-blob.entity';
 import { FileEntity } from './file.entity';
 import { IdempotencyKeyEntity } from './idempotency-key.entity';
 import { KeySpendEntity } from './key-spend.entity';
+import { KeySpendDeltaEntity } from './key-spend-delta.entity';
 import { ModelCallEntity } from './model-call.entity';
 import { MessageEntity } from './message.entity';
 import { RunEventEntity } from './run-event.entity';
@@ -26,6 +27,7 @@ export const ENTITIES = [
   IdempotencyKeyEntity,
   ModelCallEntity,
   KeySpendEntity,
+  KeySpendDeltaEntity,
   BackgroundCommandEntity,
   WebhookEntity,
   WebhookDeliveryEntity,

@@ -12,21 +12,39 @@ export class ReservationBatches1797850000000 implements MigrationInterface {
   name = 'ReservationBatches1797850000000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(`
-      CREATE FUNCTION reserve_budgets(p_asks jsonb) RETURNS TABLE (place integer, granted integer)
+    await queryRunner.query(reserveBudgets(false));
+  }
+
+  async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`DROP FUNCTION reserve_budgets`);
+  }
+}
+
+/**
+ * `reserve_budgets`; `foldFirst`: the counters' spend deltas folded in once they are locked
+ * (fold_spend, migration 1797860000000).
+ */
+export function reserveBudgets(foldFirst: boolean): string {
+  return `
+      CREATE OR REPLACE FUNCTION reserve_budgets(p_asks jsonb) RETURNS TABLE (place integer, granted integer)
       LANGUAGE plpgsql AS $$
       DECLARE
         a jsonb;
         args record;
+        cs text[];
+        ws text[];
       BEGIN
-        PERFORM 1 FROM key_spend k
-          JOIN (SELECT DISTINCT x.c, x.w
+        SELECT array_agg(x.c ORDER BY x.c, x.w), array_agg(x.w ORDER BY x.c, x.w) INTO cs, ws
+          FROM (SELECT DISTINCT u.c, u.w
                   FROM jsonb_array_elements(p_asks) AS e(ask),
                        LATERAL unnest(ARRAY(SELECT jsonb_array_elements_text(e.ask->'counters')),
-                                      ARRAY(SELECT jsonb_array_elements_text(e.ask->'windows'))) AS x(c, w)) t
+                                      ARRAY(SELECT jsonb_array_elements_text(e.ask->'windows'))) AS u(c, w)) x;
+        PERFORM 1 FROM key_spend k
+          JOIN unnest(cs, ws) AS t(c, w)
             ON k.owner = t.c AND k.window_kind = t.w AND k.window_start = budget_window(t.w)
          ORDER BY k.owner, k.window_kind
            FOR UPDATE OF k;
+        ${foldFirst ? 'IF cs IS NOT NULL THEN PERFORM fold_spend(cs, ws); END IF;' : ''}
         place := 0;
         FOR a IN SELECT e.ask FROM jsonb_array_elements(p_asks) WITH ORDINALITY AS e(ask, n) ORDER BY e.n LOOP
           SELECT (a->>'run')::uuid AS run, a->>'owner' AS owner,
@@ -50,10 +68,5 @@ export class ReservationBatches1797850000000 implements MigrationInterface {
           RETURN NEXT;
           place := place + 1;
         END LOOP;
-      END $$`);
-  }
-
-  async down(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(`DROP FUNCTION reserve_budgets`);
-  }
+      END $$`;
 }

@@ -27,6 +27,7 @@ import { WebhookPruning1797820000000 } from './1797820000000-webhook-pruning';
 import { ReservationAges1797830000000 } from './1797830000000-reservation-ages';
 import { ReserveAhead1797840000000 } from './1797840000000-reserve-ahead';
 import { ReservationBatches1797850000000 } from './1797850000000-reservation-batches';
+import { SpendDeltas1797860000000 } from './1797860000000-spend-deltas';
 
 /** Every committed migration, oldest first. Never edit one that has landed; add a new one. */
 export const MIGRATIONS = [
@@ -59,4 +60,5 @@ export const MIGRATIONS = [
   ReservationAges1797830000000,
   ReserveAhead1797840000000,
   ReservationBatches1797850000000,
+  SpendDeltas1797860000000,
 ];
