@@ -133,4 +133,33 @@ describe('reservations made together', () => {
     expect(await deltas()).toBe(0);
     expect(await raw()).toBe(0);
   });
+
+  it('decides each in order as one alone would: the output that fits a usd limit, a wait, a counter that is gone', async () => {
+    const owner = `k-${randomUUID().slice(0, 8)}`;
+    const usd = { counter: owner, window: 'day' as const, unit: 'usd' as const, amount: 1 };
+    const priced = (): ReservationAsk => ({
+      runId: randomUUID(),
+      owner,
+      limits: [usd],
+      promptTokens: 100,
+      promptUsd: 0.1,
+      outputUsdPerToken: 0.001,
+      maxOutput: 500,
+      minOutput: 100,
+    });
+    const answers = await Promise.all([
+      store.reserve(priced()),
+      store.reserve(priced()),
+      store.reserve(priced()),
+      // A run's own counter that does not exist (its run is not running): never made, no room.
+      store.reserve({
+        ...priced(),
+        limits: [{ counter: `run/${randomUUID()}`, window: 'run', unit: 'tokens', amount: 10_000 }],
+      }),
+    ]);
+    // $0.1 + 500 × $0.001; then $0.1 + 300 × $0.001 fills the dollar; then none fits until one is given back.
+    expect(answers).toEqual([{ granted: 500 }, { granted: 300 }, { refused: 'wait' }, { refused: 'spent' }]);
+    const [counter] = await store.counters([usd]);
+    expect(counter.reservedUsd).toBeCloseTo(1, 9);
+  });
 });

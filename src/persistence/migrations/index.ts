@@ -28,6 +28,7 @@ import { ReservationAges1797830000000 } from './1797830000000-reservation-ages';
 import { ReserveAhead1797840000000 } from './1797840000000-reserve-ahead';
 import { ReservationBatches1797850000000 } from './1797850000000-reservation-batches';
 import { SpendDeltas1797860000000 } from './1797860000000-spend-deltas';
+import { SetReservations1797870000000 } from './1797870000000-set-reservations';
 
 /** Every committed migration, oldest first. Never edit one that has landed; add a new one. */
 export const MIGRATIONS = [
@@ -61,4 +62,5 @@ export const MIGRATIONS = [
   ReserveAhead1797840000000,
   ReservationBatches1797850000000,
   SpendDeltas1797860000000,
+  SetReservations1797870000000,
 ];
