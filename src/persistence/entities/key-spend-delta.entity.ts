@@ -3,8 +3,8 @@ import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 /**
  * What one stored model call moved on one budget counter (`key_spend`), not added to it yet: its
  * tokens and cost, and the reservation it gave back (negative). The next reservation on the counter
- * folds it in, under the counter's lock (`fold_spend`, migration 1797860000000); until then the
- * counter still holds the whole reservation, which is never less than the spend.
+ * folds it in, under the counter's lock, before it decides (`fold_spend`, migration 1797860000000);
+ * until then the counter still holds the call's whole reservation instead of its spend.
  */
 @Entity({ name: 'key_spend_deltas' })
 @Index('ix_key_spend_deltas_counter', ['owner', 'windowKind', 'windowStart'])

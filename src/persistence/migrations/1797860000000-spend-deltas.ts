@@ -7,9 +7,9 @@ import { reserveBudgets } from './1797850000000-reservation-batches';
  * folds the deltas in (`fold_spend`, inside `reserve_budgets`, under the counters' lock) — as does
  * every process now and then for counters no one reserves on. At c=256 under a key's budget each
  * step's statement locked the key's one counter row until it committed, and everything else queued
- * for it. Until folded, a counter still holds the call's whole reservation and not yet its spend,
- * which is never less: it says a key has less room than it has, never more. Readers add the
- * deltas (BudgetStore.counters). A run's counter that is gone (its run ended) is not made again.
+ * for it. Until folded, a counter still holds the call's whole reservation instead of its spend;
+ * every reservation folds its counters first, so none decides on a stale counter, and readers add
+ * the deltas (BudgetStore.counters). A run's counter that is gone (its run ended) is not made again.
  */
 export class SpendDeltas1797860000000 implements MigrationInterface {
   name = 'SpendDeltas1797860000000';
