@@ -178,7 +178,7 @@ export function rawToolTokens(
     if (toolSetCounts.size >= TOOL_SETS_REMEMBERED) toolSetCounts.delete(toolSetCounts.keys().next().value!);
     toolSetCounts.set(key, n);
   }
-  if (!ofList) listCounts.set(tools, (ofList = new Map()));
+  if (!ofList) listCounts.set(tools, (ofList = new Map<Tokenizer['encoding'], number>()));
   ofList.set(encoding, n);
   return n;
 }
