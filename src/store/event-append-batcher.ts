@@ -1,14 +1,13 @@
 import { isStoreUnavailable, LeaseLost } from './store-errors';
 import type { EventRecord } from './event-record';
+import { GroupCommit, type Pending } from './group-commit';
 import type { Queryable } from './store-sql';
 
-/** One run's events waiting for the next shared write. */
-interface PendingAppend {
+/** One run's events for the next shared write. */
+interface Append {
   runId: string;
   leaseOwner: string;
   events: readonly EventRecord[];
-  resolve: () => void;
-  reject: (err: unknown) => void;
 }
 
 /**
@@ -21,10 +20,7 @@ interface PendingAppend {
  * as RunStore.writeWithEvents, decided per run): a run whose lease is gone gets LeaseLost and the
  * others are written. A run's sink sends one flush at a time, so a batch holds at most one per run.
  */
-export class EventAppendBatcher {
-  private pending: PendingAppend[] = [];
-  private inFlight = false;
-
+export class EventAppendBatcher extends GroupCommit<Append, void> {
   constructor(
     private readonly q: Queryable,
     private readonly channel: string,
@@ -34,41 +30,24 @@ export class EventAppendBatcher {
       events: readonly EventRecord[],
       leaseOwner: string,
     ) => Promise<unknown>,
-  ) {}
+  ) {
+    super();
+  }
 
   append(runId: string, events: readonly EventRecord[], leaseOwner: string): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ runId, leaseOwner, events, resolve, reject });
-      if (!this.inFlight) {
-        this.inFlight = true;
-        // Flushes made by the code running now join the first write; later ones, the write after it.
-        queueMicrotask(() => void this.writeNext());
-      }
-    });
+    return this.add({ runId, leaseOwner, events });
   }
 
-  private async writeNext(): Promise<void> {
-    const batch = this.pending;
-    this.pending = [];
-    try {
-      if (batch.length === 1) await this.alone(batch[0]);
-      else await this.together(batch);
-    } finally {
-      if (this.pending.length > 0) void this.writeNext();
-      else this.inFlight = false;
-    }
+  protected alone({ item: a, resolve, reject }: Pending<Append, void>): Promise<void> {
+    return this.writeAlone(a.runId, a.events, a.leaseOwner).then(() => resolve(), reject);
   }
 
-  private alone(p: PendingAppend): Promise<void> {
-    return this.writeAlone(p.runId, p.events, p.leaseOwner).then(p.resolve, p.reject);
-  }
-
-  private async together(batch: PendingAppend[]): Promise<void> {
+  protected async together(batch: Pending<Append, void>[]): Promise<void> {
     const runIds: string[] = [];
     const seqs: number[] = [];
     const types: string[] = [];
     const payloads: string[] = [];
-    for (const p of batch) {
+    for (const { item: p } of batch) {
       for (const e of p.events) {
         runIds.push(p.runId);
         seqs.push(e.seq);
@@ -98,9 +77,9 @@ export class EventAppendBatcher {
           seqs,
           types,
           payloads,
-          batch.map((p) => p.runId),
-          batch.map((p) => p.events[p.events.length - 1].seq),
-          batch.map((p) => p.leaseOwner),
+          batch.map((p) => p.item.runId),
+          batch.map((p) => p.item.events[p.item.events.length - 1].seq),
+          batch.map((p) => p.item.leaseOwner),
         ],
       );
       owned = new Set(rows.map((r) => r.id));
@@ -112,8 +91,8 @@ export class EventAppendBatcher {
       return;
     }
     for (const p of batch) {
-      if (owned.has(p.runId)) p.resolve();
-      else p.reject(new LeaseLost(p.runId));
+      if (owned.has(p.item.runId)) p.resolve();
+      else p.reject(new LeaseLost(p.item.runId));
     }
   }
 }

@@ -1,7 +1,11 @@
 import { isStoreUnavailable } from './store-errors';
+import { GroupCommit, type Pending } from './group-commit';
 import type { Queryable } from './store-sql';
 
-/** One reservation, as `reserve_budget` takes it (BudgetStore.reserve); every one goes through `reserve_budgets`, which folds the counters' spend in first. */
+/**
+ * One reservation, as `reserve_budgets` takes each (BudgetStore.reserve): the arguments
+ * `reserve_budget` took, and whether it replaces what its holder holds.
+ */
 export interface ReservationArgs {
   run: string;
   owner: string;
@@ -14,60 +18,32 @@ export interface ReservationArgs {
   outUsd: number;
   maxOut: number;
   minOut: number;
-  /** What `run` holds is given back first (rereserve_budget). */
+  /** What `run` holds is given back first. */
   replacing: boolean;
 }
 
-/** One reservation waiting for the next shared statement. */
-interface PendingReservation {
-  args: ReservationArgs;
-  resolve: (granted: number) => void;
-  reject: (err: unknown) => void;
-}
-
 /**
- * The reservations of this process, made together (group commit, as EventAppendBatcher writes text):
+ * The reservations of this process, made together (GroupCommit, as EventAppendBatcher writes text):
  * while one statement is in flight the next reservations wait, then leave as one — `reserve_budgets`,
- * which locks their counters once. At low load a reservation leaves at once, alone. Every run of a
- * key reserves on the key's one counter row, locked by each reservation until it commits: under a
- * burst, one lock per batch instead of one per call. A batch that fails is made again reservation by
- * reservation, so one reservation's error stays its own.
+ * which locks their counters once. Every run of a key reserves on the key's one counter row, locked
+ * by each statement until it commits: under a burst, one lock per batch instead of one per call. A
+ * batch that fails is made again reservation by reservation, so one reservation's error stays its own.
  */
-export class ReservationBatcher {
-  private pending: PendingReservation[] = [];
-  private inFlight = false;
-
-  constructor(private readonly q: Queryable) {}
+export class ReservationBatcher extends GroupCommit<ReservationArgs, number> {
+  constructor(private readonly q: Queryable) {
+    super();
+  }
 
   /** The output tokens granted, or reserve_budget's refusal (-1: wait, -2: spent). */
   reserve(args: ReservationArgs): Promise<number> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ args, resolve, reject });
-      if (!this.inFlight) {
-        this.inFlight = true;
-        // Reservations asked by the code running now join the first statement; later ones, the next.
-        queueMicrotask(() => void this.makeNext());
-      }
-    });
+    return this.add(args);
   }
 
-  private async makeNext(): Promise<void> {
-    const batch = this.pending;
-    this.pending = [];
-    try {
-      if (batch.length === 1) await this.alone(batch[0]);
-      else await this.together(batch);
-    } finally {
-      if (this.pending.length > 0) void this.makeNext();
-      else this.inFlight = false;
-    }
-  }
-
-  private async alone(p: PendingReservation): Promise<void> {
+  protected async alone(p: Pending<ReservationArgs, number>): Promise<void> {
     try {
       const rows: { granted: number }[] = await this.q.query(
         `SELECT granted FROM reserve_budgets($1::jsonb)`,
-        [JSON.stringify([p.args])],
+        [JSON.stringify([p.item])],
       );
       p.resolve(rows[0].granted);
     } catch (err) {
@@ -75,11 +51,11 @@ export class ReservationBatcher {
     }
   }
 
-  private async together(batch: PendingReservation[]): Promise<void> {
+  protected async together(batch: Pending<ReservationArgs, number>[]): Promise<void> {
     let rows: { place: number; granted: number }[];
     try {
       rows = await this.q.query(`SELECT place, granted FROM reserve_budgets($1::jsonb)`, [
-        JSON.stringify(batch.map((p) => p.args)),
+        JSON.stringify(batch.map((p) => p.item)),
       ]);
     } catch (err) {
       // The database out of reach: each one's caller hears it. Anything else: each is made alone.
