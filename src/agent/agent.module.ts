@@ -10,6 +10,7 @@ import { Summarizer } from './summarizer.service';
 import { ModelCallRecorder } from './model-call-recorder.service';
 import { ModelCalls } from './model-calls.service';
 import { RecordedRuns } from './recorded-runs.service';
+import { NextCalls } from './next-calls.service';
 import { RunOrchestrator } from './run-orchestrator.service';
 import { RunTakeover } from './run-takeover.service';
 import { RunTools } from './run-tools.service';
@@ -29,6 +30,7 @@ import { ToolAttachments } from './tool-attachments.service';
     ModelCalls,
     CallsAhead,
     RecordedRuns,
+    NextCalls,
     RunOrchestrator,
     BudgetGuard,
     RunAccounting,

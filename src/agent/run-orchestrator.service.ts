@@ -18,6 +18,7 @@ import { RunTools } from './run-tools.service';
 import { RunTakeover } from './run-takeover.service';
 import { judgeAnswer } from './structured-output';
 import { BudgetSpent, RunAccounting, type ReservedAhead } from './run-accounting.service';
+import { NextCalls } from './next-calls.service';
 import { RecordedFailure } from './recorded-runs.service';
 import type { NewModelCall } from '../store/usage-store.service';
 
@@ -57,6 +58,7 @@ export class RunOrchestrator {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly takeover: RunTakeover,
     private readonly journal: RunJournal,
+    private readonly next: NextCalls,
   ) {}
 
   /**
@@ -74,11 +76,11 @@ export class RunOrchestrator {
       let ahead: Promise<ReservedAhead | undefined> | undefined;
       for (;;) {
         h.signal.throwIfAborted();
-        const maxOutputTokens = await this.readyToCall(h, ahead);
+        const maxOutputTokens = await this.next.ready(h, ahead);
         const call = await this.sending.send(h, maxOutputTokens);
         const turn = await this.calls.read(h, call, maxOutputTokens);
         const { step, calls } = await this.planStep(h, turn);
-        ahead = this.reserveAhead(h, step);
+        ahead = this.next.reserveAhead(h, step);
         const stored = this.commitStep(h, step, calls, ahead !== undefined);
         const ran = step.outcome === 'continue' ? this.steps.execute(h, step.runnable, stored) : NOTHING_RAN;
         await stepEnded(stored, ran);
@@ -101,64 +103,6 @@ export class RunOrchestrator {
     } catch (err) {
       return this.stop(h, err);
     }
-  }
-
-  /**
-   * Readies the run's next model call: room made in the context window (which may take a summary,
-   * a model call of its own, reserved like this one), then, under a limit, the call reserved on
-   * every limit (RunAccounting) — unless it went out with the start, reserved then (CallsAhead), or
-   * was reserved `ahead` while the step before it was stored (reserveAhead) for at least the prompt
-   * it has now: the output tokens it may ask for (undefined: no limit, LLM_MAX_OUTPUT_TOKENS).
-   * Throws BudgetSpent when a limit leaves either call no room.
-   */
-  private async readyToCall(
-    h: RunHandle,
-    ahead?: Promise<ReservedAhead | undefined>,
-  ): Promise<number | undefined> {
-    const early = await ahead;
-    let granted = early?.granted ?? null;
-    // Not granted, or room must be made first (a summary reserves for itself): what the run holds
-    // is given back, and the call is reserved below once room is made.
-    if (early !== undefined && (granted === null || !this.calls.fitsAhead(h))) {
-      await this.accounting.giveBack(h);
-      granted = null;
-    }
-    await this.calls.makeRoom(h);
-    const reserved = this.sending.reservedFirst(h);
-    if (reserved !== undefined) return reserved;
-    if (!(await this.accounting.limited(h))) return undefined;
-    const promptTokens = await this.calls.promptTokens(h);
-    if (early !== undefined && granted !== null) {
-      if (promptTokens <= early.promptTokens) return granted;
-      // Results longer than the allowance: the call is reserved again for what it is.
-      await this.accounting.giveBack(h);
-    }
-    return this.accounting.reserve(h, promptTokens);
-  }
-
-  /**
-   * Under a limit, the next call of a step that goes on is reserved while the step is stored and its
-   * calls run (RunAccounting.reserveAhead) — for the conversation as it will stand, with
-   * RESULT_ALLOWANCE_TOKENS for each result to come — when the conversation surely fits the window as
-   * it is (no room to make first). Then the step's statement keeps what the run holds reserved
-   * (commitStep). The run's end waits for it (RunHandle.trackWrite), so that the end gives back all
-   * that the run holds. Undefined when nothing is reserved ahead.
-   *
-   * Its gain: under a key's budget the reservation, a statement, is no longer between the step's
-   * calls and the next model call.
-   */
-  private reserveAhead(h: RunHandle, step: StepRecord): Promise<ReservedAhead | undefined> | undefined {
-    if (step.outcome !== 'continue') return undefined;
-    const conversation = [...h.conversation, ...step.messages];
-    const source = { run: h.run, session: h.session, toolset: h.toolset, conversation };
-    if (!this.calls.fitsAhead(source)) return undefined;
-    const reserving = this.accounting.limited(h).then(async (limited) => {
-      if (!limited) return undefined;
-      const allowance = step.runnable.length * RESULT_ALLOWANCE_TOKENS;
-      return this.accounting.reserveAhead(h, (await this.calls.promptTokens(source)) + allowance);
-    });
-    h.trackWrite(reserving.then(NOTHING, NOTHING));
-    return reserving;
   }
 
   /** The approved (or still unfinished) calls of the step a taken-up run was waiting in. */
@@ -291,11 +235,6 @@ export class RunOrchestrator {
 
 /** A step whose calls do not run now (it ends the run, or waits): nothing to wait for. */
 const NOTHING_RAN = Promise.resolve();
-
-/** Tokens reserved ahead for each result a step's calls have still to give (RunOrchestrator.reserveAhead). */
-const RESULT_ALLOWANCE_TOKENS = 2_048;
-
-const NOTHING = (): void => undefined;
 
 /**
  * Waits for the step's record and its calls' results together, so that neither failure goes
