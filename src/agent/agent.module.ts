@@ -11,6 +11,7 @@ import { ModelCallRecorder } from './model-call-recorder.service';
 import { ModelCalls } from './model-calls.service';
 import { RecordedRuns } from './recorded-runs.service';
 import { NextCalls } from './next-calls.service';
+import { ReservationPrices } from './reservation-prices';
 import { RunOrchestrator } from './run-orchestrator.service';
 import { RunTakeover } from './run-takeover.service';
 import { RunTools } from './run-tools.service';
@@ -31,6 +32,7 @@ import { ToolAttachments } from './tool-attachments.service';
     CallsAhead,
     RecordedRuns,
     NextCalls,
+    ReservationPrices,
     RunOrchestrator,
     BudgetGuard,
     RunAccounting,

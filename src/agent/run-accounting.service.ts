@@ -3,8 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import type { RunEventBody } from '../events/run-events';
-import { fullModelName } from '../llm/model-name';
-import { ModelPrices } from '../llm/model-prices.service';
+import { askOf, pricedLimits, ReservationPrices } from './reservation-prices';
 import {
   BudgetStore,
   runCounter,
@@ -32,12 +31,6 @@ export interface ReservedAhead {
   granted: number | null;
 }
 
-/** Per token, in USD: what the prompt and the output of a call may cost at most (0: no price). */
-interface TokenPrices {
-  input: number;
-  output: number;
-}
-
 /** The next model call of a run does not fit a limit, and no call in flight will leave room: the run ends `budget_exceeded`. */
 export class BudgetSpent extends Error {
   constructor() {
@@ -55,7 +48,6 @@ export class BudgetSpent extends Error {
  */
 @Injectable()
 export class RunAccounting {
-  private readonly prices = new Map<string, TokenPrices>();
   /** Each run's limits (limitsOf), read once per handle. */
   private readonly runLimits = new WeakMap<RunHandle, Promise<ReservedLimit[]>>();
 
@@ -64,7 +56,7 @@ export class RunAccounting {
     private readonly budgets: BudgetGuard,
     private readonly store: BudgetStore,
     private readonly journal: RunJournal,
-    private readonly modelPrices: ModelPrices,
+    private readonly prices: ReservationPrices,
     @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'llm'>,
   ) {}
 
@@ -100,7 +92,7 @@ export class RunAccounting {
     if (!keep) return { ...this.spent(call), release: h.run.id };
     const spent = this.spent(call, null);
     // The run counters a reservation of the run is made on (`reserve`): those the release would move.
-    const runCounters = pricedLimits(limits, this.pricesOf(h.run.model))
+    const runCounters = pricedLimits(limits, this.prices.of(h.run.model))
       .filter((l) => l.window === 'run')
       .map(({ counter, window }) => ({ counter, window }));
     return { ...spent, counters: [...spent.counters, ...runCounters], release: null };
@@ -115,10 +107,10 @@ export class RunAccounting {
    */
   async reserveAhead(h: RunHandle, promptTokens: number): Promise<ReservedAhead> {
     const maxOutput = this.config.llm.maxOutputTokens;
-    const price = this.pricesOf(h.run.model);
+    const price = this.prices.of(h.run.model);
     const limits = pricedLimits(await this.limitsOf(h), price);
     if (limits.length === 0) return { promptTokens, granted: maxOutput };
-    const ask = this.askOf(price, promptTokens, maxOutput, Math.min(MIN_OUTPUT_TOKENS, maxOutput));
+    const ask = askOf(price, promptTokens, maxOutput, Math.min(MIN_OUTPUT_TOKENS, maxOutput));
     try {
       const reservation = await this.store.reserve(
         { runId: h.run.id, owner: h.run.owner, limits, ...ask },
@@ -149,7 +141,7 @@ export class RunAccounting {
   ): Promise<number> {
     const maxOutput = output.max ?? this.config.llm.maxOutputTokens;
     const minOutput = output.min ?? Math.min(MIN_OUTPUT_TOKENS, maxOutput);
-    const price = this.pricesOf(h.run.model);
+    const price = this.prices.of(h.run.model);
     const limits = pricedLimits(await this.limitsOf(h), price);
     if (limits.length === 0) return maxOutput;
     const granted = await this.reserveWaiting(
@@ -157,7 +149,7 @@ export class RunAccounting {
         runId: h.run.id,
         owner: h.run.owner,
         limits,
-        ...this.askOf(price, promptTokens, maxOutput, minOutput),
+        ...askOf(price, promptTokens, maxOutput, minOutput),
       },
       h.signal,
       (work) => h.sink.retrying(work),
@@ -181,7 +173,7 @@ export class RunAccounting {
     promptTokens: number,
   ): Promise<number | null | undefined> {
     if (!this.keyLimited(spender)) return undefined;
-    const price = this.pricesOf(model);
+    const price = this.prices.of(model);
     const maxOutput = this.config.llm.maxOutputTokens;
     const minOutput = Math.min(MIN_OUTPUT_TOKENS, maxOutput);
     // As `reserve`: a usd limit spends nothing of a model without a price, so nothing is reserved.
@@ -191,7 +183,7 @@ export class RunAccounting {
       runId: holder,
       owner: spender.owner,
       limits,
-      ...this.askOf(price, promptTokens, maxOutput, minOutput),
+      ...askOf(price, promptTokens, maxOutput, minOutput),
     });
     return 'granted' in reservation ? reservation.granted : null;
   }
@@ -227,10 +219,10 @@ export class RunAccounting {
     promptTokens: number,
     maxTokens: number,
   ): Promise<boolean> {
-    const price = this.pricesOf(model);
+    const price = this.prices.of(model);
     const limits = pricedLimits(this.budgets.limitsOf(spender), price);
     if (limits.length === 0) return false;
-    const ask = this.askOf(price, promptTokens, maxTokens, maxTokens);
+    const ask = askOf(price, promptTokens, maxTokens, maxTokens);
     const granted = await this.reserveWaiting({ runId: holder, owner: spender.owner, limits, ...ask });
     if (granted === null) throw budgetExceeded(await this.budgets.refusal(spender));
     return true;
@@ -260,17 +252,6 @@ export class RunAccounting {
       this.runLimits.set(h, known);
     }
     return known;
-  }
-
-  /** A reservation's prompt, priced, and the output it asks for. */
-  private askOf(price: TokenPrices, promptTokens: number, maxOutput: number, minOutput: number) {
-    return {
-      promptTokens,
-      promptUsd: promptTokens * price.input,
-      outputUsdPerToken: price.output,
-      maxOutput,
-      minOutput,
-    };
   }
 
   /**
@@ -313,40 +294,6 @@ export class RunAccounting {
       }),
     );
   }
-
-  /**
-   * The most a prompt token and an output token of the run's model may cost — of any fallback that
-   * may answer instead, too; a prompt token as the dearer of plain input and a cache write.
-   */
-  private pricesOf(model: string): TokenPrices {
-    let known = this.prices.get(model);
-    if (!known) {
-      const perToken = (usage: Parameters<ModelPrices['costUsd']>[1]) =>
-        Math.max(
-          0,
-          ...[model, ...this.config.llm.fallbackModels].map(
-            (m) => (this.modelPrices.costUsd(fullModelName(m), usage) ?? 0) / MILLION,
-          ),
-        );
-      known = {
-        input: Math.max(
-          perToken({ promptTokens: MILLION, completionTokens: 0 }),
-          perToken({ promptTokens: MILLION, completionTokens: 0, cacheWriteTokens: MILLION }),
-        ),
-        output: perToken({ promptTokens: 0, completionTokens: MILLION }),
-      };
-      this.prices.set(model, known);
-    }
-    return known;
-  }
-}
-
-const MILLION = 1_000_000;
-
-/** A model without a price spends nothing against a usd limit: only its tokens limits apply. */
-function pricedLimits(limits: readonly ReservedLimit[], price: TokenPrices): ReservedLimit[] {
-  const priced = price.input > 0 || price.output > 0;
-  return limits.filter((l) => l.unit === 'tokens' || priced);
 }
 
 /** A limited run's limits on its own counter (none when its session has none). */
