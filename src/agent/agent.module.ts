@@ -11,7 +11,7 @@ import { ModelCallRecorder } from './model-call-recorder.service';
 import { ModelCalls } from './model-calls.service';
 import { RecordedRuns } from './recorded-runs.service';
 import { NextCalls } from './next-calls.service';
-import { ReservationPrices } from './reservation-prices';
+import { ReservationPrices } from './reservation-prices.service';
 import { RunOrchestrator } from './run-orchestrator.service';
 import { RunTakeover } from './run-takeover.service';
 import { RunTools } from './run-tools.service';

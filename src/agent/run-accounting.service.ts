@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import type { RunEventBody } from '../events/run-events';
-import { askOf, pricedLimits, ReservationPrices } from './reservation-prices';
+import { askOf, pricedLimits, ReservationPrices } from './reservation-prices.service';
 import {
   BudgetStore,
   runCounter,
