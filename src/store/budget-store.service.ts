@@ -132,10 +132,11 @@ export function releaseSql(p: Params, runId: string): string {
 }
 
 /**
- * Reservations against the budget counters: `reserve` is one statement (the `reserve_budget`
- * function of migration 1797400000000) that locks the counters a call is limited by, in a fixed
- * order, for that statement only, and reserves its prompt and the output that fits on all of them
- * or on none.
+ * Reservations against the budget counters: `reserve` is one statement (the `reserve_budgets`
+ * function, migrations 1797850000000 and 1797870000000, shared by the reservations asked at once)
+ * that locks the counters a call is limited by, in a fixed order, for that statement only, folds in
+ * what stored calls moved on them (`key_spend_deltas`), and reserves its prompt and the output that
+ * fits on all of them or on none.
  */
 @Injectable()
 export class BudgetStore {
@@ -148,7 +149,7 @@ export class BudgetStore {
   /**
    * Reserves `ask` for its holder (on top of what it holds), with the reservations asked meanwhile
    * (ReservationBatcher). `replacing`: what the holder holds is given back first, in the same
-   * statement (rereserve_budget, migration 1797840000000).
+   * statement.
    */
   async reserve(ask: ReservationAsk, replacing = false): Promise<Reservation> {
     const granted = await this.batcher.reserve({
@@ -219,7 +220,8 @@ export class BudgetStore {
   /**
    * Deletes the counters of runs that have ended (`run/<id>`: a run's own limits hold for that run
    * only), so key_spend does not grow a row per run; a call of a run below an ended one finds its
-   * counter gone and makes no call (reserve_budget). An index scan of the few run counters there are.
+   * counter gone and makes no call (reserve_budgets), and its deltas go with it. An index scan of
+   * the few run counters there are.
    */
   async forgetEndedRuns(): Promise<void> {
     await this.db.query(

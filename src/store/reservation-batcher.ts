@@ -34,7 +34,7 @@ export class ReservationBatcher extends GroupCommit<ReservationArgs, number> {
     super();
   }
 
-  /** The output tokens granted, or reserve_budget's refusal (-1: wait, -2: spent). */
+  /** The output tokens granted, or the refusal (-1: wait, -2: spent). */
   reserve(args: ReservationArgs): Promise<number> {
     return this.add(args);
   }
