@@ -32,6 +32,9 @@ export abstract class GroupCommit<T, R> {
   /** The statement of a batch of two or more. */
   protected abstract together(batch: Pending<T, R>[]): Promise<void>;
 
+  /** No statement is in flight or waiting (a HeldConnection is given back). */
+  protected idle(): void {}
+
   private async next(): Promise<void> {
     const answers: (() => void)[] = [];
     // Answered once the next batch has left (below): what a caller does on hearing its answer runs
@@ -47,7 +50,10 @@ export abstract class GroupCommit<T, R> {
       else await this.together(batch);
     } finally {
       if (this.pending.length > 0) void this.next();
-      else this.inFlight = false;
+      else {
+        this.inFlight = false;
+        this.idle();
+      }
       for (const answer of answers) answer();
     }
   }

@@ -1,6 +1,7 @@
 import { serializeEvents } from '../../src/events/run-events';
 import { EventAppendBatcher } from '../../src/store/event-append-batcher';
-import { RUN_EVENTS_CHANNEL, type Queryable } from '../../src/store/run-store.service';
+import { RUN_EVENTS_CHANNEL } from '../../src/store/run-store.service';
+import type { BatchConnection } from '../../src/store/held-connection';
 import { LeaseLost } from '../../src/store/store-errors';
 import { insertRunningRun, openCoreStore, storedEvents, type CoreStore } from '../support/core-store';
 
@@ -20,11 +21,12 @@ describe('EventAppendBatcher', () => {
   beforeEach(() => {
     statements = 0;
     alone = 0;
-    const counting: Queryable = {
+    const counting: BatchConnection = {
       query: (sql: string, params?: unknown[]) => {
         statements++;
         return store.db.manager.query(sql, params);
       },
+      release: () => undefined,
     };
     batcher = new EventAppendBatcher(counting, RUN_EVENTS_CHANNEL, (runId, events, owner) => {
       alone++;

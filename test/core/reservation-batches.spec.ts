@@ -17,15 +17,19 @@ describe('reservations made together', () => {
   beforeAll(async () => {
     core = await startCore();
     store = core.module.get(BudgetStore);
-    const manager = core.module.get(DataSource).manager;
+    // Every statement, the batches' (on a held connection) and the others', runs on a query runner.
+    const db = core.module.get(DataSource);
     statements = [];
-    const query = manager.query.bind(manager);
-    spy = jest
-      .spyOn(manager, 'query')
-      .mockImplementation((sql: string, params?: Parameters<typeof query>[1]) => {
+    const create = db.createQueryRunner.bind(db);
+    spy = jest.spyOn(db, 'createQueryRunner').mockImplementation((mode) => {
+      const runner = create(mode);
+      const query = runner.query.bind(runner);
+      runner.query = ((sql: string, ...rest: unknown[]) => {
         statements.push(sql);
-        return query(sql, params);
-      });
+        return (query as (...args: unknown[]) => unknown)(sql, ...rest);
+      }) as typeof runner.query;
+      return runner;
+    });
   });
   afterAll(async () => {
     spy.mockRestore();
