@@ -168,10 +168,11 @@ async function load(p) {
   const rampMs = p.rampMs ?? 0;
   const worker = async (_, i) => {
     if (rampMs > 0 && i > 0) await sleep((i * rampMs) / p.concurrency);
-    while (started < p.runs && performance.now() < deadline) {
+    // `nth`: the worker's how-manieth run (0: its first, which arrives on the ramp).
+    for (let nth = 0; started < p.runs && performance.now() < deadline; nth++) {
       started++;
       try {
-        samples.push(await oneRun(p));
+        samples.push({ ...(await oneRun(p)), nth });
       } catch (err) {
         errors.push(err instanceof Error ? err.message : String(err));
       }
