@@ -10,7 +10,6 @@ import {
   type CounterLimit,
 } from '../config/team-config';
 import { BudgetStore, standing, type CounterRef } from '../store/budget-store.service';
-import type { SpentAt } from '../store/run-start-store.service';
 import { REQUEST_TOKENS } from './token-count';
 
 /**
@@ -69,33 +68,20 @@ export class BudgetGuard {
   }
 
   /**
-   * When each limit of `s` is spent — no room left for any call in the current window: what is used
-   * leaves less than the smallest call's tokens, or nothing of a usd limit. A start's statement
-   * reads them itself (RunStartStore.start); `spent` here.
+   * The first limit of `s` whose counter has no room left for any call in the current window (what
+   * is used leaves less than the smallest call's tokens, or nothing of a usd limit), or null.
    */
-  spentAt(s: Spender): SpentAt[] {
-    return this.limitsOf(s).map((l) => ({
-      counter: l.counter,
-      window: l.window,
-      usd: l.unit === 'usd',
-      at: l.unit === 'usd' ? l.amount : l.amount - MIN_CALL_TOKENS + 1,
-    }));
-  }
-
-  /** The first limit of `s` that is spent (`spentAt`), or null. */
   async spent(s: Spender, now = new Date()): Promise<BudgetExceeded | null> {
     const limits = this.limitsOf(s);
     if (limits.length === 0) return null;
     const states = await this.store.counters(limits);
-    const at = this.spentAt(s);
-    const first = limits.findIndex((l, i) => standing(l, states).used >= at[i].at);
-    return first < 0 ? null : this.exceeded(s, first, now);
-  }
-
-  /** The `index`th limit of `s` (as `spentAt` lists them), spent. */
-  exceeded(s: Spender, index: number, now = new Date()): BudgetExceeded {
-    const l = this.limitsOf(s)[index];
-    return { limit: limitName(l), retryAfterSeconds: secondsUntilRollover(l.window, now) };
+    for (const l of limits) {
+      const { used } = standing(l, states);
+      if (l.unit === 'usd' ? used >= l.amount : l.amount - used < MIN_CALL_TOKENS) {
+        return { limit: limitName(l), retryAfterSeconds: secondsUntilRollover(l.window, now) };
+      }
+    }
+    return null;
   }
 
   /**

@@ -43,11 +43,11 @@ export interface CallAhead {
  * handed that one only when it was sent with exactly the conversation the store holds, and was
  * reserved when a limit applies — otherwise it is stopped and a call is sent now. Under the key's or
  * its end user's limits the call is reserved first (RunAccounting.reserveFirst) and goes out once
- * its reservation is granted, beside the start's statement (which looks at the budget itself: the
- * statement never waits for the reservation); the run's first step gives it back. The first call
- * goes out only when the start will most likely be admitted: the process takes runs and the session
- * has no limits of its own (StartLimits.maySendAhead), and the key's last start here left room for
- * another under both limits. A start that then stores nothing stops it (`startFailed`), so a key at its limits costs
+ * its reservation is granted: the reservation is then the start's look at the budget, and the run's
+ * first step gives it back. The first call goes out only when the start will most likely be
+ * admitted: the process takes runs and the session has no limits of its own
+ * (StartLimits.maySendAhead), and the key's last start here left room for another under both
+ * limits. A start that then stores nothing stops it (`startFailed`), so a key at its limits costs
  * the upstream nothing and one that reaches them at most a call stopped within the start's round
  * trip — counted as a cancelled call is, with its reservation given back.
  *

@@ -56,15 +56,6 @@ export const LISTENING_SOCKETS = 8;
 export const DATABASE_POOL_SIZE = 10;
 
 /**
- * Connections the group-commit streams hold besides DATABASE_POOL_SIZE while their batches follow
- * one another (HeldConnection): the text writer's and the reservations'. Without them a batch
- * queued for a connection behind the pool's other statements: at c=256 with a budget, a
- * reservation batch took 78 ms on average from leaving to its answer, 26 of them in its statement
- * (`node bench/run.mjs --only=c256 --traces --budgets`, a timeline of every statement).
- */
-export const HELD_CONNECTIONS = 2;
-
-/**
  * At most one write of a run's text and tool output this often (FlushSchedule). 250 ms gave the
  * same loop delay (p99 93.8 and 89.7 ms against 100.5 and 84.3) for somewhat less CPU per run
  * (20.6–21.1 against 22.9–25.3 ms); 100 stays because a reader would see the text move in coarser

@@ -6,12 +6,6 @@ import type { RunStore } from '../store/run-store.service';
 import { isRunReleased, LeaseLost, type StoreUnavailable } from '../store/store-errors';
 import { FLUSH_MAX_EVENTS, FLUSH_MAX_TEXT_CHARS, SINK_WINDOW_EVENTS as SINK_WINDOW } from '../common/tuning';
 
-/** A flush waiting behind a write in flight; `carrier`: the record queued behind it that stores its events. */
-interface QueuedFlush {
-  done: Promise<void>;
-  carrier: Promise<void> | null;
-}
-
 /**
  * The events of one run while this process drives it. It numbers them and writes them to the event
  * log through one ordered chain of writes; streams see an event only once the write holding it has
@@ -45,8 +39,6 @@ export class RunEventSink {
   private failure: unknown = null;
   private releasedBy: LeaseLost | StoreUnavailable | null = null;
   private readonly flushes = new FlushSchedule(() => void this.flush());
-  /** The flush write waiting behind the write in flight, not started yet (`flush`). */
-  private queuedFlush: QueuedFlush | null = null;
   private waiters: (() => void)[] = [];
   /** A wake of this sink's streams is on its way (see `publish`). */
   private wakeScheduled = false;
@@ -117,35 +109,18 @@ export class RunEventSink {
     );
   }
 
-  /**
-   * Writes everything emitted so far. Never rejects: a failure is reported through `onWriteError`.
-   * While a write is in flight, one flush at most waits behind it, and takes everything emitted
-   * until it starts — or a record queued behind it carries its events, in its own statement: under
-   * load a run's text is written as fast as the database answers, never as a queue of writes each
-   * older than the last.
-   */
+  /** Writes everything emitted so far. Never rejects: a failure is reported through `onWriteError`. */
   flush(): Promise<void> {
     this.flushes.flushing();
     if (this.releasedBy) return this.chain;
-    if (this.queuedFlush) return this.queuedFlush.done;
-    if (this.pendingText === '' && this.nextSeq - 1 <= this.storedSeq) return this.chain;
-    const queued: QueuedFlush = { done: this.chain, carrier: null };
-    const written = this.enqueue(
-      (stale) => {
-        // Carried: nothing left for this write.
-        if (queued.carrier) return this.storedSeq;
-        this.queuedFlush = null;
-        if (!stale) this.numberPendingText();
-        return this.nextSeq - 1;
-      },
+    this.numberPendingText();
+    if (this.nextSeq - 1 <= this.storedSeq) return this.chain;
+    return this.enqueue(
+      this.nextSeq - 1,
       (events) => this.store.appendBatched(this.runId, events, this.lease.owner),
       false,
       // Its failure went to writeFailed (and onWriteError) inside enqueue: nothing is left to handle.
     ).catch(() => undefined);
-    // Settled once its events are stored (or dropped), by itself or by the record that carried them.
-    queued.done = written.then(() => queued.carrier?.catch(() => undefined));
-    this.queuedFlush = queued;
-    return queued.done;
   }
 
   /** Runs `work` (a read or write of this run) as `retryWhileLeased` does, while this run's lease lasts. */
@@ -186,14 +161,7 @@ export class RunEventSink {
     if (this.releasedBy) return Promise.reject(this.releasedBy);
     this.numberPendingText();
     for (const body of bodies) this.push(body);
-    const upTo = this.nextSeq - 1;
-    const written = this.enqueue(() => upTo, write, true);
-    // A flush still waiting is carried: this write stores every unstored event up to its own.
-    if (this.queuedFlush) {
-      this.queuedFlush.carrier = written;
-      this.queuedFlush = null;
-    }
-    return written;
+    return this.enqueue(this.nextSeq - 1, write, true);
   }
 
   private numberPendingText(): void {
@@ -209,18 +177,16 @@ export class RunEventSink {
   }
 
   /**
-   * Queues a write of the unstored events up to `last()` (asked when the write starts; `stale`: it
-   * will not run, as an earlier write failed) behind every earlier write. `always`: run it even with
-   * no events to write (it carries other changes).
+   * Queues a write of the unstored events up to `upTo` behind every earlier write. `always`: run it
+   * even with no events to write (it carries other changes).
    */
   private enqueue(
-    last: (stale: boolean) => number,
+    upTo: number,
     write: (events: SerializedEvent[]) => Promise<unknown>,
     always: boolean,
   ): Promise<void> {
     const generation = this.generation;
     const next = this.chain.then(async () => {
-      const upTo = last(this.releasedBy !== null || generation !== this.generation);
       if (this.releasedBy) throw this.releasedBy;
       if (generation !== this.generation) throw this.failure;
       if (!always && upTo <= this.storedSeq) return;

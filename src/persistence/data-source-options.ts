@@ -1,14 +1,11 @@
 import type { DataSourceOptions } from 'typeorm';
-import { DATABASE_POOL_SIZE, HELD_CONNECTIONS } from '../common/tuning';
+import { DATABASE_POOL_SIZE } from '../common/tuning';
 import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
 import { PreparingClient } from './preparing-client';
 
 /** One definition of the connection for the app, the migration generator and the tests. */
-export function dataSourceOptions(
-  url: string,
-  poolSize = DATABASE_POOL_SIZE + HELD_CONNECTIONS,
-): DataSourceOptions {
+export function dataSourceOptions(url: string, poolSize = DATABASE_POOL_SIZE): DataSourceOptions {
   return {
     type: 'postgres',
     url,

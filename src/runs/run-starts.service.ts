@@ -93,7 +93,9 @@ export class RunStarts {
         const earlier = await this.replays.claim(tx, owner, input.idempotency, plan.start.run.id);
         if (earlier) return { earlier };
       }
-      this.limits.assertMayStart(localRuns);
+      // A first call reserved with the start showed the key's budget has room: no look at it.
+      const reserved = (await ahead?.reserved) ?? null;
+      await this.limits.assertMayStart(spender, localRuns, reserved !== null);
       trace = this.tracing.startRun(
         {
           runId: plan.start.run.id,
@@ -105,7 +107,7 @@ export class RunStarts {
       );
       plan.start.run.traceParent = trace.traceParent;
       const leasedAt = Date.now();
-      const outcome = await this.limits.startWithinLimits(plan.start, spender, tx);
+      const outcome = await this.limits.startWithinLimits(plan.start, tx);
       this.callsAhead.startAdmitted(owner, outcome.counts);
       const opened = await this.opened(plan, outcome, leasedAt, tx);
       return {

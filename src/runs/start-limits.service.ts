@@ -53,13 +53,16 @@ export class StartLimits {
   }
 
   /**
-   * Throws the 503 of this process (driving `localRuns` runs). A limit of the key (or of its end
-   * user) with no room left in its window for a call is the start statement's to see
-   * (`startWithinLimits`).
+   * Throws the 503 of this process (driving `localRuns` runs) or the 429 of a limit of the key (or
+   * of its end user) that has no room left in its window for a call — not looked at when the first
+   * call was reserved with the start (`reserved`): that showed room.
    */
-  assertMayStart(localRuns: number): void {
+  async assertMayStart(spender: Spender, localRuns: number, reserved = false): Promise<void> {
     const refusal = this.refusal(localRuns);
     if (refusal) throw refusal;
+    if (reserved) return;
+    const over = await this.budgets.spent(spender);
+    if (over) throw budgetExceeded(over);
   }
 
   /**
@@ -72,27 +75,18 @@ export class StartLimits {
    */
   async startWithinLimits(
     start: RunStart,
-    spender: Spender,
     tx: Queryable | undefined,
   ): Promise<Extract<StartOutcome, { admitted: true }>> {
-    // The budgets are read by the statement itself: a start waits for no look at them first.
-    const spentAt = this.budgets.spentAt(spender);
-    const overBudget = (outcome: StartOutcome) =>
-      !outcome.admitted && outcome.spent !== null
-        ? budgetExceeded(this.budgets.exceeded(spender, outcome.spent))
-        : null;
     if (this.unlockedStarts) {
-      const first = await this.starts.start(tx ?? this.store.queryable, start, LIMIT_MARGIN, spentAt);
+      const first = await this.starts.start(tx ?? this.store.queryable, start, LIMIT_MARGIN);
       if (first.admitted) return first;
-      const over = overBudget(first);
-      if (over) throw over;
     }
     const exact = async (locked: Queryable) => {
       await this.starts.lockKey(locked, start.run.owner);
-      return this.starts.start(locked, start, 0, spentAt);
+      return this.starts.start(locked, start, 0);
     };
     const second = tx ? await exact(tx) : await this.store.transaction(exact);
-    if (!second.admitted) throw overBudget(second) ?? this.limitReached(second.counts);
+    if (!second.admitted) throw this.limitReached(second.counts);
     return second;
   }
 

@@ -4,7 +4,6 @@ import type { DataSource } from 'typeorm';
 import { limitName, type BudgetWindow, type CounterLimit } from '../config/team-config';
 import { runBuilt, type Params } from './params';
 import { ReservationBatcher } from './reservation-batcher';
-import { HeldConnection } from './held-connection';
 import { withCtes } from './store-sql';
 
 /**
@@ -144,7 +143,7 @@ export class BudgetStore {
   private readonly batcher: ReservationBatcher;
 
   constructor(@InjectDataSource() private readonly db: DataSource) {
-    this.batcher = new ReservationBatcher(new HeldConnection(db));
+    this.batcher = new ReservationBatcher(db.manager);
   }
 
   /**

@@ -1,7 +1,7 @@
 import { isStoreUnavailable, LeaseLost } from './store-errors';
 import type { EventRecord } from './event-record';
 import { GroupCommit, type Pending } from './group-commit';
-import type { BatchConnection } from './held-connection';
+import type { Queryable } from './store-sql';
 
 /** One run's events for the next shared write. */
 interface Append {
@@ -22,7 +22,7 @@ interface Append {
  */
 export class EventAppendBatcher extends GroupCommit<Append, void> {
   constructor(
-    private readonly q: BatchConnection,
+    private readonly q: Queryable,
     private readonly channel: string,
     /** The write of one run alone: a batch that failed is tried again run by run, so one run's error stays its own. */
     private readonly writeAlone: (
@@ -32,10 +32,6 @@ export class EventAppendBatcher extends GroupCommit<Append, void> {
     ) => Promise<unknown>,
   ) {
     super();
-  }
-
-  protected override idle(): void {
-    this.q.release();
   }
 
   append(runId: string, events: readonly EventRecord[], leaseOwner: string): Promise<void> {

@@ -10,7 +10,7 @@ export interface Pending<T, R> {
  * ReservationBatcher's reservations): while one statement is in flight the next items wait, then
  * leave as one. Items asked for by the code running now join the first statement; later ones, the
  * statement after it. At low load an item leaves at once, alone. `alone` and `together` answer
- * every item they are given; the answers are heard once the next statement has left.
+ * every item they are given.
  */
 export abstract class GroupCommit<T, R> {
   private pending: Pending<T, R>[] = [];
@@ -32,29 +32,15 @@ export abstract class GroupCommit<T, R> {
   /** The statement of a batch of two or more. */
   protected abstract together(batch: Pending<T, R>[]): Promise<void>;
 
-  /** No statement is in flight or waiting (a HeldConnection is given back). */
-  protected idle(): void {}
-
   private async next(): Promise<void> {
-    const answers: (() => void)[] = [];
-    // Answered once the next batch has left (below): what a caller does on hearing its answer runs
-    // after that statement is on its way, not before it — under load, milliseconds per batch.
-    const batch = this.pending.map(({ item, resolve, reject }): Pending<T, R> => ({
-      item,
-      resolve: (answer) => answers.push(() => resolve(answer)),
-      reject: (err) => answers.push(() => reject(err)),
-    }));
+    const batch = this.pending;
     this.pending = [];
     try {
       if (batch.length === 1) await this.alone(batch[0]);
       else await this.together(batch);
     } finally {
       if (this.pending.length > 0) void this.next();
-      else {
-        this.inFlight = false;
-        this.idle();
-      }
-      for (const answer of answers) answer();
+      else this.inFlight = false;
     }
   }
 }

@@ -1,6 +1,6 @@
 import { isStoreUnavailable } from './store-errors';
 import { GroupCommit, type Pending } from './group-commit';
-import type { BatchConnection } from './held-connection';
+import type { Queryable } from './store-sql';
 
 /**
  * One reservation, as `reserve_budgets` takes each (BudgetStore.reserve): the arguments
@@ -30,12 +30,8 @@ export interface ReservationArgs {
  * batch that fails is made again reservation by reservation, so one reservation's error stays its own.
  */
 export class ReservationBatcher extends GroupCommit<ReservationArgs, number> {
-  constructor(private readonly q: BatchConnection) {
+  constructor(private readonly q: Queryable) {
     super();
-  }
-
-  protected override idle(): void {
-    this.q.release();
   }
 
   /** The output tokens granted, or the refusal (-1: wait, -2: spent). */

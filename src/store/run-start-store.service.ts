@@ -15,7 +15,6 @@ import {
 } from './session-store.service';
 import type { ResponseFormat } from '../common/response-format';
 import type { Queryable } from './store-sql';
-import type { CounterWindow } from './budget-store.service';
 import { isUniqueViolation, SessionHasActiveRun } from './store-errors';
 
 /** The run row a start inserts, leased to the starting process. */
@@ -64,23 +63,9 @@ export interface KeyRunCounts {
   oldestAgeMs: number;
 }
 
-/**
- * A budget counter a start must not begin over: spent once what it used in its current window (in
- * USD when `usd`, else tokens) reaches `at` (BudgetGuard.spentAt).
- */
-export interface SpentAt {
-  counter: string;
-  window: CounterWindow;
-  usd: boolean;
-  at: number;
-}
-
-/**
- * What a start statement did: nothing (the key had no room, or one of its budgets was `spent`: the
- * index of the first in `SpentAt`s), or the run is stored; with the key's counts before it.
- */
+/** What a start statement did: nothing (the key had no room), or the run is stored; with the key's counts before it. */
 export type StartOutcome =
-  | { admitted: false; counts: KeyRunCounts; spent: number | null }
+  | { admitted: false; counts: KeyRunCounts }
   | {
       admitted: true;
       counts: KeyRunCounts;
@@ -95,28 +80,15 @@ export type StartOutcome =
 
 /**
  * The key's counts, and whether they leave room for one more run with `$11` to spare (see
- * RunStartStore.start), with no budget of `$14` spent — read as BudgetStore.counters reads them.
- * Parameters as `params` orders them.
+ * RunStartStore.start). Parameters as `params` orders them.
  */
 const ADMISSION_CTES = `counts AS (
          SELECT m.n AS "lastMinute", m."oldestAgeMs",
                 (SELECT count(*) FROM runs WHERE owner = $3 AND status IN ('running', 'requires_action')) AS "active"
            FROM (SELECT count(*) AS n, (extract(epoch FROM now() - min(started_at)) * 1000)::float8 AS "oldestAgeMs"
                    FROM run_starts WHERE owner = $3 AND started_at > now() - interval '1 minute') m
-       ), spent AS (
-         SELECT min(t.n) AS n
-           FROM jsonb_to_recordset($14::jsonb) AS t(n int, c text, w text, usd bool, at numeric)
-           LEFT JOIN key_spend k ON k.owner = t.c AND k.window_kind = t.w AND k.window_start = budget_window(t.w)
-           LEFT JOIN LATERAL (
-             SELECT sum(x.tokens) AS tokens, sum(x.cost_usd) AS cost_usd FROM key_spend_deltas x
-              WHERE x.owner = t.c AND x.window_kind = t.w AND x.window_start = budget_window(t.w)
-           ) d ON true
-          WHERE CASE WHEN t.usd THEN coalesce(k.cost_usd, 0) + coalesce(d.cost_usd, 0)
-                     ELSE coalesce(k.tokens, 0) + coalesce(d.tokens, 0) END >= t.at
        ), admitted AS (
-         SELECT 1 FROM counts
-          WHERE "lastMinute" + $11::int < $12::int AND "active" + $11::int < $13::int
-            AND (SELECT n FROM spent) IS NULL
+         SELECT 1 FROM counts WHERE "lastMinute" + $11::int < $12::int AND "active" + $11::int < $13::int
        )`;
 
 /**
@@ -135,7 +107,7 @@ const newRunCtes = (gate: string, traceParent: string, responseFormat: string, r
          DELETE FROM run_starts WHERE owner = $3 AND started_at < now() - interval '1 minute'
        )`;
 
-const COUNTS = `c."lastMinute", c."oldestAgeMs", c."active", (SELECT n FROM spent) AS spent`;
+const COUNTS = `c."lastMinute", c."oldestAgeMs", c."active"`;
 
 /**
  * A child run's start (a `delegate` call's, docs/decisions/022) announces itself in its parent's log
@@ -185,25 +157,17 @@ export class RunStartStore {
   }
 
   /**
-   * Stores `start` when the key's counts are more than `margin` below each of its limits and none of
-   * its budgets is spent (`spentAt`); otherwise stores nothing and answers the counts (and the
-   * budget spent). The counts miss the starts of transactions not committed
+   * Stores `start` when the key's counts are more than `margin` below each of its limits; otherwise
+   * stores nothing and answers the counts. The counts miss the starts of transactions not committed
    * yet, unless the key's lock (`lockKey`) was taken in this statement's transaction first: with it,
    * and margin 0, no two starts can both see room for one.
    */
-  async start(
-    q: Queryable,
-    start: RunStart,
-    margin: number,
-    spentAt: readonly SpentAt[] = [],
-  ): Promise<StartOutcome> {
+  async start(q: Queryable, start: RunStart, margin: number): Promise<StartOutcome> {
     const { sql, params, extra = [] } = this.statement(start);
-    let rows: (KeyRunCounts &
-      Partial<SessionRow> & { seq: number | null; stored: boolean; spent: number | null })[];
+    let rows: (KeyRunCounts & Partial<SessionRow> & { seq: number | null; stored: boolean })[];
     try {
       rows = await q.query(sql, [
         ...this.params(start, margin),
-        JSON.stringify(spentAt.map((s, n) => ({ n, c: s.counter, w: s.window, usd: s.usd, at: s.at }))),
         ...params,
         start.run.traceParent,
         start.run.responseFormat === null ? null : JSON.stringify(start.run.responseFormat),
@@ -221,8 +185,8 @@ export class RunStartStore {
       active: Number(row.active),
       oldestAgeMs: row.oldestAgeMs ?? 0,
     };
-    if (!row.stored) return { admitted: false, counts, spent: row.spent };
-    const { lastMinute: _l, active: _a, oldestAgeMs: _o, seq, stored: _s, spent: _b, ...session } = row;
+    if (!row.stored) return { admitted: false, counts };
+    const { lastMinute: _l, active: _a, oldestAgeMs: _o, seq, stored: _s, ...session } = row;
     return {
       admitted: true,
       counts,
@@ -239,13 +203,13 @@ export class RunStartStore {
   private statement(start: RunStart): { sql: string; params: unknown[]; extra?: unknown[] } {
     const answers = start.answers;
     // The parameters after the new session's options.
-    const after = 15 + SESSION_OPTION_COUNT;
+    const after = 14 + SESSION_OPTION_COUNT;
     // The run's traceparent, response format and replay come after the answers' parameters (then a
     // child's delegation: its parent run, call and agent).
     const trace = (count: number): [string, string, string] => [
-      `$${15 + count}::text`,
+      `$${14 + count}::text`,
+      `$${15 + count}::jsonb`,
       `$${16 + count}::jsonb`,
-      `$${17 + count}::jsonb`,
     ];
     switch (answers.kind) {
       case 'new-session': {
@@ -254,7 +218,7 @@ export class RunStartStore {
           // The system message is the session's first, the prompt its second.
           sql: `WITH ${ADMISSION_CTES}, s AS (
                   INSERT INTO sessions (id, owner, ${SESSION_OPTION_COLUMNS}, next_message_seq)
-                  SELECT $2::uuid, $3, ${sessionOptionPlaceholders(15)}, 3 FROM admitted
+                  SELECT $2::uuid, $3, ${sessionOptionPlaceholders(14)}, 3 FROM admitted
                   RETURNING ${SESSION_COLUMNS}
                 ), sys AS (
                   INSERT INTO messages (id, session_id, seq, role, content) SELECT $${after}::uuid, $2::uuid, 1, 'system', $${after + 1} FROM s
@@ -283,7 +247,7 @@ export class RunStartStore {
                    WHERE id = $2::uuid AND EXISTS (SELECT 1 FROM admitted) RETURNING next_message_seq - 1 AS seq
                 ), msg AS (
                   INSERT INTO messages (id, session_id, run_id, seq, role, content, parts)
-                  SELECT $15::uuid, $2::uuid, $1::uuid, pos.seq, 'user', $16, $17::jsonb FROM pos
+                  SELECT $14::uuid, $2::uuid, $1::uuid, pos.seq, 'user', $15, $16::jsonb FROM pos
                 ), ${newRunCtes('pos', ...trace(3))}
                 SELECT ${COUNTS}, EXISTS (SELECT 1 FROM admitted) AS stored, (SELECT seq FROM pos) AS seq FROM counts c`,
           params: [answers.prompt.id, answers.prompt.content, partsParam(answers.prompt)],
@@ -307,7 +271,7 @@ export class RunStartStore {
     }
   }
 
-  /** $1–$13: the run and its first event, then the margin and the key's two limits ($14: SpentAt). */
+  /** $1–$13: the run and its first event, then the margin and the key's two limits. */
   private params(start: RunStart, margin: number): unknown[] {
     const { run, firstEvent } = start;
     return [

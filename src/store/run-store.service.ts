@@ -4,7 +4,6 @@ import type { AppConfig } from '../config/app-config';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { EventAppendBatcher } from './event-append-batcher';
-import { HeldConnection } from './held-connection';
 import type { EventRecord } from './event-record';
 import * as runLeases from './run-leases';
 import { RUN_COLUMNS, runSets, type RunChanges, type RunRow } from './run-row.mapper';
@@ -52,9 +51,8 @@ export class RunStore {
   ) {
     this.leaseMs = config.runLeaseMs;
     this.copiesToAncestors = config.agents.length > 0;
-    const held = new HeldConnection(this.db);
-    this.textBatcher = new EventAppendBatcher(held, RUN_EVENTS_CHANNEL, (runId, events, owner) =>
-      this.writeWithEvents(held, runId, events, [], {}, owner),
+    this.textBatcher = new EventAppendBatcher(this.db.manager, RUN_EVENTS_CHANNEL, (runId, events, owner) =>
+      this.writeWithEvents(this.db.manager, runId, events, [], {}, owner),
     );
   }
 

@@ -1,7 +1,6 @@
 import { serializeEvents } from '../../src/events/run-events';
 import { EventAppendBatcher } from '../../src/store/event-append-batcher';
-import { RUN_EVENTS_CHANNEL } from '../../src/store/run-store.service';
-import type { BatchConnection } from '../../src/store/held-connection';
+import { RUN_EVENTS_CHANNEL, type Queryable } from '../../src/store/run-store.service';
 import { LeaseLost } from '../../src/store/store-errors';
 import { insertRunningRun, openCoreStore, storedEvents, type CoreStore } from '../support/core-store';
 
@@ -21,12 +20,11 @@ describe('EventAppendBatcher', () => {
   beforeEach(() => {
     statements = 0;
     alone = 0;
-    const counting: BatchConnection = {
+    const counting: Queryable = {
       query: (sql: string, params?: unknown[]) => {
         statements++;
         return store.db.manager.query(sql, params);
       },
-      release: () => undefined,
     };
     batcher = new EventAppendBatcher(counting, RUN_EVENTS_CHANNEL, (runId, events, owner) => {
       alone++;

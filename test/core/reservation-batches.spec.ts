@@ -17,19 +17,15 @@ describe('reservations made together', () => {
   beforeAll(async () => {
     core = await startCore();
     store = core.module.get(BudgetStore);
-    // Every statement, the batches' (on a held connection) and the others', runs on a query runner.
-    const db = core.module.get(DataSource);
+    const manager = core.module.get(DataSource).manager;
     statements = [];
-    const create = db.createQueryRunner.bind(db);
-    spy = jest.spyOn(db, 'createQueryRunner').mockImplementation((mode) => {
-      const runner = create(mode);
-      const query = runner.query.bind(runner);
-      runner.query = ((sql: string, ...rest: unknown[]) => {
+    const query = manager.query.bind(manager);
+    spy = jest
+      .spyOn(manager, 'query')
+      .mockImplementation((sql: string, params?: Parameters<typeof query>[1]) => {
         statements.push(sql);
-        return (query as (...args: unknown[]) => unknown)(sql, ...rest);
-      }) as typeof runner.query;
-      return runner;
-    });
+        return query(sql, params);
+      });
   });
   afterAll(async () => {
     spy.mockRestore();

@@ -28,18 +28,6 @@ let store: CoreStore;
 const parsed = (events: { seq: number; type: string; data: string }[]) =>
   events.map((e) => ({ seq: e.seq, type: e.type, body: JSON.parse(e.data) as unknown }));
 
-/** Waits until a statement waits on a lock `admin` holds. */
-async function blockedBehind(admin: Client): Promise<void> {
-  const adminPid = (await admin.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
-  await eventually(async () => {
-    const rows = await admin.query(
-      `SELECT 1 FROM pg_stat_activity WHERE $1::int = ANY (pg_blocking_pids(pid))`,
-      [adminPid],
-    );
-    return rows.rowCount! > 0;
-  });
-}
-
 describe('RunEventSink on a real PostgreSQL: events are shown only once stored', () => {
   let admin: Client;
 
@@ -90,7 +78,14 @@ describe('RunEventSink on a real PostgreSQL: events are shown only once stored',
     const committed = commitWrites(sink, [step], []);
     // The statement is written and waiting on the row lock: nothing of it may be visible yet. (Asked
     // of the locks, not of pg_stat_activity.query, which may still show the connection's last text.)
-    await blockedBehind(admin);
+    const adminPid = (await admin.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
+    await eventually(async () => {
+      const rows = await admin.query(
+        `SELECT 1 FROM pg_stat_activity WHERE $1::int = ANY (pg_blocking_pids(pid))`,
+        [adminPid],
+      );
+      return rows.rowCount! > 0;
+    });
     expect(sink.visibleAfter(1)).toEqual([]);
     expect(sink.visibleSeq).toBe(1);
     await admin.query('COMMIT');
@@ -123,42 +118,6 @@ describe('RunEventSink on a real PostgreSQL: events are shown only once stored',
       [6, 'text', '!'],
     ]);
     expect(stored).toEqual(parsed(sink.visibleAfter(0)!));
-  });
-
-  it('lets one flush at most wait behind a write in flight: it takes all text emitted until it starts', async () => {
-    const { runId, sink } = await newSink();
-    const flushWrites = jest.spyOn(store.runs, 'appendBatched');
-    await admin.query('BEGIN');
-    await admin.query('SELECT 1 FROM runs WHERE id = $1 FOR UPDATE', [runId]);
-    sink.emit({ type: 'text', delta: 'a' });
-    const inFlight = sink.flush();
-    await blockedBehind(admin);
-    // Two flushes while the first write waits on the lock: they join one write, which takes the text
-    // emitted until it starts — or, as here, the record queued behind it carries that text.
-    sink.emit({ type: 'text', delta: 'b' });
-    const joined = sink.flush();
-    expect(joined).not.toBe(inFlight);
-    sink.emit({ type: 'text', delta: 'c' });
-    expect(sink.flush()).toBe(joined);
-    const recorded = commitWrites(sink, [step], []);
-    sink.emit({ type: 'text', delta: 'd' });
-    const after = sink.flush();
-    expect(after).not.toBe(joined);
-    sink.emit({ type: 'text', delta: 'e' });
-    await admin.query('COMMIT');
-    await Promise.all([inFlight, joined, recorded, after]);
-    const stored = parsed(await storedEvents(store, runId));
-    expect(stored.map((e) => [e.seq, e.type, (e.body as { delta?: string }).delta ?? null])).toEqual([
-      [1, 'run_started', null],
-      [2, 'text', 'a'],
-      [3, 'text', 'bc'],
-      [4, 'step_finished', null],
-      [5, 'text', 'de'],
-    ]);
-    expect(stored).toEqual(parsed(sink.visibleAfter(0)!));
-    // 'a' and 'de' were flushed; 'bc' went with the record.
-    expect(flushWrites).toHaveBeenCalledTimes(2);
-    flushWrites.mockRestore();
   });
 
   it('never shows a write the database refused, and gives its unshown numbers to the next events', async () => {
