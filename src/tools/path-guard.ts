@@ -1,8 +1,15 @@
 import { constants, type Stats } from 'node:fs';
-import { lstat, open, readlink, type FileHandle } from 'node:fs/promises';
+import { lstat, open, readlink, stat, type FileHandle } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { errnoCode } from './fs/errno';
-import { at, closeAll, closeInBackground, openChildDir, openRoot } from './fs/held-dir';
+import {
+  assertHeldDirsAvailable,
+  at,
+  closeAll,
+  closeInBackground,
+  openChildDir,
+  type Folder,
+} from './fs/held-dir';
 import { ToolError } from './tool';
 
 export interface ResolveOptions {
@@ -41,8 +48,11 @@ export function toWorkspaceRelative(root: string, absolutePath: string): string 
 export interface Located {
   /** The real absolute path. */
   path: string;
-  /** Held folders from the root down; the last one holds the target (or is it, for the root itself). */
-  dirs: FileHandle[];
+  /**
+   * The folders from the root (by its path) down, those below it held; the last one holds the
+   * target (or is it, for the root itself).
+   */
+  dirs: Folder[];
   /** The target's name in the last held folder; '' for the root itself or a missing target. */
   name: string;
   /** Of the target itself (never a link: links are followed); null when it does not exist yet. */
@@ -72,11 +82,30 @@ export async function resolveInWorkspace(
   return located.path;
 }
 
-export async function locateInWorkspace(
+export function locateInWorkspace(
   root: string,
   userPath: string,
   options: ResolveOptions = {},
 ): Promise<Located> {
+  return locate(root, userPath, options, false);
+}
+
+/** What `locate` found, and with `open`, the target opened for reading when it is a file or folder. */
+interface LocatedOpen extends Located {
+  opened: OpenedFile | null;
+}
+
+/**
+ * `open`: the last name is opened for reading (READ_FLAGS) instead of looked at first, and its
+ * kind judged on the open file — two calls instead of three. A link, a missing name or anything
+ * open refuses (a socket) is then looked at as without `open`.
+ */
+async function locate(
+  root: string,
+  userPath: string,
+  options: ResolveOptions,
+  open: boolean,
+): Promise<LocatedOpen> {
   const allowCreate = options.allowCreate ?? false;
   const mustExist = options.mustExist ?? !allowCreate;
   if (typeof userPath !== 'string' || userPath.trim() === '') {
@@ -85,15 +114,22 @@ export async function locateInWorkspace(
   if (userPath.includes('\0')) {
     throw new ToolError('INVALID_ARGUMENTS', 'path: must not contain NUL bytes.');
   }
+  assertHeldDirsAvailable();
   const pending = segmentsOf(root, lexicalPath(root, userPath));
-  const dirs = [await openRoot(root)];
+  const dirs: Folder[] = [root];
   const names: string[] = [];
-  const located = (name: string, stats: Stats | null, missing: string[] = []): Located => ({
+  const located = (
+    name: string,
+    stats: Stats | null,
+    missing: string[] = [],
+    opened: FileHandle | null = null,
+  ): LocatedOpen => ({
     path: join(root, ...names, ...missing),
     dirs,
     name,
     stats,
     release: () => closeAll(dirs),
+    opened: opened === null ? null : { path: join(root, ...names), handle: opened, stats: stats! },
   });
   try {
     let links = 0;
@@ -108,7 +144,7 @@ export async function locateInWorkspace(
         // Only a link's target climbs (the model's path was resolved lexically): never above the root.
         if (names.length === 0) throw leadsOutside(userPath);
         names.pop();
-        await dirs.pop()!.close();
+        await closeAll([dirs.pop()!]);
         continue;
       }
       const dir = dirs[dirs.length - 1];
@@ -126,6 +162,11 @@ export async function locateInWorkspace(
         }
         kind = child.kind;
       } else {
+        const opened = open ? await openName(dir, name, userPath) : null;
+        if (opened !== null) {
+          names.push(name);
+          return located(name, opened.stats, [], opened.handle);
+        }
         stats = await lstat(at(dir, name)).catch((err: unknown) => {
           if (errnoCode(err) === 'ENOENT') return null;
           throw err;
@@ -182,7 +223,8 @@ export async function locateInWorkspace(
       names.push(name);
       return located(name, stats);
     }
-    return located('', await dirs[dirs.length - 1].stat());
+    const last = dirs[dirs.length - 1];
+    return located('', typeof last === 'string' ? await stat(last) : await last.stat());
   } catch (err) {
     await closeAll(dirs);
     if (err instanceof ToolError) throw err;
@@ -203,7 +245,35 @@ export interface OpenedFile {
   stats: Stats;
 }
 
-const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
+const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW | constants.O_NOCTTY;
+
+/**
+ * Opens the last name in `dir` for reading, judged on the open file: null when it is a link, missing
+ * or refuses to open (a socket), for the caller to look at. A FIFO or a device is closed at once and
+ * refused: O_NONBLOCK keeps a FIFO from holding the open, O_NOCTTY a terminal from becoming ours.
+ */
+async function openName(
+  dir: Folder,
+  name: string,
+  userPath: string,
+): Promise<{ handle: FileHandle; stats: Stats } | null> {
+  let handle: FileHandle;
+  try {
+    handle = await open(at(dir, name), READ_FLAGS);
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === 'ELOOP' || code === 'ENOENT' || code === 'ENXIO') return null;
+    throw err;
+  }
+  try {
+    const stats = await handle.stat();
+    assertOrdinary(stats, userPath);
+    return { handle, stats };
+  } catch (err) {
+    closeInBackground(handle);
+    throw err;
+  }
+}
 
 /**
  * Opens what `userPath` names for reading, from the folder that holds it (held since the checks), so
@@ -225,7 +295,13 @@ export async function openIfExists(
   userPath: string,
   options: ResolveOptions = { allowCreate: true },
 ): Promise<{ path: string; file: OpenedFile | null }> {
-  const located = await locateInWorkspace(root, userPath, options);
+  const located = await locate(root, userPath, options, true);
+  if (located.opened !== null) {
+    // The folders that led to it are no longer needed.
+    closeInBackground(...located.dirs);
+    return { path: located.path, file: located.opened };
+  }
+  // The root itself, a missing file, or a name that changed kind while it was looked at.
   let handle: FileHandle;
   try {
     if (located.stats === null) return { path: located.path, file: null };

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { openInWorkspace, resolveInWorkspace, toWorkspaceRelative } from '../../src/tools/path-guard';
 import type { ToolErrorCode } from '../../src/tools/tool';
@@ -162,6 +163,36 @@ describe('resolveInWorkspace', () => {
       ['a missing file', 'src/nope.txt', 'NOT_FOUND'],
     ] as const)('refuses %s', async (_name, path, code) => {
       await toolErrorOf(openInWorkspace(ws.root, path), code);
+    });
+
+    // Opening looks at its last name differently (it opens it, then judges the open file).
+    it.each(hostile)('refuses %s, as resolving does', async (_name, path, code) => {
+      await toolErrorOf(openInWorkspace(ws.root, path(ws)), code);
+    });
+
+    it('refuses a socket in the workspace (which refuses to be opened) as a socket', async () => {
+      const server = createServer();
+      await new Promise<void>((resolve) => server.listen(join(ws.root, 'sock'), resolve));
+      try {
+        const message = await toolErrorOf(openInWorkspace(ws.root, 'sock'), 'PERMISSION_DENIED');
+        expect(message).toMatch(/is a socket/);
+      } finally {
+        await new Promise((resolve) => server.close(resolve));
+      }
+    });
+
+    it.each([
+      ['the root itself', '.', ''],
+      ['a folder', 'src', 'src'],
+      ['a folder through a link inside', 'inside-link', 'src'],
+    ])('opens %s as a folder', async (_name, path, real) => {
+      const opened = await openInWorkspace(ws.root, path);
+      try {
+        expect(opened.path).toBe(join(ws.root, real));
+        expect(opened.stats.isDirectory()).toBe(true);
+      } finally {
+        await opened.handle.close();
+      }
     });
   });
 

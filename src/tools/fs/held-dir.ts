@@ -1,5 +1,6 @@
 import { constants, existsSync } from 'node:fs';
 import { lstat, mkdir, open, readdir, rmdir, unlink, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
 import { ToolError } from '../tool';
 import { errnoCode } from './errno';
 
@@ -30,8 +31,18 @@ export function assertHeldDirsAvailable(): void {
   }
 }
 
-/** The path of `name` looked up inside the held folder (`''`: the folder itself). */
-export function at(dir: FileHandle, name = ''): string {
+/**
+ * A folder to look a name up in: one held open, or the workspace root by its real path. The root is
+ * the one path followed as given (see `openRoot`): a lookup by its path finds the folder a handle
+ * opened on it would hold, as nothing in the workspace can change the path above it, so the path
+ * guard looks its first name up there directly instead of opening the root first — under load each
+ * file-system call waits for a turn of the event loop. Every folder below the root is held.
+ */
+export type Folder = FileHandle | string;
+
+/** The path of `name` looked up inside the folder (`''`: the folder itself). */
+export function at(dir: Folder, name = ''): string {
+  if (typeof dir === 'string') return name === '' ? dir : join(dir, name);
   return name === '' ? `/proc/self/fd/${dir.fd}` : `/proc/self/fd/${dir.fd}/${name}`;
 }
 
@@ -54,7 +65,7 @@ export type ChildDir =
  * Opens `name` inside `dir` as a folder without following a link. A symbolic link answers ENOTDIR
  * (or ELOOP) to O_DIRECTORY | O_NOFOLLOW, like a file does; lstat tells them apart.
  */
-export async function openChildDir(dir: FileHandle, name: string): Promise<ChildDir> {
+export async function openChildDir(dir: Folder, name: string): Promise<ChildDir> {
   for (let attempt = 0; ; attempt++) {
     try {
       return { kind: 'dir', handle: await open(at(dir, name), DIR_FLAGS) };
@@ -76,16 +87,20 @@ export async function openChildDir(dir: FileHandle, name: string): Promise<Child
   }
 }
 
-/** Closes held folders, all at once (one wait); a close that fails has nothing left to protect. */
-export async function closeAll(handles: readonly FileHandle[]): Promise<void> {
-  await Promise.all(handles.map((handle) => handle.close().catch(() => undefined)));
+/**
+ * Closes held folders, all at once (one wait); a close that fails has nothing left to protect. The
+ * root by its path holds nothing to close.
+ */
+export async function closeAll(handles: readonly Folder[]): Promise<void> {
+  const held = handles.filter((handle): handle is FileHandle => typeof handle !== 'string');
+  await Promise.all(held.map((handle) => handle.close().catch(() => undefined)));
 }
 
 /**
  * Closes `handles` without waiting: a close changes no answer, and each awaited file-system call
  * costs a turn of the event loop — under load, milliseconds of every tool call.
  */
-export function closeInBackground(...handles: readonly FileHandle[]): void {
+export function closeInBackground(...handles: readonly Folder[]): void {
   void closeAll(handles);
 }
 
