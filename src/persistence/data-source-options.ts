@@ -3,6 +3,7 @@ import { DATABASE_POOL_SIZE } from '../common/tuning';
 import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
 import { PreparingClient } from './preparing-client';
+import { PRIORITY_PG } from './priority-pool';
 
 /** One definition of the connection for the app, the migration generator and the tests. */
 export function dataSourceOptions(url: string, poolSize = DATABASE_POOL_SIZE): DataSourceOptions {
@@ -15,6 +16,7 @@ export function dataSourceOptions(url: string, poolSize = DATABASE_POOL_SIZE): D
     synchronize: false,
     logging: false,
     poolSize,
+    driver: PRIORITY_PG,
     extra: { application_name: 'loopwright', Client: PreparingClient },
   };
 }

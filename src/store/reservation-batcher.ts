@@ -1,3 +1,4 @@
+import { aheadInLine } from '../persistence/priority-pool';
 import { isStoreUnavailable } from './store-errors';
 import { GroupCommit, type Pending } from './group-commit';
 import type { Queryable } from './store-sql';
@@ -41,9 +42,8 @@ export class ReservationBatcher extends GroupCommit<ReservationArgs, number> {
 
   protected async alone(p: Pending<ReservationArgs, number>): Promise<void> {
     try {
-      const rows: { granted: number }[] = await this.q.query(
-        `SELECT granted FROM reserve_budgets($1::jsonb)`,
-        [JSON.stringify([p.item])],
+      const rows: { granted: number }[] = await aheadInLine(() =>
+        this.q.query(`SELECT granted FROM reserve_budgets($1::jsonb)`, [JSON.stringify([p.item])]),
       );
       p.resolve(rows[0].granted);
     } catch (err) {
@@ -54,9 +54,11 @@ export class ReservationBatcher extends GroupCommit<ReservationArgs, number> {
   protected async together(batch: Pending<ReservationArgs, number>[]): Promise<void> {
     let rows: { place: number; granted: number }[];
     try {
-      rows = await this.q.query(`SELECT place, granted FROM reserve_budgets($1::jsonb)`, [
-        JSON.stringify(batch.map((p) => p.item)),
-      ]);
+      rows = await aheadInLine(() =>
+        this.q.query(`SELECT place, granted FROM reserve_budgets($1::jsonb)`, [
+          JSON.stringify(batch.map((p) => p.item)),
+        ]),
+      );
     } catch (err) {
       // The database out of reach: each one's caller hears it. Anything else: each is made alone.
       if (isStoreUnavailable(err)) for (const p of batch) p.reject(err);

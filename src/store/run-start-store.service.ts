@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
+import { aheadInLine } from '../persistence/priority-pool';
 import type { RunReplay } from '../persistence/entities/run.entity';
 import type { StoredMessagePart } from '../persistence/entities/message.entity';
 import { RUN_EVENTS_CHANNEL, type EventRecord } from './run-store.service';
@@ -166,14 +167,17 @@ export class RunStartStore {
     const { sql, params, extra = [] } = this.statement(start);
     let rows: (KeyRunCounts & Partial<SessionRow> & { seq: number | null; stored: boolean })[];
     try {
-      rows = await q.query(sql, [
-        ...this.params(start, margin),
-        ...params,
-        start.run.traceParent,
-        start.run.responseFormat === null ? null : JSON.stringify(start.run.responseFormat),
-        start.run.replay ? JSON.stringify(start.run.replay) : null,
-        ...extra,
-      ]);
+      // Ahead of what records runs in the line for a connection: a person waits on this one.
+      rows = await aheadInLine(() =>
+        q.query(sql, [
+          ...this.params(start, margin),
+          ...params,
+          start.run.traceParent,
+          start.run.responseFormat === null ? null : JSON.stringify(start.run.responseFormat),
+          start.run.replay ? JSON.stringify(start.run.replay) : null,
+          ...extra,
+        ]),
+      );
     } catch (err) {
       // Another start opened a run on this session between the caller's look and this insert.
       if (isUniqueViolation(err)) throw new SessionHasActiveRun(start.run.sessionId);
