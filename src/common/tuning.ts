@@ -51,7 +51,8 @@ export const LISTENING_SOCKETS = 8;
 /**
  * Connections in the database pool. Matters, as admission control: while the 1,000 start, queries
  * queue for a connection; 20 gave first text p50 5.0 s and loop delay p99 120 ms, 40 gave 4.1 s and
- * 142 ms, ten 8.5–9.1 s and 88–91 ms on the same day; five or six, within the noise (010).
+ * 142 ms, ten 8.5–9.1 s and 88–91 ms on the same day; five or six, within the noise (010). In
+ * that line, what admits a run (its start, its calls' reservations) goes first: `aheadInLine`.
  */
 export const DATABASE_POOL_SIZE = 10;
 
