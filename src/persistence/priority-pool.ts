@@ -14,37 +14,79 @@ export function aheadInLine<T>(work: () => Promise<T>): Promise<T> {
   return ahead.run(true, work);
 }
 
-/** pg-pool's waiting caller, as it keeps them (`_pendingQueue`, served from the front). */
-interface Waiting {
-  ahead?: true;
-}
+type Done = (release?: unknown) => void;
+type Connected = (err: Error | undefined, client: pg.PoolClient | undefined, done: Done) => void;
 
 /**
- * The pool, with `aheadInLine`'s callers served first when every connection is busy. pg-pool keeps
- * its line as an array it serves from the front, and queues a caller synchronously inside
- * `connect`; a caller ahead is moved behind the others ahead, before everyone else.
+ * The pool, with a line of its own in front: it hands out at most `max` connections at a time, so
+ * pg-pool never queues a caller, and serves its waiting callers `aheadInLine`'s first, each group in
+ * its order. Only pg-pool's public surface is used: `connect` and the release it hands out.
  */
 export class PriorityPool extends pg.Pool {
+  private readonly size: number;
+  /** Connections handed out, or being made, through the line. */
+  private out = 0;
+  private readonly line: { ahead: boolean; go: () => void }[] = [];
+
+  constructor(options?: pg.PoolConfig) {
+    super(options);
+    this.size = options?.max ?? 10;
+  }
+
   override connect(): Promise<pg.PoolClient>;
-  override connect(
-    callback: (
-      err: Error | undefined,
-      client: pg.PoolClient | undefined,
-      done: (release?: unknown) => void,
-    ) => void,
-  ): void;
-  override connect(callback?: Parameters<pg.Pool['connect']>[0]): Promise<pg.PoolClient> | void {
-    const line = (this as unknown as { _pendingQueue: Waiting[] })._pendingQueue;
-    const before = line.length;
-    const answer = callback === undefined ? super.connect() : super.connect(callback);
-    if (ahead.getStore() === true && line.length === before + 1) {
-      const waiting = line.pop()!;
-      waiting.ahead = true;
-      let at = 0;
-      while (at < line.length && line[at].ahead === true) at++;
-      line.splice(at, 0, waiting);
+  override connect(callback: Connected): void;
+  override connect(callback?: Connected): Promise<pg.PoolClient> | void {
+    if (callback === undefined) {
+      return new Promise((resolve, reject) =>
+        this.connect((err, client) =>
+          err || !client ? reject(err ?? new Error('the pool gave no connection')) : resolve(client),
+        ),
+      );
     }
-    return answer;
+    this.whenFree(ahead.getStore() === true, () =>
+      super.connect((err, client, done) => {
+        if (err || !client) {
+          this.freed();
+          callback(err, client, done);
+          return;
+        }
+        let returned = false;
+        const release: Done = (how) => {
+          const first = !returned;
+          returned = true;
+          try {
+            done(how);
+          } finally {
+            if (first) this.freed();
+          }
+        };
+        client.release = release;
+        callback(undefined, client, release);
+      }),
+    );
+  }
+
+  private whenFree(isAhead: boolean, go: () => void): void {
+    if (this.out < this.size) {
+      this.out++;
+      go();
+      return;
+    }
+    let at = this.line.length;
+    if (isAhead) {
+      at = 0;
+      while (at < this.line.length && this.line[at].ahead) at++;
+    }
+    this.line.splice(at, 0, { ahead: isAhead, go });
+  }
+
+  /** A connection came back (or was never made): the next in line gets it. */
+  private freed(): void {
+    this.out--;
+    const next = this.line.shift();
+    if (next === undefined) return;
+    this.out++;
+    next.go();
   }
 }
 
