@@ -119,10 +119,18 @@ export class RunOrchestrator {
   /**
    * Decides the model's calls (run, wait for someone, or refuse) and builds the step's record from
    * them, a pure function — once the previous step's results are stored, since the record follows
-   * them in the session.
+   * them in the session. When one of those writes failed, this call is left to the run's end to count.
    */
   private async planStep(h: RunHandle, turn: ModelTurn): Promise<{ step: StepRecord; calls: PlannedCall[] }> {
-    await h.settleWrites();
+    try {
+      await h.settleWrites();
+    } catch (err) {
+      // A write before it failed once this call had ended: the call is counted with the run's end.
+      if (!turn.replayed) {
+        h.unstoredCall = { usage: turn.usage, costUsd: turn.modelCall.costUsd, row: turn.modelCall };
+      }
+      throw err;
+    }
     const lastIteration = h.run.iterations + 1 >= h.run.maxIterations;
     const calls = await this.steps.plan(h, turn.toolCalls, lastIteration);
     const format = h.run.responseFormat;

@@ -335,6 +335,45 @@ describe('the orchestrator driven by a scripted ModelProvider, through every out
     expect(core.model.requests).toHaveLength(1);
   });
 
+  it('a model call that ended while a result before it was being refused is counted all the same', async () => {
+    writeFileSync(join(core.workspace, 'late.txt'), 'slow-poison\n');
+    core.model.enqueue(calls({ name: 'read_file', arguments: { path: 'late.txt' } }), answer('Done.'));
+    // A slow read: its step is stored alone, then its result apart, refused after the next call ended.
+    const runner = core.module.get(ToolRunner);
+    const original = runner.run.bind(runner);
+    const slow = gate();
+    const ran = jest.spyOn(runner, 'run').mockImplementationOnce(async (tool, args, ctx) => {
+      await slow.opened;
+      return original(tool, args, ctx);
+    });
+    const { runId } = await core.runs.start(OWNER, { prompt: 'read late.txt' });
+    try {
+      await eventually(async () => (await stored(runId)).events.some((e) => e.type === 'step_finished'));
+    } finally {
+      slow.open();
+      ran.mockRestore();
+    }
+    const seen = await core.follow(runId);
+    // The refused result is answered with an error as the run ends.
+    expect(types(seen)).toEqual([
+      'run_started',
+      'tool_call_start',
+      'step_finished',
+      'tool_call_result',
+      'error',
+    ]);
+    expect(body(seen[3])).toMatchObject({ isError: true });
+    expect(core.model.requests).toHaveLength(2);
+    const counted = await db.query(
+      `SELECT iteration, completion_tokens > 0 AS used FROM model_calls WHERE run_id = $1 ORDER BY iteration`,
+      [runId],
+    );
+    expect(counted.rows).toEqual([
+      { iteration: 1, used: true },
+      { iteration: 2, used: true },
+    ]);
+  });
+
   it('a tool result the store refuses while the next model call streams fails the run, not the process', async () => {
     const stray: unknown[] = [];
     const onStray = (reason: unknown) => stray.push(reason);
