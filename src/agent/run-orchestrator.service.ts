@@ -71,8 +71,9 @@ export class RunOrchestrator {
   /**
    * Drives `h` until it ends or waits. Each step, top to bottom: check the limits and fit the window
    * (the call reserved under a limit), send, read, record the step, run its tools, record their
-   * results — the step ends when all of it is stored, or (a step of reads alone, ToolSteps.runStep)
-   * when it is written with its results in one statement, committed before the next step's record.
+   * results — the step ends when all of it is stored, or (a step of reads alone in a run under no
+   * limit, ToolSteps.runStep) when it is written with its results in one statement, committed
+   * before the next step's record.
    * What was sent ahead is CallsAhead's to hand over.
    */
   async drive(h: RunHandle): Promise<DriveOutcome> {
@@ -88,8 +89,12 @@ export class RunOrchestrator {
         const call = await this.sending.send(h, maxOutputTokens);
         const turn = await this.calls.read(h, call, maxOutputTokens);
         const { step, calls } = await this.planStep(h, turn);
-        ahead = this.next.reserveAhead(h, step);
-        const record = await this.recording(h, step, calls, ahead !== undefined);
+        const limited = await this.accounting.limited(h);
+        const reserveAhead = limited ? this.next.aheadOf(h, step) : undefined;
+        const record = await this.recording(h, step, calls, reserveAhead !== undefined);
+        // Under a limit the step is stored at once: the next call is reserved once its call is counted.
+        const stored = limited ? record.now() : undefined;
+        ahead = stored && reserveAhead?.(stored);
         await (step.outcome === 'continue' ? this.steps.runStep(h, step.runnable, record) : record.now());
         if (step.outcome === 'invalid_output') {
           h.trace.end('failed', 'INVALID_OUTPUT');
@@ -199,6 +204,9 @@ export class RunOrchestrator {
     };
     let written: Promise<void> | null = null;
     return {
+      get started() {
+        return written !== null;
+      },
       now: () => (written ??= write(step).then(() => follow(step))),
       withResults: (results) => {
         if (written !== null) return false;

@@ -41,6 +41,8 @@ interface RanCall {
  * with the results of the reads that ran before it, in one statement.
  */
 export interface StepRecording {
+  /** Whether the step is on its way alone already (its next call is reserved once it commits). */
+  readonly started: boolean;
   /** Writes the step alone, the first time: its commit, once the handle follows it. */
   now(): Promise<void>;
   /**
@@ -161,7 +163,7 @@ export class ToolSteps {
    * record and every result are in, or on their way in with the next model call (readsFirst).
    */
   async runStep(h: RunHandle, runnable: readonly ToolCallRow[], record: StepRecording): Promise<void> {
-    if (runnable.length > 0 && runnable.every((c) => this.readNow(h, c))) {
+    if (!record.started && runnable.length > 0 && runnable.every((c) => this.readNow(h, c))) {
       return this.readsFirst(h, runnable, record);
     }
     const stored = record.now();
@@ -174,9 +176,9 @@ export class ToolSteps {
    * a step, and the record no longer between the reads and the next model call. The step is written
    * alone first, and the results apart as `execute` writes them, once anything needs it stored
    * sooner: a read shows live output (always after its call's record), or the reads take longer
-   * than FLUSH_DELAY_MS — the longest a client waits for what a run does, as for its text, and the
-   * longest a call's usage goes neither reserved nor stored under a budget (the next call is
-   * reserved in place of this one meanwhile, NextCalls.reserveAhead).
+   * than FLUSH_DELAY_MS — the longest a client waits for what a run does, as for its text. Never
+   * under a limit: there the step is stored first (RunOrchestrator.drive), as the next call's
+   * reservation must follow the statement that counts this one.
    */
   private async readsFirst(
     h: RunHandle,
