@@ -98,7 +98,6 @@ export class RunHandle {
   readonly trace: RunTrace;
   private readonly callIds: Set<string>;
   private readonly callCounts: Map<string, number>;
-  private stepWasLost = false;
   readonly firstMessageSeq: number;
   readonly resumesStep: boolean;
   readonly takeOver: TakeOverReason | null;
@@ -142,23 +141,6 @@ export class RunHandle {
 
   get lastAssistantMessageId(): string | null {
     return this.lastAssistantId;
-  }
-
-  /**
-   * The text of the model call in progress, kept if the run ends now (its partial answer) — none
-   * once a step this run went on from was lost (`stepLost`): that text follows what the store lacks.
-   */
-  get keptText(): string {
-    return this.stepWasLost ? '' : this.streamingText;
-  }
-
-  /**
-   * A step followed before its write committed (a step of reads with their results, ToolSteps)
-   * could not be stored: the run ends without it, `lastStored` (the last stored answer) its last.
-   */
-  stepLost(lastStored: string | null): void {
-    this.stepWasLost = true;
-    this.lastAssistantId = lastStored;
   }
 
   /** The session's next free message position; this process numbers its run's messages while it drives it. */

@@ -8,19 +8,12 @@ import { CallsAhead } from './calls-ahead.service';
 import { ModelCalls } from './model-calls.service';
 import { RunFinalization, type FinalOutcome } from './run-finalization';
 import { RunStopped, type RunHandle } from './run-handle';
-import {
-  buildStepRecord,
-  isWaiting,
-  withCallUsage,
-  withResults,
-  type ModelTurn,
-  type StepRecord,
-} from './step-record';
+import { buildStepRecord, isWaiting, withCallUsage, type ModelTurn, type StepRecord } from './step-record';
 import { ConversationStore } from '../store/conversation-store.service';
 import { RunJournal } from '../store/run-journal.service';
 import { RunStore } from '../store/run-store.service';
 import { isRunReleased, isStoreUnavailable } from '../store/store-errors';
-import { ToolSteps, type PlannedCall, type StepRecording } from './tool-steps.service';
+import { ToolSteps, type PlannedCall } from './tool-steps.service';
 import { RunTools } from './run-tools.service';
 import { RunTakeover } from './run-takeover.service';
 import { judgeAnswer } from './structured-output';
@@ -71,10 +64,8 @@ export class RunOrchestrator {
   /**
    * Drives `h` until it ends or waits. Each step, top to bottom: check the limits and fit the window
    * (the call reserved under a limit), send, read, record the step, run its tools, record their
-   * results — the step ends when all of it is stored, or (a step of reads alone in a run under no
-   * limit, ToolSteps.runStep) when it is written with its results in one statement, committed
-   * before the next step's record.
-   * What was sent ahead is CallsAhead's to hand over.
+   * results — the step ends when all of it is stored. What was sent ahead is CallsAhead's to hand
+   * over.
    */
   async drive(h: RunHandle): Promise<DriveOutcome> {
     try {
@@ -89,13 +80,10 @@ export class RunOrchestrator {
         const call = await this.sending.send(h, maxOutputTokens);
         const turn = await this.calls.read(h, call, maxOutputTokens);
         const { step, calls } = await this.planStep(h, turn);
-        const limited = await this.accounting.limited(h);
-        const reserveAhead = limited ? this.next.aheadOf(h, step) : undefined;
-        const record = await this.recording(h, step, calls, reserveAhead !== undefined);
-        // Under a limit the step is stored at once: the next call is reserved once its call is counted.
-        const stored = limited ? record.now() : undefined;
-        ahead = stored && reserveAhead?.(stored);
-        await (step.outcome === 'continue' ? this.steps.runStep(h, step.runnable, record) : record.now());
+        ahead = this.next.reserveAhead(h, step);
+        const stored = this.commitStep(h, step, calls, ahead !== undefined);
+        const ran = step.outcome === 'continue' ? this.steps.execute(h, step.runnable, stored) : NOTHING_RAN;
+        await stepEnded(stored, ran);
         if (step.outcome === 'invalid_output') {
           h.trace.end('failed', 'INVALID_OUTPUT');
           return 'failed';
@@ -162,64 +150,39 @@ export class RunOrchestrator {
   }
 
   /**
-   * The step's record, written once (StepRecording): its messages, calls, run changes, usage and
-   * events in one statement, the events published once it commits (`keepReservation`: giving back
-   * nothing the run holds reserved, as its next call is reserved ahead) — alone, or with the results
-   * of the reads that ran before it (ToolSteps.runStep). The handle follows what was stored (at once
-   * for a step written with its results: the next model call needs them), and the calls answered
+   * Stores the step — messages, calls, run changes, usage and events — in one statement, its events
+   * published once it commits (`keepReservation`: giving back nothing the run holds reserved, as its
+   * next call is reserved ahead); then the handle follows what was stored, and the calls answered
    * when planned (refused, invalid…) are counted and traced. A record that fails stops the run
    * (RunHandle.writeFailed), and with it whatever the step started.
    */
-  private async recording(
+  private async commitStep(
     h: RunHandle,
     step: StepRecord,
     calls: readonly PlannedCall[],
     keepReservation: boolean,
-  ): Promise<StepRecording> {
+  ): Promise<void> {
     const spent = await this.accounting.spentIn(
       h,
       step.replayed ? spendsNothing(step.modelCall) : step.modelCall,
       keepReservation,
     );
-    // Called without a wait in between: the sink numbers the step's events before anything the
-    // next model call streams.
-    const write = (record: StepRecord): Promise<void> =>
-      h.sink.record(record.events, async (at) => {
-        const written = await this.journal.recordStep(at, {
-          sessionId: h.run.sessionId,
-          messages: record.messages,
-          nextMessageSeq: record.nextMessageSeq,
-          calls: record.calls,
-          spent,
-          run: record.run,
-        });
-        h.queuedAtEnd = written.queuedInSession;
+    await h.sink.record(step.events, async (at) => {
+      const written = await this.journal.recordStep(at, {
+        sessionId: h.run.sessionId,
+        messages: step.messages,
+        nextMessageSeq: step.nextMessageSeq,
+        calls: step.calls,
+        spent,
+        run: step.run,
       });
-    const follow = (record: StepRecord): void => {
-      h.stepStored(record);
-      if (record.run.outputCorrections !== undefined) h.run.outputCorrections = record.run.outputCorrections;
-      for (const c of calls) {
-        if (c.settlement) this.steps.settledAtPlan(h, { ...c, settlement: c.settlement });
-      }
-    };
-    let written: Promise<void> | null = null;
-    return {
-      get started() {
-        return written !== null;
-      },
-      now: () => (written ??= write(step).then(() => follow(step))),
-      withResults: (results) => {
-        if (written !== null) return false;
-        const record = withResults(step, results);
-        const lastStored = h.lastAssistantMessageId;
-        written = write(record);
-        // Heard first (trackWrite's handler stops the run): the run's end then keeps nothing after it.
-        written.catch(() => h.stepLost(lastStored));
-        h.trackWrite(written);
-        follow(record);
-        return true;
-      },
-    };
+      h.queuedAtEnd = written.queuedInSession;
+    });
+    h.stepStored(step);
+    if (step.run.outputCorrections !== undefined) h.run.outputCorrections = step.run.outputCorrections;
+    for (const c of calls) {
+      if (c.settlement) this.steps.settledAtPlan(h, { ...c, settlement: c.settlement });
+    }
   }
 
   /**
@@ -257,7 +220,7 @@ export class RunOrchestrator {
       const finalization = new RunFinalization(
         h.run,
         outcome,
-        h.keptText,
+        h.streamingText,
         open,
         h.lastAssistantMessageId,
         lost
@@ -276,6 +239,20 @@ export class RunOrchestrator {
       return 'released';
     }
   }
+}
+
+/** A step whose calls do not run now (it ends the run, or waits): nothing to wait for. */
+const NOTHING_RAN = Promise.resolve();
+
+/**
+ * Waits for the step's record and its calls' results together, so that neither failure goes
+ * unheard. When the record failed, no call ran (each waits for it): the record's failure is the one
+ * reported.
+ */
+async function stepEnded(stored: Promise<void>, ran: Promise<void>): Promise<void> {
+  const [record, calls] = await Promise.allSettled([stored, ran]);
+  if (record.status === 'rejected') throw record.reason;
+  if (calls.status === 'rejected') throw calls.reason;
 }
 
 /** A replayed step's usage row: the original's model, nothing spent (no model was called). */

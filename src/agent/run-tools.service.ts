@@ -42,15 +42,9 @@ export class RunTools {
 
   /**
    * Runs a call of a step (`lookup` is its tool in the run's toolset), timed. Its live output is
-   * shown once `recorded()` (the call's record, written when first asked for) has committed: a read
-   * may start before (ToolSteps).
+   * shown once `recorded` (the call's record) has committed: a read may start before (ToolSteps).
    */
-  run(
-    h: RunHandle,
-    call: ToolCallRow,
-    lookup: ToolLookup,
-    recorded: () => Promise<void> = STORED,
-  ): Promise<TimedResult> {
+  run(h: RunHandle, call: ToolCallRow, lookup: ToolLookup, recorded?: Promise<void>): Promise<TimedResult> {
     return timed(() => this.runNow(h, call, lookup, recorded));
   }
 
@@ -82,7 +76,7 @@ export class RunTools {
     h: RunHandle,
     call: ToolCallRow,
     lookup: ToolLookup,
-    recorded: () => Promise<void>,
+    recorded: Promise<void> = Promise.resolve(),
   ): Promise<ToolResult> {
     if (lookup.kind !== 'server') {
       return {
@@ -121,7 +115,7 @@ export class RunTools {
     tool: Tool,
     args: Record<string, unknown>,
     toolCallId: string,
-    recorded: () => Promise<void>,
+    recorded: Promise<void>,
   ): Promise<ToolResult> {
     const show = (stream: 'stdout' | 'stderr', chunk: string): void =>
       h.sink.emit({ type: 'tool_call_output', toolCallId, stream, chunk });
@@ -133,7 +127,7 @@ export class RunTools {
       parentSignal: h.signal,
       // In order, after the call's own events; nothing when its record failed (the run stops).
       emitOutput: (stream, chunk) =>
-        void recorded().then(
+        void recorded.then(
           () => show(stream, chunk),
           () => undefined,
         ),
@@ -148,9 +142,6 @@ export class RunTools {
     );
   }
 }
-
-/** A call whose record is stored already. */
-const STORED = (): Promise<void> => Promise.resolve();
 
 /** Runs `run`, timing it. */
 async function timed(run: () => Promise<ToolResult>): Promise<TimedResult> {

@@ -125,33 +125,6 @@ export interface StepRecord {
   replayed: boolean;
 }
 
-/** A call that ran, its result not stored yet: its tool message and its row's settlement. */
-export interface CallResult {
-  call: ToolCallRow;
-  message: MessageRow;
-  settlement: ToolCallSettlement;
-}
-
-/**
- * The step's record with the results of calls that ran before it was stored (reads, ToolSteps)
- * folded in: those calls stored finished, their tool messages with the step's, their
- * `tool_call_result` events after its `step_finished` — where they come when each is stored apart.
- * Nothing is left to run.
- */
-export function withResults(step: StepRecord, results: readonly CallResult[]): StepRecord {
-  const byId = new Map(results.map((r) => [r.call.id, r.settlement]));
-  return {
-    ...step,
-    events: [...step.events, ...results.map((r) => resultEvent(r.call.callId, r.call.name, r.settlement))],
-    messages: [...step.messages, ...results.map((r) => r.message)],
-    calls: step.calls.map((c) => {
-      const settlement = byId.get(c.id);
-      return settlement ? { ...c, status: settlement.status, settlement, ran: true } : c;
-    }),
-    runnable: [],
-  };
-}
-
 /** The run's counters that make its usage. */
 export type RunUsageColumns = Pick<
   RunRow,

@@ -13,9 +13,8 @@ import type { RunHandle } from './run-handle';
 import { RecordedRuns, recordedDecision } from './recorded-runs.service';
 import { RunTools } from './run-tools.service';
 import { ToolAttachments } from './tool-attachments.service';
-import type { CallResult, PlannedCall } from './step-record';
+import type { PlannedCall } from './step-record';
 import { errorSettlement, resultEvent, toolMessage } from './tool-results';
-import { FLUSH_DELAY_MS } from '../common/tuning';
 
 export type { PlannedCall } from './step-record';
 import {
@@ -35,24 +34,6 @@ interface RanCall {
   message: MessageRow;
   settlement: ToolCallSettlement;
 }
-
-/**
- * A step's record as the loop hands it to its calls (RunOrchestrator): written once — alone, or
- * with the results of the reads that ran before it, in one statement.
- */
-export interface StepRecording {
-  /** Whether the step is on its way alone already (its next call is reserved once it commits). */
-  readonly started: boolean;
-  /** Writes the step alone, the first time: its commit, once the handle follows it. */
-  now(): Promise<void>;
-  /**
-   * Writes the step with `results` folded in (withResults), unless it was written alone already
-   * (false). The handle follows it at once; the loop goes on while it commits (RunHandle.trackWrite).
-   */
-  withResults(results: readonly CallResult[]): boolean;
-}
-
-const NOTHING = (): void => undefined;
 
 /**
  * Decides what happens to each tool call of a step, runs the ones that may run (through RunTools) and
@@ -159,58 +140,6 @@ export class ToolSteps {
   }
 
   /**
-   * Runs the calls of a step that goes on (`runnable`) with its record (`record`); settles once the
-   * record and every result are in, or on their way in with the next model call (readsFirst).
-   */
-  async runStep(h: RunHandle, runnable: readonly ToolCallRow[], record: StepRecording): Promise<void> {
-    if (!record.started && runnable.length > 0 && runnable.every((c) => this.readNow(h, c))) {
-      return this.readsFirst(h, runnable, record);
-    }
-    const stored = record.now();
-    await stepEnded(stored, this.execute(h, runnable, stored));
-  }
-
-  /**
-   * A step whose calls are all reads the model just asked for (readNow): they run before anything
-   * is stored, and the step is written with their results in one statement — one statement less
-   * a step, and the record no longer between the reads and the next model call. The step is written
-   * alone first, and the results apart as `execute` writes them, once anything needs it stored
-   * sooner: a read shows live output (always after its call's record), or the reads take longer
-   * than FLUSH_DELAY_MS — the longest a client waits for what a run does, as for its text. Never
-   * under a limit: there the step is stored first (RunOrchestrator.drive), as the next call's
-   * reservation must follow the statement that counts this one.
-   */
-  private async readsFirst(
-    h: RunHandle,
-    reads: readonly ToolCallRow[],
-    record: StepRecording,
-  ): Promise<void> {
-    const aloneNow = (): Promise<void> => record.now();
-    const late = setTimeout(() => void aloneNow().catch(NOTHING), FLUSH_DELAY_MS);
-    let ran: RanCall[];
-    try {
-      ran = await Promise.all(reads.map((call) => this.runOne(h, call, aloneNow)));
-    } catch (err) {
-      // A read that threw (not one that failed: its error is a result) leaves its step stored alone
-      // and its calls open, answered as the run ends — as when one throws after the record.
-      await record.now();
-      throw err;
-    } finally {
-      clearTimeout(late);
-    }
-    const results = ran.map((r, i) => ({ call: reads[i], ...r }));
-    if (record.withResults(results)) {
-      for (const { call, settlement } of results) this.ranAndStored(h, call, settlement);
-      return;
-    }
-    const stored = record.now();
-    await stepEnded(
-      stored,
-      Promise.all(results.map((r) => this.settleOne(h, r.call, r, stored))).then(NOTHING),
-    );
-  }
-
-  /**
    * Runs the step's server calls that may run (pending or approved), concurrently; each result is
    * stored as it comes, after `recorded` — the write that stores the calls. A call that may change
    * something starts only once `recorded` resolved, so nothing is ever done by a call the store does
@@ -250,7 +179,7 @@ export class ToolSteps {
         : marked
             .then(() => ranks)
             .then((r) => (r === null || r[i] === 0 ? undefined : done[r.indexOf(r[i] - 1)].promise));
-      const ran = turn.then(() => this.runOne(h, call, () => recorded));
+      const ran = turn.then(() => this.runOne(h, call, recorded));
       const settled = ran.then((r) => this.settleOne(h, call, r, recorded));
       settled.then(done[i].resolve, done[i].resolve);
       return settled;
@@ -271,27 +200,25 @@ export class ToolSteps {
   }
 
   /**
-   * Runs one call: its result, not stored yet. The call ran only once `recorded()` (its call's record)
-   * committed, unless it is a read (readNow); its live output waits for it, and so does a file its
-   * result carries.
+   * Runs one call: its result, not stored yet, once `recorded` (its call's record) has committed —
+   * the call itself ran only after it, unless it is a read (readNow).
    */
-  private async runOne(h: RunHandle, call: ToolCallRow, recorded: () => Promise<void>): Promise<RanCall> {
+  private async runOne(h: RunHandle, call: ToolCallRow, recorded: Promise<void>): Promise<RanCall> {
     // A replay's recorded call is answered as the original's was (RecordedRuns), never run.
     const timed =
       (await this.recordedRuns.result(h.run, call)) ??
       (await this.tools.run(h, call, h.toolset.lookup(call.name), recorded));
+    await recorded;
     const { result, durationMs } = timed;
     const edited = call.approval?.editedArguments;
     const content =
       edited === undefined || edited === null
         ? result.content
         : `[A person edited the arguments of this call before approving it; it ran with ${JSON.stringify(edited)}]\n${result.content}`;
-    // A file the result carries (read_file of an image) is stored as a file once its call's record
-    // has committed. A replayed result's file is the recorded one.
+    // A file the result carries (read_file of an image) is stored as a file, its call's record
+    // committed (awaited above). A replayed result's file is the recorded one.
     const attachment = result.attachment;
-    const parts =
-      timed.parts ??
-      (attachment ? await recorded().then(() => this.attachments.store(h, content, attachment)) : null);
+    const parts = timed.parts ?? (attachment ? await this.attachments.store(h, content, attachment) : null);
     return {
       message: toolMessage(h.run.id, call, content, parts),
       settlement: {
@@ -325,11 +252,6 @@ export class ToolSteps {
       ),
     );
     h.addMessages([message]);
-    this.ranAndStored(h, call, settlement);
-  }
-
-  /** A call's result is in the conversation: counted and traced. */
-  private ranAndStored(h: RunHandle, call: ToolCallRow, settlement: ToolCallSettlement): void {
     this.countOutcome(call.name, call.executor, settlement.errorCode ?? 'ok', settlement.durationMs);
     traceCall(h, call, settlement);
   }
@@ -356,17 +278,6 @@ export class ToolSteps {
     h.useCallId(id);
     return id;
   }
-}
-
-/**
- * Waits for the step's record and its calls' results together, so that neither failure goes
- * unheard. When the record failed, no call's result was written (each waits for it): the record's
- * failure is the one reported.
- */
-async function stepEnded(stored: Promise<void>, ran: Promise<void>): Promise<void> {
-  const [record, calls] = await Promise.allSettled([stored, ran]);
-  if (record.status === 'rejected') throw record.reason;
-  if (calls.status === 'rejected') throw calls.reason;
 }
 
 /**

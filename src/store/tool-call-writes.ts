@@ -20,8 +20,6 @@ export type NewToolCall = Pick<
     /** How long the call may wait for a person or the client. */
     deadlineMs: number | null;
     settlement: ToolCallSettlement | null;
-    /** It ran before its step was stored (a read, stored with its result): it started `durationMs` ago. */
-    ran?: boolean;
   };
 
 /** A call's result as the runner produced it: what its row and its tool message record. */
@@ -39,8 +37,8 @@ export interface ToolCallSettlement {
 
 /**
  * Stores the step's calls in one statement however many there are. A call decided with its result
- * (`settlement`: refused, or a read that ran before its step was stored) is stored finished, a
- * `running` one started; `deadlineMs` becomes a deadline on the database's clock.
+ * (`settlement`) is stored finished, a `running` one started; `deadlineMs` becomes a deadline on
+ * the database's clock.
  */
 export function insertToolCallsSql(p: Params, calls: NewToolCall[]): string {
   const columns: [unknown[], string][] = [
@@ -61,24 +59,19 @@ export function insertToolCallsSql(p: Params, calls: NewToolCall[]): string {
     [calls.map((c) => c.settlement?.errorCode ?? null), 'text'],
     [calls.map((c) => c.settlement?.durationMs ?? null), 'int'],
     [calls.map((c) => c.approvalReason), 'text'],
-    [calls.map((c) => c.settlement?.truncated ?? false), 'bool'],
-    [calls.map((c) => (c.settlement?.changes ? JSON.stringify(c.settlement.changes) : null)), 'text'],
-    [calls.map((c) => c.ran === true), 'bool'],
   ];
   return `INSERT INTO tool_calls (id, run_id, message_id, call_id, iteration, position, name, raw_arguments, arguments,
                                executor, status, deadline_at, result, is_error, error_code, duration_ms, finished_at, approval_reason,
-                               truncated, changes, started_at)
+                               started_at)
        SELECT u.id, u.run_id, u.message_id, u.call_id, u.iteration, u.position, u.name, u.raw, u.args::jsonb,
               u.executor, u.status,
               CASE WHEN u.deadline_ms IS NULL THEN NULL ELSE now() + u.deadline_ms * interval '1 millisecond' END,
               u.result, coalesce(u.is_error, false), u.error_code, u.duration_ms,
               CASE WHEN u.result IS NULL THEN NULL ELSE now() END, u.approval_reason,
-              u.truncated, u.changes::jsonb,
-              CASE WHEN u.status = 'running' THEN now()
-                   WHEN u.ran THEN now() - u.duration_ms * interval '1 millisecond' END
+              CASE WHEN u.status = 'running' THEN now() END
          FROM unnest(${columns.map(([values, type]) => `${p.add(values)}::${type}[]`).join(', ')})
            AS u(id, run_id, message_id, call_id, iteration, position, name, raw, args, executor, status,
-                deadline_ms, result, is_error, error_code, duration_ms, approval_reason, truncated, changes, ran)`;
+                deadline_ms, result, is_error, error_code, duration_ms, approval_reason)`;
 }
 
 /** A call's result as a write: the call's row, and its tool message at the position reserved for it. */

@@ -83,14 +83,6 @@ describe('the orchestrator driven by a scripted ModelProvider, through every out
       messages: messages.rows as { role: string; content: string | null }[],
     };
   }
-  /** How many transactions wrote the run's events from `fromSeq` to `toSeq`. */
-  async function transactionsOf(runId: string, fromSeq: number, toSeq: number): Promise<number> {
-    const r = await db.query(
-      `SELECT count(DISTINCT xmin::text)::int AS n FROM run_events WHERE run_id = $1 AND seq BETWEEN $2 AND $3`,
-      [runId, fromSeq, toSeq],
-    );
-    return (r.rows[0] as { n: number }).n;
-  }
   /** The stream said exactly what the store holds, in order. */
   const asStored = (events: SerializedEvent[]) =>
     events.map((e) => ({ seq: e.seq, type: e.type, body: body(e) }));
@@ -261,7 +253,7 @@ describe('the orchestrator driven by a scripted ModelProvider, through every out
     expect(core.module.get(DrivenRuns).localRunIds).not.toContain(runId);
   });
 
-  it('a step of reads is stored with their results in one statement, while the next model call is sent', async () => {
+  it('a read runs while its step is recorded; what it read is stored and shown only after the step', async () => {
     writeFileSync(join(core.workspace, 'held-notes.txt'), 'the notes\n');
     const ran = jest.spyOn(core.module.get(ToolRunner), 'run');
     core.model.enqueue(calls({ name: 'read_file', arguments: { path: 'held-notes.txt' } }), answer('Read.'));
@@ -269,10 +261,9 @@ describe('the orchestrator driven by a scripted ModelProvider, through every out
     let runId: string;
     try {
       ({ runId } = await core.runs.start(OWNER, { prompt: 'read it' }));
-      // The step's statement waits for the lock; the read has answered and the model is asked again.
-      await eventually(() => core.model.requests.length === 2);
+      // The step's record waits for the lock, and the read has already answered.
+      await eventually(() => ran.mock.calls.length > 0);
       await expect(ran.mock.results[0].value).resolves.toMatchObject({ content: 'the notes\n' });
-      expect(core.model.requests[1].messages.at(-1)).toMatchObject({ role: 'tool', content: 'the notes\n' });
       expect((await stored(runId)).events.map((e) => e.type)).toEqual(['run_started']);
     } finally {
       await db.query(`SELECT pg_advisory_unlock($1)`, [HELD_LOCK]);
@@ -282,73 +273,6 @@ describe('the orchestrator driven by a scripted ModelProvider, through every out
     expect(types(seen)).toEqual(TOOL_STEP_THEN_ANSWER);
     expect(body(seen[3])).toMatchObject({ content: 'the notes\n', isError: false });
     expect((await stored(runId)).events).toEqual(asStored(seen));
-    // The step and its result: one transaction.
-    expect(seen.slice(1, 4).map((e) => e.type)).toEqual([
-      'tool_call_start',
-      'step_finished',
-      'tool_call_result',
-    ]);
-    expect(await transactionsOf(runId, seen[1].seq, seen[3].seq)).toBe(1);
-    const call = await db.query(
-      `SELECT status, result, started_at <= finished_at AS "startedFirst" FROM tool_calls WHERE run_id = $1`,
-      [runId],
-    );
-    expect(call.rows).toEqual([{ status: 'completed', result: 'the notes\n', startedFirst: true }]);
-  });
-
-  it('a read that shows output, or is slow, has its step stored first: then its output, then its result', async () => {
-    writeFileSync(join(core.workspace, 'notes.txt'), 'the notes\n');
-    const runner = core.module.get(ToolRunner);
-    const original = runner.run.bind(runner);
-    const slow = gate();
-    const ran = jest
-      .spyOn(runner, 'run')
-      .mockImplementationOnce(async (tool, args, ctx) => {
-        ctx.emitOutput?.('stdout', 'reading…');
-        return original(tool, args, ctx);
-      })
-      .mockImplementationOnce(async (tool, args, ctx) => {
-        await slow.opened;
-        return original(tool, args, ctx);
-      });
-    core.model.enqueue(
-      calls({ name: 'read_file', arguments: { path: 'notes.txt' } }),
-      calls({ name: 'read_file', arguments: { path: 'notes.txt', start_line: 1 } }),
-      answer('Read.'),
-    );
-    let runId: string;
-    try {
-      ({ runId } = await core.runs.start(OWNER, { prompt: 'read it twice' }));
-      // The second read waits for the test: its step is stored before it answers (FLUSH_DELAY_MS).
-      await eventually(
-        async () => (await stored(runId)).events.filter((e) => e.type === 'step_finished').length === 2,
-      );
-      expect(ran).toHaveBeenCalledTimes(2);
-      slow.open();
-    } finally {
-      slow.open();
-      ran.mockRestore();
-    }
-    const seen = await core.follow(runId);
-    expect(types(seen)).toEqual([
-      'run_started',
-      'tool_call_start',
-      'step_finished',
-      'tool_call_output',
-      'tool_call_result',
-      'tool_call_start',
-      'step_finished',
-      'tool_call_result',
-      'text',
-      'step_finished',
-      'done',
-    ]);
-    expect(body(seen[3])).toMatchObject({ stream: 'stdout', chunk: 'reading…' });
-    expect((await stored(runId)).events).toEqual(asStored(seen));
-    // Each step in a statement of its own, its result in another (with the output or not).
-    expect(await transactionsOf(runId, seen[1].seq, seen[2].seq)).toBe(1);
-    expect(await transactionsOf(runId, seen[2].seq, seen[4].seq)).toBeGreaterThan(1);
-    expect(await transactionsOf(runId, seen[5].seq, seen[7].seq)).toBe(2);
   });
 
   it('a write waits for its step to be recorded', async () => {
@@ -379,7 +303,7 @@ describe('the orchestrator driven by a scripted ModelProvider, through every out
 
   it.each([
     [
-      'a read has run and the model was asked again, but nothing of either is stored or shown',
+      'a read may have run, but nothing of it is stored or shown, and the model is not asked again',
       'read_file',
       { path: 'slow-poison.txt' },
     ],
@@ -408,17 +332,7 @@ describe('the orchestrator driven by a scripted ModelProvider, through every out
     expect(s.messages.map((m) => m.role)).toEqual(['user']);
     expect((await db.query(`SELECT 1 FROM tool_calls WHERE run_id = $1`, [runId])).rows).toEqual([]);
     expect(existsSync(join(core.workspace, 'slow-poison-new.txt'))).toBe(false);
-    if (name === 'read_file') {
-      // Its step went with the read's result while the next call was sent: that call is counted at the end.
-      expect(core.model.requests).toHaveLength(2);
-      const counted = await db.query(
-        `SELECT completion_tokens > 0 AS used FROM model_calls WHERE run_id = $1`,
-        [runId],
-      );
-      expect(counted.rows).toEqual([{ used: true }]);
-    } else {
-      expect(core.model.requests).toHaveLength(1);
-    }
+    expect(core.model.requests).toHaveLength(1);
   });
 
   it('a model call that ended while a result before it was being refused is counted all the same', async () => {
@@ -471,21 +385,7 @@ describe('the orchestrator driven by a scripted ModelProvider, through every out
         calls({ name: 'read_file', arguments: { path: 'bad.txt' } }),
         textUntil(never.opened, []),
       );
-      // A slow read: its step is stored alone, then its result apart.
-      const runner = core.module.get(ToolRunner);
-      const original = runner.run.bind(runner);
-      const slow = gate();
-      const ran = jest.spyOn(runner, 'run').mockImplementationOnce(async (tool, args, ctx) => {
-        await slow.opened;
-        return original(tool, args, ctx);
-      });
       const { runId } = await core.runs.start(OWNER, { prompt: 'read bad.txt' });
-      try {
-        await eventually(async () => (await stored(runId)).events.some((e) => e.type === 'step_finished'));
-      } finally {
-        slow.open();
-        ran.mockRestore();
-      }
       const seen = await core.follow(runId);
       expect(types(seen)).toEqual([
         'run_started',
