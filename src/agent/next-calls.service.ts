@@ -5,7 +5,7 @@ import type { RunHandle } from './run-handle';
 import { RunAccounting, type ReservedAhead } from './run-accounting.service';
 import type { StepRecord } from './step-record';
 
-/** Tokens reserved ahead for each result a step's calls have still to give (`reserveAhead`). */
+/** Tokens reserved ahead for each result a step's calls have still to give (`aheadOf`). */
 const RESULT_ALLOWANCE_TOKENS = 2_048;
 
 const NOTHING = (): void => undefined;
@@ -27,7 +27,7 @@ export class NextCalls {
    * Readies the run's next model call: room made in the context window (which may take a summary,
    * a model call of its own, reserved like this one), then, under a limit, the call reserved on
    * every limit (RunAccounting) — unless it went out with the start, reserved then (CallsAhead), or
-   * was reserved `ahead` while the step before it was stored (`reserveAhead`) for at least the prompt
+   * was reserved `ahead` once the step before it was stored (`aheadOf`) for at least the prompt
    * it has now: the output tokens it may ask for (undefined: no limit, LLM_MAX_OUTPUT_TOKENS).
    * Throws BudgetSpent when a limit leaves either call no room.
    */
@@ -54,27 +54,39 @@ export class NextCalls {
   }
 
   /**
-   * Under a limit, the next call of a step that goes on is reserved while the step is stored and its
-   * calls run (RunAccounting.reserveAhead) — for the conversation as it will stand, with
+   * Under a limit, the next call of a step that goes on is reserved while the step's calls run
+   * (RunAccounting.reserveAhead) — for the conversation as it will stand, with
    * RESULT_ALLOWANCE_TOKENS for each result to come — when the conversation surely fits the window as
-   * it is (no room to make first). Then the step's statement keeps what the run holds reserved
-   * (RunOrchestrator.commitStep). The run's end waits for it (RunHandle.trackWrite), so the end gives back all
-   * that the run holds. Undefined when nothing is reserved ahead.
+   * it is (no room to make first). The reservation waits for the step's record to commit
+   * (`stored`): it replaces what the run holds, so before that the step's own call would be neither
+   * reserved nor stored, and a limit could be passed. The step's statement keeps what the run holds
+   * reserved (RunOrchestrator.commitStep). The run's end waits for it (RunHandle.trackWrite), so the
+   * end gives back all that the run holds. Undefined when nothing is reserved ahead; else what
+   * starts it, once the step's record is on its way.
    *
    * Its gain: under a key's budget the reservation, a statement, is no longer between the step's
    * calls and the next model call.
    */
-  reserveAhead(h: RunHandle, step: StepRecord): Promise<ReservedAhead | undefined> | undefined {
+  aheadOf(
+    h: RunHandle,
+    step: StepRecord,
+  ): ((stored: Promise<void>) => Promise<ReservedAhead | undefined>) | undefined {
     if (step.outcome !== 'continue') return undefined;
     const conversation = [...h.conversation, ...step.messages];
     const source = { run: h.run, session: h.session, toolset: h.toolset, conversation };
     if (!this.calls.fitsAhead(source)) return undefined;
-    const reserving = this.accounting.limited(h).then(async (limited) => {
-      if (!limited) return undefined;
-      const allowance = step.runnable.length * RESULT_ALLOWANCE_TOKENS;
-      return this.accounting.reserveAhead(h, (await this.calls.promptTokens(source)) + allowance);
-    });
-    h.trackWrite(reserving.then(NOTHING, NOTHING));
-    return reserving;
+    return (stored) => {
+      const reserving = stored.then(
+        async () => {
+          if (!(await this.accounting.limited(h))) return undefined;
+          const allowance = step.runnable.length * RESULT_ALLOWANCE_TOKENS;
+          return this.accounting.reserveAhead(h, (await this.calls.promptTokens(source)) + allowance);
+        },
+        // The record failed, and the run stops with it: nothing was reserved.
+        () => undefined,
+      );
+      h.trackWrite(reserving.then(NOTHING, NOTHING));
+      return reserving;
+    };
   }
 }

@@ -22,9 +22,9 @@ const WAIT_FIRST_MS = 20;
 const WAIT_MAX_MS = 500;
 
 /**
- * The next call of a run reserved ahead, while the step before it is stored (reserveAhead): for a
- * prompt of at most `promptTokens`, with `granted` output tokens — or none (null) when it did not fit
- * then, or the statement failed.
+ * The next call of a run reserved ahead, while the step's calls run, once the step is stored
+ * (reserveAhead): for a prompt of at most `promptTokens`, with `granted` output tokens — or none
+ * (null) when it did not fit then, or the statement failed.
  */
 export interface ReservedAhead {
   promptTokens: number;

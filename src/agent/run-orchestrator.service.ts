@@ -80,8 +80,9 @@ export class RunOrchestrator {
         const call = await this.sending.send(h, maxOutputTokens);
         const turn = await this.calls.read(h, call, maxOutputTokens);
         const { step, calls } = await this.planStep(h, turn);
-        ahead = this.next.reserveAhead(h, step);
-        const stored = this.commitStep(h, step, calls, ahead !== undefined);
+        const reserveAhead = this.next.aheadOf(h, step);
+        const stored = this.commitStep(h, step, calls, reserveAhead !== undefined);
+        ahead = reserveAhead?.(stored);
         const ran = step.outcome === 'continue' ? this.steps.execute(h, step.runnable, stored) : NOTHING_RAN;
         await stepEnded(stored, ran);
         if (step.outcome === 'invalid_output') {

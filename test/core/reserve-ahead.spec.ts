@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from 'pg';
 import { BudgetStore } from '../../src/store/budget-store.service';
+import { RunJournal } from '../../src/store/run-journal.service';
 import { ToolRunner } from '../../src/tools/tool-runner.service';
 import { connect } from '../support/database';
 import { eventually } from '../support/eventually';
@@ -86,6 +87,49 @@ describe('the next call reserved ahead, while the step before it is stored', () 
     expect(core.model.requests[1].maxOutputTokens).toBe(MAX_OUTPUT);
     const after = await standing(runId);
     expect(after).toEqual({ tokens: before.tokens + 2 * CALL_TOKENS, reserved: before.reserved, held: 0 });
+  });
+
+  it('reserves ahead only once the step before it is stored: its call is never out of the counters', async () => {
+    writeFileSync(join(core.workspace, 'counted.txt'), 'a file read while its step is stored\n');
+    const journal = core.module.get(RunJournal);
+    const runner = core.module.get(ToolRunner);
+    const realRecord = journal.recordStep.bind(journal);
+    const realRun = runner.run.bind(runner);
+    const held = gate();
+    let read = false;
+    let stored = false;
+    const storedAtReserve: boolean[] = [];
+    jest.spyOn(journal, 'recordStep').mockImplementation(async (...args) => {
+      await held.opened;
+      const written = await realRecord(...args);
+      stored = true;
+      return written;
+    });
+    jest.spyOn(runner, 'run').mockImplementation(async (...args) => {
+      try {
+        return await realRun(...args);
+      } finally {
+        read = true;
+      }
+    });
+    reserve.mockImplementation(function (this: BudgetStore, ...args: Parameters<BudgetStore['reserve']>) {
+      if (args[1] === true) storedAtReserve.push(stored);
+      return BudgetStore.prototype.reserve.apply(this, args);
+    });
+    try {
+      core.model.enqueue(calls({ name: 'read_file', arguments: { path: 'counted.txt' } }), answer('Read.'));
+      const { runId } = await core.runs.start('tokens', { prompt: 'read counted.txt' });
+      // The step's record is held while its read runs (it starts at once): nothing reserved ahead yet.
+      await eventually(() => read);
+      expect(storedAtReserve).toEqual([]);
+      held.open();
+      expect((await core.follow(runId)).at(-1)?.type).toBe('done');
+      expect(storedAtReserve).toEqual([true]);
+    } finally {
+      held.open();
+      jest.restoreAllMocks();
+      reserve = jest.spyOn(core.module.get(BudgetStore), 'reserve');
+    }
   });
 
   it('reserves the call again when its results are longer than what was reserved ahead for them', async () => {
