@@ -57,14 +57,29 @@ export async function spawnServer(env: Record<string, string>): Promise<ServerPr
   };
 }
 
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
+/**
+ * The ports spawned servers listen on: below the kernel's ephemeral range (32768–60999 on Linux),
+ * where no `listen(0)` or outgoing connection lands, and a range of their own for each Jest worker.
+ * A port picked with `listen(0)` and closed again could be handed to another worker's server before
+ * this child listened on it: the child then exited, and this test talked to that server.
+ */
+const FIRST_PORT = 20_000;
+const PORTS_PER_WORKER = 500;
+let nextPort = 0;
+
+async function freePort(): Promise<number> {
+  const worker = (Number(process.env.JEST_WORKER_ID ?? '1') - 1) % 20;
+  for (let tries = 0; tries < PORTS_PER_WORKER; tries++) {
+    const port = FIRST_PORT + worker * PORTS_PER_WORKER + (nextPort++ % PORTS_PER_WORKER);
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port in ${FIRST_PORT + worker * PORTS_PER_WORKER} + ${PORTS_PER_WORKER}`);
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((done) => {
     const srv = createServer();
-    srv.once('error', fail);
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      srv.close(() => done(port));
-    });
+    srv.once('error', () => done(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => done(true)));
   });
 }
