@@ -1,6 +1,6 @@
 import { constants, type Stats } from 'node:fs';
 import { lstat, open, readlink, stat, type FileHandle } from 'node:fs/promises';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { errnoCode } from './fs/errno';
 import {
   assertHeldDirsAvailable,
@@ -11,6 +11,13 @@ import {
   type Folder,
 } from './fs/held-dir';
 import { ToolError } from './tool';
+import {
+  assertOrdinary,
+  isInside,
+  lexicalPath,
+  OutsideWorkspaceError,
+  segmentsOf,
+} from './fs/workspace-paths';
 
 export interface ResolveOptions {
   /** Refuse a path that does not exist (NOT_FOUND). The default unless `allowCreate`. */
@@ -20,22 +27,6 @@ export interface ResolveOptions {
    * inside the root; the returned path is that ancestor's real path plus the missing segments.
    */
   allowCreate?: boolean;
-}
-
-/**
- * Whether `child` is `parent` itself or lies below it (both absolute and normalised). Judged on path
- * segments: `..data` is a name like any other, only a `..` segment leaves the parent.
- */
-export function isInside(parent: string, child: string): boolean {
-  const rel = relative(parent, child);
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
-}
-
-/** A path as the model should see it: relative to the root, `/`-separated, `.` for the root itself. */
-export function toWorkspaceRelative(root: string, absolutePath: string): string {
-  const rel = relative(root, absolutePath);
-  if (rel === '') return '.';
-  return sep === '/' ? rel : rel.split(sep).join('/');
 }
 
 /**
@@ -342,60 +333,6 @@ export async function statInWorkspace(
   return { path: located.path, stats: located.stats! };
 }
 
-/** Resolves `..` without touching the disk; anything that lands outside the root is refused. */
-function lexicalPath(root: string, userPath: string): string {
-  if (isAbsolute(userPath)) {
-    const abs = resolve(userPath);
-    if (isInside(root, abs)) return abs;
-    throw new ToolError(
-      'PERMISSION_DENIED',
-      `${userPath}: is outside the workspace; use a path relative to it.`,
-    );
-  }
-  const abs = resolve(root, userPath);
-  if (!isInside(root, abs)) {
-    throw new ToolError(
-      'PERMISSION_DENIED',
-      `${userPath}: leads outside the workspace; use a path inside it.`,
-    );
-  }
-  return abs;
-}
-
-/** A path refused because a symbolic link on it leads out of the workspace. */
-export class OutsideWorkspaceError extends ToolError {
-  constructor(userPath: string) {
-    super(
-      'PERMISSION_DENIED',
-      `${userPath}: a symbolic link leads outside the workspace; only files inside it are reachable.`,
-    );
-  }
-}
-
 function leadsOutside(userPath: string): ToolError {
   return new OutsideWorkspaceError(userPath);
-}
-
-/** The names from the root down to `abs` (inside it, normalised). */
-function segmentsOf(root: string, abs: string): string[] {
-  return relative(root, abs)
-    .split(sep)
-    .filter((part) => part !== '');
-}
-
-function assertOrdinary(stats: Stats, userPath: string): void {
-  const special = specialKind(stats);
-  if (special !== null) {
-    throw new ToolError(
-      'PERMISSION_DENIED',
-      `${userPath}: is a ${special}; only regular files and folders are allowed.`,
-    );
-  }
-}
-
-export function specialKind(stats: Stats): string | null {
-  if (stats.isFIFO()) return 'FIFO (named pipe)';
-  if (stats.isSocket()) return 'socket';
-  if (stats.isCharacterDevice() || stats.isBlockDevice()) return 'device file';
-  return null;
 }

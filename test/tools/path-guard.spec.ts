@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { openInWorkspace, resolveInWorkspace, toWorkspaceRelative } from '../../src/tools/path-guard';
+import { toWorkspaceRelative } from '../../src/tools/fs/workspace-paths';
+import { openInWorkspace, resolveInWorkspace } from '../../src/tools/path-guard';
 import type { ToolErrorCode } from '../../src/tools/tool';
 import { makeWorkspace, toolErrorOf, type TempWorkspace } from './support/tool-fixtures';
 

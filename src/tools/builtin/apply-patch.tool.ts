@@ -4,7 +4,8 @@ import { commitChanges, describePlanned, type PlannedChange } from '../fs/file-c
 import { readTextFile } from '../fs/text-file';
 import { applyHunks } from '../patch/hunk-applier';
 import { parseUnifiedDiff, type FilePatch } from '../patch/unified-diff-parser';
-import { openIfExists, toWorkspaceRelative } from '../path-guard';
+import { toWorkspaceRelative } from '../fs/workspace-paths';
+import { openIfExists } from '../path-guard';
 import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
 import { Type, type Static } from 'typebox';
 

@@ -5,7 +5,8 @@ import { detectLineEnding, toCrlf, toLf } from '../fs/line-endings';
 import { findNearestMatch } from '../fs/nearest-match';
 import { readTextFile } from '../fs/text-file';
 import { capHead } from '../output-cap';
-import { openInWorkspace, toWorkspaceRelative } from '../path-guard';
+import { toWorkspaceRelative } from '../fs/workspace-paths';
+import { openInWorkspace } from '../path-guard';
 import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
 import { Type, type Static } from 'typebox';
 

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { AgentTool } from '../agent-tool.decorator';
 import { walkWorkspace, type WalkEntry } from '../fs/workspace-walker';
-import { statInWorkspace, toWorkspaceRelative } from '../path-guard';
+import { toWorkspaceRelative } from '../fs/workspace-paths';
+import { statInWorkspace } from '../path-guard';
 import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
 import { Type, type Static } from 'typebox';
 

@@ -5,7 +5,8 @@ import { readLineRange, type LineRange } from '../fs/line-range-reader';
 import { looksBinary } from '../fs/text-file';
 import { visualFileResult } from '../fs/visual-file';
 import { closeInBackground } from '../fs/held-dir';
-import { openInWorkspace, toWorkspaceRelative } from '../path-guard';
+import { toWorkspaceRelative } from '../fs/workspace-paths';
+import { openInWorkspace } from '../path-guard';
 import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
 import { Type, type Static } from 'typebox';
 

@@ -11,7 +11,8 @@ import { BackgroundCommands } from '../exec/background-commands.service';
 import { CommandSandbox } from '../exec/command-sandbox.service';
 import { MAX_FILE_BYTES, MAX_PROCESSES, type AppliedLimits, type LimitHit } from '../exec/command-limits';
 import { sandboxEnv } from '../exec/sandbox';
-import { resolveInWorkspace, toWorkspaceRelative } from '../path-guard';
+import { toWorkspaceRelative } from '../fs/workspace-paths';
+import { resolveInWorkspace } from '../path-guard';
 import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
 import { Type, type Static } from 'typebox';
 

@@ -3,7 +3,8 @@ import { AgentTool } from '../agent-tool.decorator';
 import { commitChanges, describePlanned, type PlannedChange } from '../fs/file-change-plan';
 import { detectLineEnding, matchLineEnding } from '../fs/line-endings';
 import { EDIT_MAX_BYTES } from '../fs/text-file';
-import { openIfExists, toWorkspaceRelative, type OpenedFile } from '../path-guard';
+import { toWorkspaceRelative } from '../fs/workspace-paths';
+import { openIfExists, type OpenedFile } from '../path-guard';
 import { ToolError, jsonSchemaOf, type Tool, type ToolContext, type ToolResult } from '../tool';
 import { Type, type Static } from 'typebox';
 

@@ -1,7 +1,7 @@
 import { unlink, type FileHandle } from 'node:fs/promises';
 import { createTwoFilesPatch } from 'diff';
 import { capHead } from '../output-cap';
-import { toWorkspaceRelative } from '../path-guard';
+import { toWorkspaceRelative } from './workspace-paths';
 import { ToolError, type FileChange } from '../tool';
 import { errnoCode } from './errno';
 import { stageWriteIn, type StagedWrite } from './atomic-write';

@@ -1,7 +1,8 @@
 import { readdir, type FileHandle } from 'node:fs/promises';
 import type { Dirent } from 'node:fs';
 import { join } from 'node:path';
-import { locateInWorkspace, OutsideWorkspaceError, toWorkspaceRelative } from '../path-guard';
+import { locateInWorkspace } from '../path-guard';
+import { OutsideWorkspaceError, toWorkspaceRelative } from './workspace-paths';
 import { ToolError } from '../tool';
 import { GitignoreRules } from './gitignore-rules';
 import { at, closeAll, openChildDir, openRoot } from './held-dir';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { lstat, open, readdir, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
-import { isInside } from '../path-guard';
+import { isInside } from './workspace-paths';
 import { ToolError } from '../tool';
 import { atomicWriteFile } from './atomic-write';
 import { errnoCode } from './errno';
