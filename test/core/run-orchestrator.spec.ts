@@ -338,7 +338,8 @@ describe('the orchestrator driven by a scripted ModelProvider, through every out
   it('a model call that ended while a result before it was being refused is counted all the same', async () => {
     writeFileSync(join(core.workspace, 'late.txt'), 'slow-poison\n');
     core.model.enqueue(calls({ name: 'read_file', arguments: { path: 'late.txt' } }), answer('Done.'));
-    // A slow read: its step is stored alone, then its result apart, refused after the next call ended.
+    // The read is held until its step is stored; its result (slow-poison) is refused once the next
+    // call has ended.
     const runner = core.module.get(ToolRunner);
     const original = runner.run.bind(runner);
     const slow = gate();

@@ -59,7 +59,8 @@ export async function spawnServer(env: Record<string, string>): Promise<ServerPr
 
 /**
  * The ports spawned servers listen on: below the kernel's ephemeral range (32768–60999 on Linux),
- * where no `listen(0)` or outgoing connection lands, and a range of their own for each Jest worker.
+ * where no `listen(0)` or outgoing connection lands, and a range of their own for each Jest worker
+ * (twenty ranges: 20000–29999).
  * A port picked with `listen(0)` and closed again could be handed to another worker's server before
  * this child listened on it: the child then exited, and this test talked to that server.
  */
@@ -68,12 +69,12 @@ const PORTS_PER_WORKER = 500;
 let nextPort = 0;
 
 async function freePort(): Promise<number> {
-  const worker = (Number(process.env.JEST_WORKER_ID ?? '1') - 1) % 20;
+  const first = FIRST_PORT + ((Number(process.env.JEST_WORKER_ID ?? '1') - 1) % 20) * PORTS_PER_WORKER;
   for (let tries = 0; tries < PORTS_PER_WORKER; tries++) {
-    const port = FIRST_PORT + worker * PORTS_PER_WORKER + (nextPort++ % PORTS_PER_WORKER);
+    const port = first + (nextPort++ % PORTS_PER_WORKER);
     if (await canListen(port)) return port;
   }
-  throw new Error(`no free port in ${FIRST_PORT + worker * PORTS_PER_WORKER} + ${PORTS_PER_WORKER}`);
+  throw new Error(`no free port in ${first}–${first + PORTS_PER_WORKER - 1}`);
 }
 
 function canListen(port: number): Promise<boolean> {
